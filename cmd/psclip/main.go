@@ -1,0 +1,149 @@
+// Command psclip trains neural networks with per-sample gradient clipping and
+// reproduces the experiments of "Per-sample clipping for heavy-tailed noise".
+//
+// Usage:
+//
+//	psclip <command> [flags]
+//
+// Run "psclip help" for the list of commands and "psclip <command> -h" for the
+// flags of one command.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// A command is one psclip subcommand. Each lives in its own file and adds
+// itself to the table with register, so commands stay independent.
+type command struct {
+	name  string // may contain a space for nested commands: "train cifar"
+	short string // one line for "psclip help"
+	// run parses args with fs (already named and wired to stderr) and does
+	// the work. A usage mistake is returned as a usageError.
+	run func(fs *flag.FlagSet, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("psclip: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// usageError marks a mistake in how psclip was invoked; it exits with status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one psclip invocation and returns the process exit status:
+// 0 on success, 1 when the work failed, 2 for a usage mistake.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 && args[0] == "help" {
+			return run(append(args[1:], "-h"), stdout, stderr)
+		}
+		printHelp(stdout)
+		return 0
+	}
+	cmd, rest := lookup(args)
+	if cmd == nil {
+		fmt.Fprintf(stderr, "psclip: unknown command %q (run 'psclip help')\n", strings.Join(args[:min(len(args), 2)], " "))
+		return 2
+	}
+	fs := flag.NewFlagSet("psclip "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, below, on one line
+	fs.Usage = func() {}
+	err := cmd.run(fs, rest)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "psclip %s: %s\n\nFlags:\n", cmd.name, cmd.short)
+		fs.PrintDefaults()
+		return 0
+	case isUsage(err):
+		fmt.Fprintf(stderr, "psclip %s: %v (see 'psclip %s -h')\n", cmd.name, oneLine(err), cmd.name)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "psclip %s: %v\n", cmd.name, oneLine(err))
+		return 1
+	}
+}
+
+// lookup finds the longest registered command name that prefixes args.
+func lookup(args []string) (*command, []string) {
+	if len(args) >= 2 {
+		if c, ok := commands[args[0]+" "+args[1]]; ok {
+			return c, args[2:]
+		}
+	}
+	if c, ok := commands[args[0]]; ok {
+		return c, args[1:]
+	}
+	return nil, nil
+}
+
+// isUsage reports whether err comes from bad flags or arguments. Errors from
+// flag.FlagSet.Parse are usage errors too.
+func isUsage(err error) bool {
+	var u usageError
+	if errors.As(err, &u) {
+		return true
+	}
+	var pe flagParseError
+	return errors.As(err, &pe)
+}
+
+// flagParseError wraps an error returned by flag.FlagSet.Parse.
+type flagParseError struct{ err error }
+
+func (e flagParseError) Error() string { return e.err.Error() }
+func (e flagParseError) Unwrap() error { return e.err }
+
+// parse parses args with fs and marks a failure as a usage error. Positional
+// arguments are refused: every psclip input is a named flag.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return flagParseError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "psclip: robust training under heavy-tailed gradient noise with per-sample clipping.")
+	fmt.Fprintln(w, "\nUsage: psclip <command> [flags]   (psclip <command> -h for its flags)\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-18s %s\n", n, commands[n].short)
+	}
+}

@@ -1,0 +1,54 @@
+// Package atomicfile writes files so that a reader never sees a partial one:
+// the data goes to a temporary file in the same directory, is synced to disk,
+// and is renamed over the destination only when complete.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write calls fill with a file open for writing and, if fill succeeds,
+// atomically replaces path with what it wrote. On any error the destination
+// is left untouched and the temporary file is removed.
+func Write(path string, fill func(f *os.File) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = fill(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	// Sync the directory so the rename itself survives a crash.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// WriteFile atomically replaces path with data.
+func WriteFile(path string, data []byte) error {
+	return Write(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
