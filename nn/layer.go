@@ -1,0 +1,127 @@
+package nn
+
+import (
+	"math/rand/v2"
+
+	"github.com/psclip/psclip/tensor"
+)
+
+// Layer is a differentiable function with explicit forward and backward
+// passes. The first dimension of every input and output is the batch.
+//
+// A layer keeps what its backward pass needs from the latest Forward, so each
+// Forward is followed by at most one Backward with the same Context.
+// Shape mismatches are programming errors and panic, as in gonum.
+type Layer interface {
+	// Forward computes the layer's output for the batch x.
+	Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
+	// Backward takes the gradient of the loss with respect to the output
+	// of the latest Forward and returns the gradient with respect to its
+	// input. Parametrised layers also produce their weight gradients: see
+	// Context for the plain and per-sample modes.
+	Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor
+	// Params lists the layer's trainable parameters (none for ReLU and the
+	// like) in a fixed order.
+	Params() []*Param
+}
+
+// Context carries the state that one forward and backward pass share.
+//
+// In the plain mode a parametrised layer's Backward adds its full-batch
+// weight gradient into Param.Grad, as every framework does.
+//
+// In the per-sample mode (BeginPerSample), dy holds each sample's own loss
+// gradient, and a parametrised layer's Backward instead
+//
+//  1. adds every sample's squared gradient-norm contribution of its
+//     parameters into SqNorms()[i], by the ghost norm or by materialising
+//     per-sample gradients, whichever is cheaper for its shapes, and
+//  2. registers with Defer the work that adds Σ_i c_i·g_i into Param.Grad
+//     once the per-sample clip factors c are known.
+//
+// After the backward pass the caller turns SqNorms into factors and calls
+// Finish(c): the clipped gradient is formed with no second backward pass.
+type Context struct {
+	// Train enables training-only behaviour such as dropout.
+	Train bool
+	// Rand is the source of training randomness (dropout masks). It must be
+	// set when Train is true and the model has dropout.
+	Rand *rand.Rand
+
+	perSample bool
+	sqNorms   []float64
+	deferred  []func(c []float32)
+}
+
+// BeginPerSample switches the context to the per-sample mode for a batch of
+// n samples and clears the norms and deferred work of any earlier batch.
+func (c *Context) BeginPerSample(n int) {
+	c.perSample = true
+	if cap(c.sqNorms) < n {
+		c.sqNorms = make([]float64, n)
+	}
+	c.sqNorms = c.sqNorms[:n]
+	clear(c.sqNorms)
+	clear(c.deferred)
+	c.deferred = c.deferred[:0]
+}
+
+// EndPerSample switches the context back to the plain mode.
+func (c *Context) EndPerSample() {
+	c.perSample = false
+	clear(c.deferred)
+	c.deferred = c.deferred[:0]
+}
+
+// PerSample reports whether the context is in the per-sample mode.
+func (c *Context) PerSample() bool { return c.perSample }
+
+// SqNorms returns the per-sample squared gradient norms accumulated so far in
+// the per-sample mode, one per sample of the batch. Layers add into it.
+func (c *Context) SqNorms() []float64 { return c.sqNorms }
+
+// Defer registers weight-gradient work to run in Finish, once the per-sample
+// clip factors are known.
+func (c *Context) Defer(f func(c []float32)) { c.deferred = append(c.deferred, f) }
+
+// Finish runs the deferred work with the per-sample factors c (one per
+// sample): every parametrised layer adds Σ_i c[i]·g_i into its gradients.
+// It panics if len(c) is not the batch size given to BeginPerSample.
+func (c *Context) Finish(factors []float32) {
+	if len(factors) != len(c.sqNorms) {
+		panic("nn: Finish: wrong number of clip factors")
+	}
+	for _, f := range c.deferred {
+		f(factors)
+	}
+	clear(c.deferred)
+	c.deferred = c.deferred[:0]
+}
+
+// Sequential chains layers: the output of each is the input of the next.
+type Sequential []Layer
+
+// Forward runs the layers in order.
+func (s Sequential) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
+	for _, l := range s {
+		x = l.Forward(ctx, x)
+	}
+	return x
+}
+
+// Backward runs the layers' backward passes in reverse order.
+func (s Sequential) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	for i := len(s) - 1; i >= 0; i-- {
+		dy = s[i].Backward(ctx, dy)
+	}
+	return dy
+}
+
+// Params concatenates the layers' parameters in order.
+func (s Sequential) Params() []*Param {
+	var ps []*Param
+	for _, l := range s {
+		ps = append(ps, l.Params()...)
+	}
+	return ps
+}
