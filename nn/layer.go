@@ -86,6 +86,9 @@ func (c *Context) Defer(f func(c []float32)) { c.deferred = append(c.deferred, f
 
 // Finish runs the deferred work with the per-sample factors c (one per
 // sample): every parametrised layer adds Σ_i c[i]·g_i into its gradients.
+// A factor of exactly 0 excludes its sample: layers skip that sample's
+// contribution rather than multiply it by 0, because a sample is excluded
+// precisely when its gradient holds NaN or Inf (and 0·NaN is NaN).
 // It panics if len(c) is not the batch size given to BeginPerSample.
 func (c *Context) Finish(factors []float32) {
 	if len(factors) != len(c.sqNorms) {
