@@ -1,0 +1,346 @@
+// Package train runs training steps: forward, backward, per-sample norm
+// collection, the estimator's clipping and the optimizer's update, with
+// gradient accumulation over micro-batches.
+//
+// A Trainer is configured with a model (any nn.Layer), a loss, an estimator
+// and an optimizer. Step takes one or more micro-batches and performs exactly
+// one optimizer update:
+//
+//   - an estimator that works per sample (estimator.PerSample) runs the model's
+//     backward pass in the nn per-sample mode: every sample's gradient norm is
+//     collected during the ordinary backward pass, the estimator turns the
+//     norms into weights, and the weighted (clipped) gradient is formed with
+//     no second pass;
+//   - any other estimator runs the plain backward pass on the micro-batch
+//     mean;
+//   - the estimator's batch-level Scale (Clip-SGD's clip, normalized SGD's
+//     normalisation) is applied once to the accumulated gradient (Global), or
+//     to every micro-batch's gradient before it is accumulated (MicroBatch:
+//     MB-Clip).
+//
+// The direction handed to the optimizer is the average over micro-batches of
+// the per-micro-batch directions, so a threshold means the same whatever the
+// number of micro-batches: with K identical micro-batches every scope gives
+// the same update as one large batch.
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/tensor"
+)
+
+// Loss computes each sample's loss from the model's output and the targets,
+// and the gradient of Σ_i loss_i with respect to the output (so each sample's
+// slice of dout is the gradient of its own loss). Targets that do not fit the
+// output are an error.
+type Loss func(out *tensor.Tensor, targets []int32) (losses []float32, dout *tensor.Tensor, err error)
+
+// Optimizer updates the parameters from their gradients (Param.Grad).
+type Optimizer interface {
+	Step()
+}
+
+// Scope says where the estimator's batch-level Scale is applied when a step
+// accumulates several micro-batches.
+type Scope int
+
+const (
+	// Global scales the accumulated gradient once: the usual practice.
+	Global Scope = iota
+	// MicroBatch scales every micro-batch's gradient before accumulating it
+	// (MB-Clip).
+	MicroBatch
+)
+
+func (s Scope) String() string {
+	switch s {
+	case Global:
+		return "global"
+	case MicroBatch:
+		return "micro-batch"
+	}
+	return fmt.Sprintf("Scope(%d)", int(s))
+}
+
+// Batch is one micro-batch: the model input and the targets of the loss.
+type Batch struct {
+	X *tensor.Tensor
+	Y []int32
+}
+
+// Config configures a Trainer.
+type Config struct {
+	Model     nn.Layer
+	Loss      Loss
+	Estimator estimator.Estimator
+	Optimizer Optimizer
+	Scope     Scope
+	// Rand drives training randomness inside the model (dropout). It may be
+	// nil for models without dropout.
+	Rand *rand.Rand
+}
+
+// Stats describes one training step.
+type Stats struct {
+	// Loss is the mean loss over the samples with a finite loss.
+	Loss float64
+	// Samples is the number of samples in the step, over all micro-batches.
+	Samples int
+	// Clipped and Dropped count samples whose gradient was clipped or left
+	// out as non-finite by a per-sample estimator. MeanSampleNorm is the mean
+	// per-sample gradient norm over finite samples (0 without per-sample
+	// norms).
+	Clipped, Dropped int
+	MeanSampleNorm   float64
+	// GradNorm is the norm the batch-level Scale saw: the accumulated
+	// gradient's (Global) or the mean of the micro-batch gradients' norms
+	// (MicroBatch). It is torch's clip_grad_norm_ return value.
+	GradNorm float64
+	// ClippedBatches counts the gradients the batch-level Scale shrank: 0 or
+	// 1 with Global, up to the number of micro-batches with MicroBatch.
+	ClippedBatches int
+	// SkippedBatches counts micro-batches left out because their loss or
+	// gradient was not finite.
+	SkippedBatches int
+	// Skipped reports that no update was made: every micro-batch was bad,
+	// or the accumulated gradient was not finite.
+	Skipped bool
+}
+
+// Trainer runs training steps. It is not safe for concurrent use.
+type Trainer struct {
+	cfg     Config
+	params  []*nn.Param
+	ctx     nn.Context
+	acc     [][]float32 // MicroBatch only: the running sum of scaled micro-batch gradients
+	norms   []float64
+	weights []float64
+	factors []float32
+}
+
+// New validates cfg and returns a Trainer.
+func New(cfg Config) (*Trainer, error) {
+	switch {
+	case cfg.Model == nil:
+		return nil, errors.New("train: no model")
+	case cfg.Loss == nil:
+		return nil, errors.New("train: no loss")
+	case cfg.Estimator == nil:
+		return nil, errors.New("train: no estimator")
+	case cfg.Optimizer == nil:
+		return nil, errors.New("train: no optimizer")
+	case cfg.Scope != Global && cfg.Scope != MicroBatch:
+		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
+	}
+	t := &Trainer{cfg: cfg, params: cfg.Model.Params()}
+	if len(t.params) == 0 {
+		return nil, errors.New("train: the model has no parameters")
+	}
+	if cfg.Scope == MicroBatch {
+		t.acc = make([][]float32, len(t.params))
+		for i, p := range t.params {
+			t.acc[i] = make([]float32, p.Grad.Len())
+		}
+	}
+	return t, nil
+}
+
+// Params returns the model's parameters, in the model's order.
+func (t *Trainer) Params() []*nn.Param { return t.params }
+
+// Step performs one optimizer update from the given micro-batches. An error
+// means bad input (no batches, targets that do not fit); the parameters are
+// then unchanged. A non-finite loss or gradient is not an error: it is
+// reported in Stats and kept out of the update.
+func (t *Trainer) Step(batches ...Batch) (Stats, error) {
+	var st Stats
+	if len(batches) == 0 {
+		return st, errors.New("train: Step needs at least one micro-batch")
+	}
+	t.zeroGrads()
+	t.ctx.Train, t.ctx.Rand = true, t.cfg.Rand
+	k := len(batches)
+	var lossSum, normSum, scaleNormSum float64
+	var finiteSamples, normSamples, used int
+	for _, b := range batches {
+		out := t.cfg.Model.Forward(&t.ctx, b.X)
+		losses, dout, err := t.cfg.Loss(out, b.Y)
+		if err != nil {
+			t.zeroGrads()
+			return Stats{}, err
+		}
+		m := len(losses)
+		st.Samples += m
+		good := 0
+		for _, l := range losses {
+			if isFinite(float64(l)) {
+				lossSum += float64(l)
+				good++
+			}
+		}
+		finiteSamples += good
+		if t.cfg.Estimator.PerSample() {
+			es := t.perSampleBackward(dout, m, 1/float32(k))
+			st.Clipped += es.Clipped
+			st.Dropped += es.Dropped
+			normSum += es.MeanNorm * float64(es.N-es.Dropped)
+			normSamples += es.N - es.Dropped
+			if es.Dropped == es.N {
+				st.SkippedBatches++
+				continue
+			}
+		} else {
+			if good < m {
+				// A plain backward pass cannot keep one sample's NaN out
+				// of the others' gradient: leave the micro-batch out.
+				st.SkippedBatches++
+				continue
+			}
+			scaleRows(dout.Data, 1/float32(m*k))
+			t.cfg.Model.Backward(&t.ctx, dout)
+		}
+		if t.cfg.Scope == MicroBatch {
+			n := t.gradNorm()
+			if !isFinite(n) {
+				st.SkippedBatches++
+				t.zeroGrads()
+				continue
+			}
+			// The micro-batch's direction was formed with weight 1/k so
+			// that the accumulated sum is an average; Scale sees the
+			// micro-batch's own gradient norm.
+			s := t.cfg.Estimator.Scale(n * float64(k))
+			if s < 1 {
+				st.ClippedBatches++
+			}
+			scaleNormSum += n * float64(k)
+			t.accumulate(float32(s))
+		}
+		used++
+	}
+	if finiteSamples > 0 {
+		st.Loss = lossSum / float64(finiteSamples)
+	} else {
+		st.Loss = math.NaN()
+	}
+	if normSamples > 0 {
+		st.MeanSampleNorm = normSum / float64(normSamples)
+	}
+	if used == 0 {
+		st.Skipped = true
+		t.zeroGrads()
+		return st, nil
+	}
+	if t.cfg.Scope == MicroBatch {
+		t.takeAccumulated(float32(k) / float32(used))
+		st.GradNorm = scaleNormSum / float64(used)
+	} else {
+		if used < k {
+			t.scaleGrads(float32(k) / float32(used))
+		}
+		n := t.gradNorm()
+		st.GradNorm = n
+		if !isFinite(n) {
+			st.Skipped = true
+			t.zeroGrads()
+			return st, nil
+		}
+		if s := t.cfg.Estimator.Scale(n); s != 1 {
+			if s < 1 {
+				st.ClippedBatches = 1
+			}
+			t.scaleGrads(float32(s))
+		}
+	}
+	t.cfg.Optimizer.Step()
+	return st, nil
+}
+
+// perSampleBackward runs the backward pass in the per-sample mode and adds
+// weight·Σ_i w_i g_i into the gradients, where w are the estimator's weights.
+func (t *Trainer) perSampleBackward(dout *tensor.Tensor, m int, weight float32) estimator.Stats {
+	t.ctx.BeginPerSample(m)
+	defer t.ctx.EndPerSample()
+	t.cfg.Model.Backward(&t.ctx, dout)
+	t.norms = resize(t.norms, m)
+	t.weights = resize(t.weights, m)
+	for i, sq := range t.ctx.SqNorms() {
+		t.norms[i] = math.Sqrt(sq)
+	}
+	es := t.cfg.Estimator.Weights(t.norms, t.weights)
+	t.factors = resize(t.factors, m)
+	for i, w := range t.weights {
+		t.factors[i] = float32(w) * weight
+	}
+	t.ctx.Finish(t.factors)
+	return es
+}
+
+func (t *Trainer) zeroGrads() {
+	for _, p := range t.params {
+		p.Grad.Zero()
+	}
+}
+
+func (t *Trainer) scaleGrads(s float32) {
+	for _, p := range t.params {
+		scaleRows(p.Grad.Data, s)
+	}
+}
+
+// gradNorm is the Euclidean norm of all gradients, summed in a fixed order.
+func (t *Trainer) gradNorm() float64 {
+	var s float64
+	for _, p := range t.params {
+		for _, g := range p.Grad.Data {
+			s += float64(g) * float64(g)
+		}
+	}
+	return math.Sqrt(s)
+}
+
+// accumulate adds s·grad into the running sum and clears the gradients for
+// the next micro-batch, in one pass.
+func (t *Trainer) accumulate(s float32) {
+	for i, p := range t.params {
+		acc := t.acc[i]
+		g := p.Grad.Data[:len(acc)]
+		for j, v := range g {
+			acc[j] += s * v
+			g[j] = 0
+		}
+	}
+}
+
+// takeAccumulated moves s·(running sum) into the gradients and clears the sum.
+func (t *Trainer) takeAccumulated(s float32) {
+	for i, p := range t.params {
+		acc := t.acc[i]
+		g := p.Grad.Data[:len(acc)]
+		for j, v := range acc {
+			g[j] = s * v
+			acc[j] = 0
+		}
+	}
+}
+
+func scaleRows(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
