@@ -1,0 +1,121 @@
+package kernels
+
+import "fmt"
+
+// ConvOut is the output size of a convolution or pooling window of size k
+// sliding over in elements with the given stride and zero padding on both
+// sides: (in+2·pad-k)/stride+1.
+func ConvOut(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
+
+// Im2col unfolds one image x of shape [c,h,w] into cols, a row-major
+// [c·kh·kw, oh·ow] matrix whose row (ci·kh+ki)·kw+kj holds, for every output
+// position, the input pixel that kernel tap (ci,ki,kj) sees there, or 0 where
+// the tap falls into the padding. A convolution is then the GEMM
+// weight[cout, c·kh·kw] × cols.
+func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
+	oh, ow := checkConv(len(x), c, h, w, kh, kw, stride, pad)
+	if len(cols) < c*kh*kw*oh*ow {
+		panic(fmt.Sprintf("kernels: Im2col: cols has %d elements, need %d", len(cols), c*kh*kw*oh*ow))
+	}
+	row := 0
+	for ci := 0; ci < c; ci++ {
+		plane := x[ci*h*w : (ci+1)*h*w]
+		for ki := 0; ki < kh; ki++ {
+			for kj := 0; kj < kw; kj++ {
+				dst := cols[row*oh*ow : (row+1)*oh*ow]
+				row++
+				lo, hi := validRange(ow, w, kj, stride, pad)
+				for oy := 0; oy < oh; oy++ {
+					d := dst[oy*ow : (oy+1)*ow]
+					iy := oy*stride - pad + ki
+					if iy < 0 || iy >= h {
+						clear(d)
+						continue
+					}
+					src := plane[iy*w : (iy+1)*w]
+					clear(d[:lo])
+					if stride == 1 {
+						copy(d[lo:hi], src[lo-pad+kj:])
+					} else {
+						for ox := lo; ox < hi; ox++ {
+							d[ox] = src[ox*stride-pad+kj]
+						}
+					}
+					clear(d[hi:])
+				}
+			}
+		}
+	}
+}
+
+// Col2im is the adjoint of Im2col: it folds cols, a [c·kh·kw, oh·ow] matrix
+// (typically the gradient with respect to Im2col's output), back onto the
+// image and ADDS the result into x of shape [c,h,w]. Entries that fall into
+// the padding are dropped.
+func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
+	oh, ow := checkConv(len(x), c, h, w, kh, kw, stride, pad)
+	if len(cols) < c*kh*kw*oh*ow {
+		panic(fmt.Sprintf("kernels: Col2im: cols has %d elements, need %d", len(cols), c*kh*kw*oh*ow))
+	}
+	row := 0
+	for ci := 0; ci < c; ci++ {
+		plane := x[ci*h*w : (ci+1)*h*w]
+		for ki := 0; ki < kh; ki++ {
+			for kj := 0; kj < kw; kj++ {
+				src := cols[row*oh*ow : (row+1)*oh*ow]
+				row++
+				lo, hi := validRange(ow, w, kj, stride, pad)
+				for oy := 0; oy < oh; oy++ {
+					iy := oy*stride - pad + ki
+					if iy < 0 || iy >= h {
+						continue
+					}
+					s := src[oy*ow : (oy+1)*ow]
+					d := plane[iy*w : (iy+1)*w]
+					if stride == 1 {
+						off := kj - pad
+						for ox := lo; ox < hi; ox++ {
+							d[ox+off] += s[ox]
+						}
+					} else {
+						for ox := lo; ox < hi; ox++ {
+							d[ox*stride-pad+kj] += s[ox]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// validRange returns the output columns [lo,hi) whose input column
+// ox·stride-pad+kj lies inside [0,w).
+func validRange(ow, w, kj, stride, pad int) (lo, hi int) {
+	// ox·stride ≥ pad-kj  ⇒  ox ≥ ceil((pad-kj)/stride)
+	if d := pad - kj; d > 0 {
+		lo = (d + stride - 1) / stride
+	}
+	// ox·stride ≤ w-1+pad-kj  ⇒  ox ≤ floor((w-1+pad-kj)/stride)
+	if d := w - 1 + pad - kj; d >= 0 {
+		hi = d/stride + 1
+	}
+	hi = min(hi, ow)
+	lo = min(lo, hi)
+	return lo, hi
+}
+
+// checkConv panics on inconsistent convolution geometry (a programmer error)
+// and returns the output size.
+func checkConv(n, c, h, w, kh, kw, stride, pad int) (oh, ow int) {
+	if c < 0 || h <= 0 || w <= 0 || kh <= 0 || kw <= 0 || stride <= 0 || pad < 0 {
+		panic(fmt.Sprintf("kernels: bad convolution geometry c=%d h=%d w=%d k=%dx%d stride=%d pad=%d", c, h, w, kh, kw, stride, pad))
+	}
+	oh, ow = ConvOut(h, kh, stride, pad), ConvOut(w, kw, stride, pad)
+	if oh <= 0 || ow <= 0 {
+		panic(fmt.Sprintf("kernels: %dx%d kernel does not fit %dx%d input with pad %d", kh, kw, h, w, pad))
+	}
+	if n < c*h*w {
+		panic(fmt.Sprintf("kernels: image has %d elements, need %d", n, c*h*w))
+	}
+	return oh, ow
+}

@@ -1,0 +1,111 @@
+package kernels
+
+import "fmt"
+
+// MaxPool2d takes the maximum over every k×k window (stride apart, no
+// padding) of each channel of x [c,h,w] into y [c,oh,ow], oh = (h-k)/stride+1,
+// and records in idx [c,oh,ow] the offset iy·w+ix of the winner within its
+// channel's [h,w] plane. The first maximum in row-major window order wins; a
+// NaN wins over any number, so NaN propagates as in PyTorch.
+func MaxPool2d(x []float32, c, h, w, k, stride int, y []float32, idx []int32) {
+	if k <= 0 || stride <= 0 || h < k || w < k || len(x) < c*h*w {
+		panic(fmt.Sprintf("kernels: MaxPool2d: bad geometry c=%d h=%d w=%d k=%d stride=%d len(x)=%d", c, h, w, k, stride, len(x)))
+	}
+	oh, ow := ConvOut(h, k, stride, 0), ConvOut(w, k, stride, 0)
+	if len(y) < c*oh*ow || len(idx) < c*oh*ow {
+		panic(fmt.Sprintf("kernels: MaxPool2d: y or idx shorter than %d", c*oh*ow))
+	}
+	for ci := 0; ci < c; ci++ {
+		plane := x[ci*h*w : (ci+1)*h*w]
+		yo, io := y[ci*oh*ow:(ci+1)*oh*ow], idx[ci*oh*ow:(ci+1)*oh*ow]
+		for oy := 0; oy < oh; oy++ {
+			for ox := 0; ox < ow; ox++ {
+				at := oy*stride*w + ox*stride
+				best := plane[at]
+				for ky := 0; ky < k; ky++ {
+					row := (oy*stride+ky)*w + ox*stride
+					for kx, v := range plane[row : row+k] {
+						if v > best || (v != v && best == best) {
+							best, at = v, row+kx
+						}
+					}
+				}
+				yo[oy*ow+ox], io[oy*ow+ox] = best, int32(at)
+			}
+		}
+	}
+}
+
+// MaxPool2dBackward routes the output gradient dy [c,oh,ow] back to the
+// winners MaxPool2d recorded in idx and ADDS it into dx [c,h,w].
+func MaxPool2dBackward(dy []float32, idx []int32, c, h, w, oh, ow int, dx []float32) {
+	n := oh * ow
+	if len(dy) < c*n || len(idx) < c*n || len(dx) < c*h*w {
+		panic(fmt.Sprintf("kernels: MaxPool2dBackward: buffers too short for c=%d %dx%d -> %dx%d", c, h, w, oh, ow))
+	}
+	for ci := 0; ci < c; ci++ {
+		plane := dx[ci*h*w : (ci+1)*h*w]
+		for i, g := range dy[ci*n : (ci+1)*n] {
+			plane[idx[ci*n+i]] += g
+		}
+	}
+}
+
+// AdaptiveAvgPool2d averages each channel of x [c,h,w] down to y [c,oh,ow]
+// with PyTorch's adaptive windows: output row i covers input rows
+// [floor(i·h/oh), ceil((i+1)·h/oh)), and likewise for columns. Windows may
+// overlap, and oh > h replicates rows.
+func AdaptiveAvgPool2d(x []float32, c, h, w, oh, ow int, y []float32) {
+	checkAdaptive(len(x), len(y), c, h, w, oh, ow)
+	for ci := 0; ci < c; ci++ {
+		plane := x[ci*h*w : (ci+1)*h*w]
+		out := y[ci*oh*ow : (ci+1)*oh*ow]
+		for oy := 0; oy < oh; oy++ {
+			y0, y1 := adaptiveWindow(oy, h, oh)
+			for ox := 0; ox < ow; ox++ {
+				x0, x1 := adaptiveWindow(ox, w, ow)
+				var s float32
+				for iy := y0; iy < y1; iy++ {
+					for _, v := range plane[iy*w+x0 : iy*w+x1] {
+						s += v
+					}
+				}
+				out[oy*ow+ox] = s / float32((y1-y0)*(x1-x0))
+			}
+		}
+	}
+}
+
+// AdaptiveAvgPool2dBackward spreads each output gradient of dy [c,oh,ow]
+// evenly over its AdaptiveAvgPool2d window and ADDS it into dx [c,h,w].
+func AdaptiveAvgPool2dBackward(dy []float32, c, h, w, oh, ow int, dx []float32) {
+	checkAdaptive(len(dx), len(dy), c, h, w, oh, ow)
+	for ci := 0; ci < c; ci++ {
+		plane := dx[ci*h*w : (ci+1)*h*w]
+		g := dy[ci*oh*ow : (ci+1)*oh*ow]
+		for oy := 0; oy < oh; oy++ {
+			y0, y1 := adaptiveWindow(oy, h, oh)
+			for ox := 0; ox < ow; ox++ {
+				x0, x1 := adaptiveWindow(ox, w, ow)
+				share := g[oy*ow+ox] / float32((y1-y0)*(x1-x0))
+				for iy := y0; iy < y1; iy++ {
+					row := plane[iy*w+x0 : iy*w+x1]
+					for j := range row {
+						row[j] += share
+					}
+				}
+			}
+		}
+	}
+}
+
+// adaptiveWindow is PyTorch's window [floor(i·in/out), ceil((i+1)·in/out)).
+func adaptiveWindow(i, in, out int) (start, end int) {
+	return i * in / out, ((i+1)*in + out - 1) / out
+}
+
+func checkAdaptive(nx, ny, c, h, w, oh, ow int) {
+	if c < 0 || h <= 0 || w <= 0 || oh <= 0 || ow <= 0 || nx < c*h*w || ny < c*oh*ow {
+		panic(fmt.Sprintf("kernels: adaptive avg pool: bad geometry c=%d %dx%d -> %dx%d (buffers %d, %d)", c, h, w, oh, ow, nx, ny))
+	}
+}
