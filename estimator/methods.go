@@ -1,0 +1,163 @@
+package estimator
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+)
+
+// SGD is plain stochastic gradient descent: the direction is the mean of the
+// per-sample gradients.
+type SGD struct{}
+
+func (SGD) Name() string                               { return "sgd" }
+func (SGD) PerSample() bool                            { return false }
+func (SGD) Weights(norms []float64, w []float64) Stats { return mean(norms, w) }
+func (SGD) Scale(float64) float64                      { return 1 }
+
+// ClipSGD clips the batch mean to norm Gamma: the direction is
+// min(1, γ/|ḡ|)·ḡ, as torch.nn.utils.clip_grad_norm_ does. Build it with
+// NewClipSGD to have γ checked.
+type ClipSGD struct {
+	Gamma float64 // the clipping threshold γ > 0
+}
+
+// NewClipSGD returns Clip-SGD with threshold γ, which must be finite and > 0.
+func NewClipSGD(gamma float64) (ClipSGD, error) {
+	if !positive(gamma) {
+		return ClipSGD{}, fmt.Errorf("estimator: clip-sgd threshold γ = %v, want a finite γ > 0", gamma)
+	}
+	return ClipSGD{Gamma: gamma}, nil
+}
+
+func (ClipSGD) Name() string                               { return "clip-sgd" }
+func (ClipSGD) PerSample() bool                            { return false }
+func (ClipSGD) Weights(norms []float64, w []float64) Stats { return mean(norms, w) }
+
+// Scale is min(1, γ/norm).
+func (c ClipSGD) Scale(norm float64) float64 {
+	if norm > c.Gamma {
+		return c.Gamma / norm
+	}
+	return 1
+}
+
+// NSGD is normalized SGD: the direction is ḡ/|ḡ|, a unit vector. A zero
+// mean gives the zero direction rather than NaN.
+type NSGD struct{}
+
+func (NSGD) Name() string                               { return "nsgd" }
+func (NSGD) PerSample() bool                            { return false }
+func (NSGD) Weights(norms []float64, w []float64) Stats { return mean(norms, w) }
+
+// Scale is 1/norm, and 0 for a zero norm.
+func (NSGD) Scale(norm float64) float64 {
+	if norm == 0 {
+		return 0
+	}
+	return 1 / norm
+}
+
+// PSClip is per-sample clipped SGD: every sample is clipped to its own
+// threshold before averaging,
+//
+//	G = (1/n) Σ_k min(1, τ_k/|g_k|) g_k,
+//
+// with τ_k from a Threshold. A PSClip is safe for concurrent use.
+type PSClip struct {
+	t Threshold
+	// taus caches τ_1..τ_m for an increasing threshold, so that a batch
+	// costs no math.Pow. It only grows, and a cached table is never
+	// modified, so concurrent readers need no lock.
+	taus atomic.Pointer[[]float64]
+}
+
+// NewPSClip returns PS-Clip-SGD with threshold t, which must come from
+// Constant, Increasing or HighProbability: the zero Threshold panics.
+func NewPSClip(t Threshold) *PSClip {
+	if t.alpha <= 0 {
+		panic("estimator: NewPSClip with an invalid Threshold; build it with Constant, Increasing or HighProbability")
+	}
+	return &PSClip{t: t}
+}
+
+// Threshold returns the estimator's clipping threshold.
+func (e *PSClip) Threshold() Threshold { return e.t }
+
+func (*PSClip) Name() string          { return "ps-clip-sgd" }
+func (*PSClip) PerSample() bool       { return true }
+func (*PSClip) Scale(float64) float64 { return 1 }
+
+// Weights sets w[i] = min(1, τ_{i+1}/norms[i]) / m, where m is the number of
+// finite norms; a sample counts as clipped when its factor is below 1.
+func (e *PSClip) Weights(norms []float64, w []float64) Stats {
+	st := mean(norms, w)
+	taus := e.thresholds(len(norms))
+	for i, x := range norms {
+		tau := e.t.alpha
+		if taus != nil {
+			tau = taus[i]
+		}
+		// x > tau is false for NaN; +Inf norms already have weight 0.
+		if x > tau && w[i] != 0 {
+			w[i] *= tau / x
+			st.Clipped++
+		}
+	}
+	return st
+}
+
+// thresholds returns τ_1..τ_n, or nil for a constant threshold.
+func (e *PSClip) thresholds(n int) []float64 {
+	if e.t.beta == 0 {
+		return nil
+	}
+	if p := e.taus.Load(); p != nil && len(*p) >= n {
+		return *p
+	}
+	taus := make([]float64, n)
+	for i := range taus {
+		taus[i] = e.t.Tau(i + 1)
+	}
+	// A racing goroutine may store a table of another length; either is
+	// correct, and the next miss rebuilds.
+	e.taus.Store(&taus)
+	return taus
+}
+
+// mean sets the weights of plain averaging: 1/m for each of the m samples
+// with a finite norm, 0 for the others.
+func mean(norms []float64, w []float64) Stats {
+	n := len(norms)
+	checkLen(n, w)
+	st := Stats{N: n}
+	var sum float64
+	for _, x := range norms {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			st.Dropped++
+			continue
+		}
+		sum += x
+	}
+	m := n - st.Dropped
+	if m == 0 {
+		clear(w[:n])
+		return st
+	}
+	st.MeanNorm = sum / float64(m)
+	inv := 1 / float64(m)
+	for i, x := range norms {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			w[i] = 0
+		} else {
+			w[i] = inv
+		}
+	}
+	return st
+}
+
+func checkLen(n int, w []float64) {
+	if len(w) < n {
+		panic(fmt.Sprintf("estimator: %d weights for %d norms", len(w), n))
+	}
+}
