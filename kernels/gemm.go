@@ -1,48 +1,341 @@
-// Package kernels holds psclip's float32 compute kernels: GEMM and the
-// convolution and pooling building blocks the layers are made of.
-//
-// All matrices are row-major. A leading dimension (lda, ldb, ldc) is the
-// distance in elements between the starts of consecutive rows, so a kernel can
-// work on a sub-matrix of a larger buffer.
 package kernels
 
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C, where op(X) is X or Xᵀ as
-// transA and transB say, op(A) is m×k, op(B) is k×n and C is m×n.
+// transA and transB say, op(A) is m×k, op(B) is k×n and C is m×n. A is stored
+// m×k (k×m when transposed) with leading dimension lda, and likewise B and C.
 // With beta == 0, C is overwritten and its old contents (even NaN) are ignored.
 //
-// This first version is the straightforward reference; the blocked, packed
-// and parallel implementation replaces it behind the same signature.
+// Sgemm uses up to GOMAXPROCS goroutines. Each element of C is computed by the
+// same sequence of floating-point operations whatever the number of
+// goroutines, so results are bit-identical for any GOMAXPROCS. It panics if a
+// dimension is negative, a leading dimension is too small or a slice is too
+// short for the matrix it holds.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var s float32
-			for p := 0; p < k; p++ {
-				var av, bv float32
-				if transA {
-					av = a[p*lda+i]
-				} else {
-					av = a[i*lda+p]
-				}
-				if transB {
-					bv = b[j*ldb+p]
-				} else {
-					bv = b[p*ldb+j]
-				}
-				s += av * bv
+	checkGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	sgemm(best, runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmBatched runs batch independent Sgemm calls; the i-th uses A, B and C
+// starting at i·strideA, i·strideB and i·strideC. Batches of small products
+// are spread over goroutines one product each; large products are each
+// parallelised as Sgemm does. Either way the results are bit-identical to
+// batch sequential Sgemm calls.
+func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
+	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
+		panic(fmt.Sprintf("kernels: SgemmBatched: negative batch %d or stride (%d, %d, %d)", batch, strideA, strideB, strideC))
+	}
+	if batch == 0 {
+		return
+	}
+	// The last product reaches furthest into every slice.
+	last := batch - 1
+	checkGemm(transA, transB, m, n, k, a[min(len(a), last*strideA):], lda, b[min(len(b), last*strideB):], ldb, c[min(len(c), last*strideC):], ldc)
+	threads := runtime.GOMAXPROCS(0)
+	one := func(i, threads int) {
+		sgemm(best, threads, transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+	}
+	if threads == 1 || batch == 1 || m*n*k >= batchSplitWork {
+		for i := range batch {
+			one(i, threads)
+		}
+		return
+	}
+	parallelFor(min(threads, batch), func(w, workers int) {
+		for i := w * batch / workers; i < (w+1)*batch/workers; i++ {
+			one(i, 1)
+		}
+	})
+}
+
+const (
+	// smallWork is the largest m·n·k computed by plain loops: below it,
+	// packing costs more than it saves.
+	smallWork = 8 * 8 * 8
+	// minThreadWork is the least m·n·k worth handing to another goroutine
+	// (about 5µs of work at ~50 GMAC/s per core).
+	minThreadWork = 1 << 18
+	// batchSplitWork is the m·n·k above which SgemmBatched parallelises
+	// inside each product rather than across products.
+	batchSplitWork = 1 << 22
+)
+
+// sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
+// pin both. The arguments have been checked.
+func sgemm(kern *microKernel, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	switch {
+	case m == 0 || n == 0:
+		return
+	case alpha == 0 || k == 0:
+		scaleC(m, n, beta, c, ldc)
+		return
+	case m*n*k <= smallWork:
+		sgemmSmall(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	mt, nt := ceilDiv(m, kern.mr), ceilDiv(n, kern.nr)
+	// Split the dimension whose operand is cheaper to pack again: every
+	// worker packs all of B when M is split, all of A when N is.
+	splitM := m >= n
+	tiles := nt
+	if splitM {
+		tiles = mt
+	}
+	workers := min(threads, tiles, max(1, m*n*k/minThreadWork))
+	if workers <= 1 {
+		ws := getWorkspace(kern, n)
+		gemmSerial(kern, ws, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		workspaces.Put(ws)
+		return
+	}
+	// Split points fall on micro-tile boundaries of the whole C, so every
+	// element lands in the same kind of tile (full or edge) for any split.
+	parallelFor(workers, func(w, workers int) {
+		t0, t1 := w*tiles/workers, (w+1)*tiles/workers
+		if t0 == t1 {
+			return
+		}
+		if splitM {
+			i0, i1 := t0*kern.mr, min(m, t1*kern.mr)
+			ws := getWorkspace(kern, n)
+			gemmSerial(kern, ws, transA, transB, i1-i0, n, k, alpha, a[offset(transA, i0, lda):], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			workspaces.Put(ws)
+		} else {
+			j0, j1 := t0*kern.nr, min(n, t1*kern.nr)
+			ws := getWorkspace(kern, j1-j0)
+			gemmSerial(kern, ws, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
+			workspaces.Put(ws)
+		}
+	})
+}
+
+// offset is where row or column i of a stored operand begins: row i of an
+// untransposed A (i·ld), column i of a transposed one (i).
+func offset(trans bool, i, ld int) int {
+	if trans {
+		return i
+	}
+	return i * ld
+}
+
+// parallelFor runs f(w, workers) for w in [0, workers), on the calling
+// goroutine and workers-1 others, and returns when all are done.
+func parallelFor(workers int, f func(w, workers int)) {
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { f(w, workers) })
+	}
+	f(0, workers)
+	wg.Wait()
+}
+
+// gemmSerial is the blocked algorithm of Goto and van de Geijn (BLIS loop
+// order): for each nc-wide block of columns and kc-deep slice of K, pack that
+// kc×nc block of op(B) once (it stays in L3/L2), then for each mc-tall block
+// of rows pack op(A)'s mc×kc block (it stays in L2, scaled by alpha) and sweep
+// the micro-kernel over it. Packing makes both operands contiguous in the
+// order the micro-kernel reads them, which also absorbs the transposes.
+func gemmSerial(kern *microKernel, ws *workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for jc := 0; jc < n; jc += kern.nc {
+		nc := min(kern.nc, n-jc)
+		for pc := 0; pc < k; pc += kern.kc {
+			kc := min(kern.kc, k-pc)
+			packB(transB, b, ldb, pc, kc, jc, nc, kern.nr, ws.b)
+			bet := beta
+			if pc > 0 {
+				bet = 1 // later slices of K accumulate onto the first
 			}
-			if beta == 0 {
-				c[i*ldc+j] = alpha * s
-			} else {
-				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			for ic := 0; ic < m; ic += kern.mc {
+				mc := min(kern.mc, m-ic)
+				packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, ws.a)
+				macroKernel(kern, ws, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
-// SgemmBatched runs batch independent Sgemm calls; the i-th uses A, B and C
-// starting at i·strideA, i·strideB and i·strideC.
-func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
-	for i := 0; i < batch; i++ {
-		Sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+// macroKernel sweeps the micro-kernel over an mc×nc block of C from the packed
+// blocks in ws. Column panels are the outer loop so that one kc×nr panel of B
+// stays in L1 while the mc×kc block of A streams through from L2. Tiles cut
+// by the edge of C are computed into ws.t and copied.
+func macroKernel(kern *microKernel, ws *workspace, mc, nc, kc int, beta float32, c []float32, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	for jr := 0; jr < nc; jr += nr {
+		nb := min(nr, nc-jr)
+		bp := ws.b[jr*kc : (jr+nr)*kc]
+		for ir := 0; ir < mc; ir += mr {
+			mb := min(mr, mc-ir)
+			ap := ws.a[ir*kc : (ir+mr)*kc]
+			if mb == mr && nb == nr {
+				kern.tile(kc, ap, bp, c[ir*ldc+jr:], ldc, beta)
+				continue
+			}
+			kern.tile(kc, ap, bp, ws.t, nr, 0)
+			for i := range mb {
+				ci := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nb]
+				ti := ws.t[i*nr : i*nr+nb]
+				if beta == 0 {
+					copy(ci, ti)
+					continue
+				}
+				for j, t := range ti {
+					ci[j] = t + beta*ci[j]
+				}
+			}
+		}
+	}
+}
+
+// packA copies alpha·op(A)[i0:i0+mc, p0:p0+kc] into dst as mr-row panels,
+// each stored step by step (kc groups of mr values). The last panel is padded
+// with zeros: the rows they produce are discarded, but zeros keep stale
+// (possibly subnormal, hence slow) values out of the micro-kernel.
+func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr int, dst []float32) {
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : (ir+mr)*kc]
+		rows := min(mr, mc-ir)
+		if trans {
+			// op(A)[i, p] = a[p·lda + i]: each step is a contiguous run.
+			for p := range kc {
+				src := a[(p0+p)*lda+i0+ir:][:rows]
+				d := panel[p*mr : p*mr+mr]
+				for r, v := range src {
+					d[r] = alpha * v
+				}
+				clear(d[rows:])
+			}
+			continue
+		}
+		for r := range rows {
+			src := a[(i0+ir+r)*lda+p0:][:kc]
+			for p, v := range src {
+				panel[p*mr+r] = alpha * v
+			}
+		}
+		for r := rows; r < mr; r++ {
+			for p := range kc {
+				panel[p*mr+r] = 0
+			}
+		}
+	}
+}
+
+// packB copies op(B)[p0:p0+kc, j0:j0+nc] into dst as nr-column panels, each
+// stored step by step (kc groups of nr values), zero-padding the last as
+// packA does.
+func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) {
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : (jr+nr)*kc]
+		cols := min(nr, nc-jr)
+		if !trans {
+			// op(B)[p, j] = b[p·ldb + j]: each step is a contiguous run.
+			for p := range kc {
+				d := panel[p*nr : p*nr+nr]
+				copy(d, b[(p0+p)*ldb+j0+jr:][:cols])
+				clear(d[cols:])
+			}
+			continue
+		}
+		for j := range cols {
+			src := b[(j0+jr+j)*ldb+p0:][:kc]
+			for p, v := range src {
+				panel[p*nr+j] = v
+			}
+		}
+		for j := cols; j < nr; j++ {
+			for p := range kc {
+				panel[p*nr+j] = 0
+			}
+		}
+	}
+}
+
+// sgemmSmall computes tiny products directly, skipping packing.
+func sgemmSmall(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		ci := c[i*ldc : i*ldc+n]
+		for j := range ci {
+			var s float32
+			for p := range k {
+				s += a[offset(!transA, p, lda)+offset(transA, i, lda)] * b[offset(!transB, j, ldb)+offset(transB, p, ldb)]
+			}
+			if beta == 0 {
+				ci[j] = alpha * s
+			} else {
+				ci[j] = alpha*s + beta*ci[j]
+			}
+		}
+	}
+}
+
+// scaleC sets C = beta·C, treating beta == 0 as an overwrite with zeros.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		ci := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(ci)
+			continue
+		}
+		for j := range ci {
+			ci[j] *= beta
+		}
+	}
+}
+
+// A workspace holds one goroutine's packed blocks. They are pooled so that a
+// steady stream of Sgemm calls does not allocate.
+type workspace struct {
+	a, b, t []float32
+}
+
+var workspaces sync.Pool
+
+// getWorkspace returns a workspace big enough for kern on n columns of C.
+func getWorkspace(kern *microKernel, n int) *workspace {
+	ws, _ := workspaces.Get().(*workspace)
+	if ws == nil {
+		ws = new(workspace)
+	}
+	ws.a = grow(ws.a, kern.mc*kern.kc)
+	ws.b = grow(ws.b, ceilDiv(min(n, kern.nc), kern.nr)*kern.nr*kern.kc)
+	ws.t = grow(ws.t, kern.mr*kern.nr)
+	return ws
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// checkGemm panics unless the slices hold the matrices the dimensions and
+// leading dimensions describe.
+func checkGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("kernels: negative GEMM dimension m=%d n=%d k=%d", m, n, k))
+	}
+	checkMatrix("A", transA, m, k, a, lda)
+	checkMatrix("B", transB, k, n, b, ldb)
+	checkMatrix("C", false, m, n, c, ldc)
+}
+
+// checkMatrix checks an r×c operand stored transposed or not.
+func checkMatrix(name string, trans bool, r, c int, s []float32, ld int) {
+	if trans {
+		r, c = c, r
+	}
+	if ld < max(1, c) {
+		panic(fmt.Sprintf("kernels: leading dimension of %s is %d, less than its %d columns", name, ld, c))
+	}
+	if r > 0 && c > 0 && len(s) < (r-1)*ld+c {
+		panic(fmt.Sprintf("kernels: %s has %d elements, need %d for %d×%d with leading dimension %d", name, len(s), (r-1)*ld+c, r, c, ld))
 	}
 }

@@ -1,0 +1,56 @@
+//go:build !purego
+
+package kernels
+
+//go:generate go run gen_kernels.go
+
+// The amd64 micro-kernels, generated into kernel_amd64.s. The tile sizes use
+// the register file: AVX2 keeps a 6×16 tile in 12 of its 16 YMM registers,
+// AVX-512 a 12×32 tile in 24 of its 32 ZMM registers. kc·nr floats of B (32
+// KiB for AVX-512) stay in L1, mc·kc of A (240 KiB) in L2.
+var (
+	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2}
+	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512}
+)
+
+//go:noescape
+func kernelAVX2(k int, a, b, c *float32, ldc int, beta float32)
+
+//go:noescape
+func kernelAVX512(k int, a, b, c *float32, ldc int, beta float32)
+
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv() (eax uint32)
+
+func tileAVX2(k int, a, b, c []float32, ldc int, beta float32) {
+	kernelAVX2(k, &a[0], &b[0], &c[0], ldc, beta)
+}
+
+func tileAVX512(k int, a, b, c []float32, ldc int, beta float32) {
+	kernelAVX512(k, &a[0], &b[0], &c[0], ldc, beta)
+}
+
+// available lists the micro-kernels this CPU and OS can run, best first.
+var available = detect()
+
+// best is the micro-kernel Sgemm uses.
+var best = available[0]
+
+func detect() []*microKernel {
+	ks := []*microKernel{generic}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return ks
+	}
+	xcr0 := xgetbv()
+	_, ebx7, _, _ := cpuid(7, 0)
+	const avx2Bit, avx512f = 1 << 5, 1 << 16
+	if xcr0&0x6 == 0x6 && ebx7&avx2Bit != 0 { // OS saves XMM and YMM state
+		ks = append([]*microKernel{avx2}, ks...)
+	}
+	if xcr0&0xe6 == 0xe6 && ebx7&avx512f != 0 { // and opmask and ZMM state
+		ks = append([]*microKernel{avx512}, ks...)
+	}
+	return ks
+}
