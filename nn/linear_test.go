@@ -1,0 +1,96 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/psclip/psclip/tensor"
+)
+
+func TestLinearGrad(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		bias  bool
+	}{
+		{"2d", []int{3, 5}, true},
+		{"2d-nobias", []int{3, 5}, false},
+		{"3d", []int{2, 4, 5}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			l := NewLinear("fc", 5, 6, tc.bias)
+			randomize(rng, l, 0.5)
+			checkGrad(t, l, randTensor(rng, tc.shape...), gradOpt{})
+		})
+	}
+}
+
+func TestLinearPerSample(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		rule  rule
+	}{
+		{"2d", []int{5, 7}, ruleAuto},
+		{"3d-ghost", []int{4, 3, 7}, ruleGhost},
+		{"3d-materialise", []int{4, 3, 7}, ruleMaterialise},
+		{"3d-auto-long", []int{4, 9, 7}, ruleAuto}, // 2·81 > 7·6: materialises
+	} {
+		for _, bias := range []bool{true, false} {
+			t.Run(tc.name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				l := NewLinear("fc", 7, 6, bias)
+				l.rule = tc.rule
+				randomize(rng, l, 0.5)
+				x := randTensor(rng, tc.shape...)
+				// Two layers, so the per-sample rule also sees a
+				// propagated output gradient.
+				l2 := NewLinear("fc2", 6, 3, true)
+				randomize(rng, l2, 0.5)
+				m := Sequential{l, l2}
+				out := append(append([]int(nil), tc.shape[:len(tc.shape)-1]...), 3)
+				checkPerSample(t, m, x, ids(tc.shape[0]), squareLoss(randTensor(rng, out...)), medianClip)
+			})
+		}
+	}
+}
+
+// A sample excluded with factor 0 must not leak its NaN into the gradient.
+func TestLinearExcludedSampleNaN(t *testing.T) {
+	for _, r := range []rule{ruleGhost, ruleMaterialise} {
+		rng := rand.New(rand.NewPCG(9, 9))
+		l := NewLinear("fc", 4, 3, true)
+		l.rule = r
+		randomize(rng, l, 1)
+		x := randTensor(rng, 3, 2, 4)
+		x.Data[2*4+1] = float32(math.NaN()) // sample 1
+		ctx := &Context{}
+		l.Forward(ctx, x)
+		dy := randTensor(rng, 3, 2, 3)
+		ctx.BeginPerSample(3)
+		l.Backward(ctx, dy)
+		if sq := ctx.SqNorms(); !math.IsNaN(sq[1]) || math.IsNaN(sq[0]) || math.IsNaN(sq[2]) {
+			t.Fatalf("rule %d: norms %v, want NaN only for sample 1", r, sq)
+		}
+		ctx.Finish([]float32{1, 0, 1})
+		for _, p := range l.Params() {
+			for _, g := range p.Grad.Data {
+				if math.IsNaN(float64(g)) {
+					t.Fatalf("rule %d: %s has NaN after excluding the NaN sample", r, p.Name)
+				}
+			}
+		}
+	}
+}
+
+func TestLinearNoInputGrad(t *testing.T) {
+	l := NewLinear("fc", 2, 2, false)
+	l.NoInputGrad = true
+	ctx := &Context{}
+	l.Forward(ctx, tensor.New(1, 2))
+	if dx := l.Backward(ctx, tensor.New(1, 2)); dx != nil {
+		t.Fatalf("NoInputGrad: Backward returned %v", dx)
+	}
+}
