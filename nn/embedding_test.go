@@ -9,8 +9,9 @@ import (
 	"github.com/psclip/psclip/tensor"
 )
 
-// tokens returns a [b, t] tensor of ids in [0, vocab) in which every sample
-// repeats tokens (t > vocab/2 makes repeats certain with the mod pattern).
+// tokens returns a [b, t] tensor (t ≥ 4) of random ids in [0, vocab), in
+// which sample 0 has one token at three positions, so that the grouping of
+// repeated tokens is exercised.
 func tokens(rng *rand.Rand, b, t, vocab int) *tensor.Tensor {
 	x := tensor.New(b, t)
 	for i := range x.Data {

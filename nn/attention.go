@@ -1,0 +1,213 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/psclip/psclip/kernels"
+	"github.com/psclip/psclip/tensor"
+)
+
+// CausalAttention is the parameter-free core of causal multi-head
+// self-attention: it takes the packed projections qkv [B, T, 3d] (q, k and v
+// side by side, each split into NHead heads of d/NHead features, as nanoGPT's
+// c_attn output) and returns softmax(q·kᵀ/√(d/NHead) + causal mask)·v with the
+// heads concatenated, [B, T, d].
+//
+// Every (sample, head) pair is an independent job of small GEMMs that read q,
+// k and v in place through leading dimensions (no transposed copies), run in
+// parallel; each output element is computed by one job in a fixed order, so
+// results do not depend on GOMAXPROCS.
+type CausalAttention struct {
+	NHead int
+	// Drop is applied to the attention probabilities (nanoGPT's
+	// attn_dropout, a *Dropout); nil means none.
+	Drop Layer
+
+	b, t, d int
+	qkv     *tensor.Tensor
+	p       *tensor.Tensor // softmax probabilities [B, H, T, T]
+	pd      *tensor.Tensor // probabilities after dropout: p itself without it
+	dp      *tensor.Tensor // gradient of p (then of the scores), [B, H, T, T]
+	y, dqkv *tensor.Tensor
+}
+
+// Forward computes the attention output for the packed projections x.
+func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
+	if len(x.Shape) != 3 || x.Shape[2]%(3*a.NHead) != 0 {
+		panic(fmt.Sprintf("nn: CausalAttention(%d heads): input %v is not [B, T, 3·d] with heads dividing d", a.NHead, x))
+	}
+	a.b, a.t, a.d = x.Shape[0], x.Shape[1], x.Shape[2]/3
+	b, t, d, h := a.b, a.t, a.d, a.NHead
+	hd := d / h
+	a.qkv = x
+	a.p = reuse(a.p, b, h, t, t)
+	a.y = reuse(a.y, b, t, d)
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	a.each(func(j int) {
+		q, k, _ := a.heads(x.Data, j)
+		p := a.p.Data[j*t*t : (j+1)*t*t]
+		kernels.Sgemm(false, true, t, t, hd, scale, q, 3*d, k, 3*d, 0, p, t)
+		causalSoftmax(p, t)
+	})
+	a.pd = a.p
+	if a.Drop != nil {
+		a.pd = a.Drop.Forward(ctx, a.p)
+	}
+	a.each(func(j int) {
+		_, _, v := a.heads(x.Data, j)
+		kernels.Sgemm(false, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, v, 3*d, 0, a.out(a.y.Data, j), d)
+	})
+	return a.y
+}
+
+// Backward returns the gradient with respect to the packed projections.
+func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	b, t, d, h := a.b, a.t, a.d, a.NHead
+	if !(len(dy.Shape) == 3 && dy.Shape[0] == b && dy.Shape[1] == t && dy.Shape[2] == d) {
+		panic(fmt.Sprintf("nn: CausalAttention: gradient %v for output [%d %d %d]", dy, b, t, d))
+	}
+	hd := d / h
+	a.dp = reuse(a.dp, b, h, t, t)
+	a.dqkv = reuse(a.dqkv, b, t, 3*d)
+	x, dx := a.qkv.Data, a.dqkv.Data
+	a.each(func(j int) {
+		_, _, v := a.heads(x, j)
+		_, _, dv := a.heads(dx, j)
+		dyj := a.out(dy.Data, j)
+		kernels.Sgemm(false, true, t, t, hd, 1, dyj, d, v, 3*d, 0, a.dp.Data[j*t*t:], t)
+		kernels.Sgemm(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, 0, dv, 3*d)
+	})
+	dp := a.dp
+	if a.Drop != nil {
+		dp = a.Drop.Backward(ctx, a.dp)
+	}
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	a.each(func(j int) {
+		q, k, _ := a.heads(x, j)
+		dq, dk, _ := a.heads(dx, j)
+		ds := a.dp.Data[j*t*t : (j+1)*t*t]
+		causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t)
+		kernels.Sgemm(false, false, t, hd, t, scale, ds, t, k, 3*d, 0, dq, 3*d)
+		kernels.Sgemm(true, false, t, hd, t, scale, ds, t, q, 3*d, 0, dk, 3*d)
+	})
+	return a.dqkv
+}
+
+// Params returns nil: the attention core has no parameters.
+func (a *CausalAttention) Params() []*Param { return nil }
+
+// each runs job(j) for every (sample, head) pair j = sample·NHead + head, in
+// parallel; every job writes only its own blocks.
+func (a *CausalAttention) each(job func(j int)) {
+	n := a.b * a.NHead
+	parallel(n, workers(n), func(_, lo, hi int) {
+		for j := lo; j < hi; j++ {
+			job(j)
+		}
+	})
+}
+
+// heads returns the q, k and v blocks of job j = sample·NHead + head inside
+// the packed [B, T, 3d] buffer s: each starts at its first element and has
+// leading dimension 3d.
+func (a *CausalAttention) heads(s []float32, j int) (q, k, v []float32) {
+	hd := a.d / a.NHead
+	off := (j/a.NHead)*a.t*3*a.d + (j%a.NHead)*hd
+	return s[off:], s[off+a.d:], s[off+2*a.d:]
+}
+
+// out returns the block of job j inside a [B, T, d] buffer (leading dimension d).
+func (a *CausalAttention) out(s []float32, j int) []float32 {
+	return s[(j/a.NHead)*a.t*a.d+(j%a.NHead)*(a.d/a.NHead):]
+}
+
+// causalSoftmax turns the t×t scores p into row-wise softmax probabilities
+// over the columns s ≤ row, and zeroes the masked columns s > row.
+func causalSoftmax(p []float32, t int) {
+	for r := range t {
+		row := p[r*t : (r+1)*t]
+		m := row[0]
+		for _, v := range row[1 : r+1] {
+			m = max(m, v)
+		}
+		var sum float32
+		for s := range r + 1 {
+			e := float32(math.Exp(float64(row[s] - m)))
+			row[s] = e
+			sum += e
+		}
+		inv := 1 / sum
+		for s := range r + 1 {
+			row[s] *= inv
+		}
+		clear(row[r+1:])
+	}
+}
+
+// causalSoftmaxBackward sets ds, the gradient of the scores, from the
+// probabilities p and their gradient dp: ds = p⊙(dp − Σ_s p·dp) row by row,
+// zero on the masked columns. ds may alias dp.
+func causalSoftmaxBackward(p, dp, ds []float32, t int) {
+	for r := range t {
+		pr, dpr, dsr := p[r*t:(r+1)*t], dp[r*t:(r+1)*t], ds[r*t:(r+1)*t]
+		var dot float32
+		for s := range r + 1 {
+			dot += pr[s] * dpr[s]
+		}
+		for s := range r + 1 {
+			dsr[s] = pr[s] * (dpr[s] - dot)
+		}
+		clear(dsr[r+1:])
+	}
+}
+
+// CausalSelfAttention is nanoGPT's CausalSelfAttention: c_attn = Linear(d, 3d)
+// produces q, k and v, the CausalAttention core mixes the positions, and
+// c_proj = Linear(d, d) projects back, followed by the residual dropout.
+// Input and output are [B, T, d]. Its parameters are the two Linear layers'
+// (per-sample norms by their own rule); the core has none.
+type CausalSelfAttention struct {
+	CAttn, CProj *Linear
+	Core         *CausalAttention
+	// ResidDrop is nanoGPT's resid_dropout on the output (a *Dropout); nil
+	// means none.
+	ResidDrop Layer
+}
+
+// NewCausalSelfAttention returns attention over d features in nHead heads,
+// with parameters name+".c_attn.weight" [3d, d] and name+".c_proj.weight"
+// [d, d] (and biases with bias), all zero. It panics unless nHead divides d.
+func NewCausalSelfAttention(name string, d, nHead int, bias bool) *CausalSelfAttention {
+	if nHead <= 0 || d%nHead != 0 {
+		panic(fmt.Sprintf("nn: NewCausalSelfAttention: %d heads do not divide %d features", nHead, d))
+	}
+	return &CausalSelfAttention{
+		CAttn: NewLinear(name+".c_attn", d, 3*d, bias),
+		CProj: NewLinear(name+".c_proj", d, d, bias),
+		Core:  &CausalAttention{NHead: nHead},
+	}
+}
+
+// Forward computes the attention output.
+func (a *CausalSelfAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
+	y := a.CProj.Forward(ctx, a.Core.Forward(ctx, a.CAttn.Forward(ctx, x)))
+	if a.ResidDrop != nil {
+		y = a.ResidDrop.Forward(ctx, y)
+	}
+	return y
+}
+
+// Backward returns the input gradient; the Linear layers produce their
+// gradients in the context's mode.
+func (a *CausalSelfAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	if a.ResidDrop != nil {
+		dy = a.ResidDrop.Backward(ctx, dy)
+	}
+	return a.CAttn.Backward(ctx, a.Core.Backward(ctx, a.CProj.Backward(ctx, dy)))
+}
+
+// Params returns c_attn's parameters, then c_proj's.
+func (a *CausalSelfAttention) Params() []*Param {
+	return append(a.CAttn.Params(), a.CProj.Params()...)
+}

@@ -1,0 +1,111 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/psclip/psclip/tensor"
+)
+
+// naiveAttention is causal multi-head attention computed in float64 from
+// its definition.
+func naiveAttention(x *tensor.Tensor, nh int) []float64 {
+	b, t, d := x.Shape[0], x.Shape[1], x.Shape[2]/3
+	hd := d / nh
+	at := func(i, s, j int) float64 { return float64(x.Data[(i*t+s)*3*d+j]) }
+	y := make([]float64, b*t*d)
+	for i := range b {
+		for h := range nh {
+			for r := range t {
+				w := make([]float64, r+1)
+				var m float64 = math.Inf(-1)
+				for s := range r + 1 {
+					for j := range hd {
+						w[s] += at(i, r, h*hd+j) * at(i, s, d+h*hd+j)
+					}
+					w[s] /= math.Sqrt(float64(hd))
+					m = math.Max(m, w[s])
+				}
+				var z float64
+				for s := range w {
+					w[s] = math.Exp(w[s] - m)
+					z += w[s]
+				}
+				for s := range w {
+					for j := range hd {
+						y[(i*t+r)*d+h*hd+j] += w[s] / z * at(i, s, 2*d+h*hd+j)
+					}
+				}
+			}
+		}
+	}
+	return y
+}
+
+func TestCausalAttentionForward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct{ b, t, d, nh int }{{2, 5, 8, 2}, {1, 1, 4, 1}, {3, 7, 12, 3}} {
+		x := randTensor(rng, tc.b, tc.t, 3*tc.d)
+		a := &CausalAttention{NHead: tc.nh}
+		y := a.Forward(&Context{}, x)
+		want := naiveAttention(x, tc.nh)
+		for i, w := range want {
+			if math.Abs(float64(y.Data[i])-w) > 1e-5*(1+math.Abs(w)) {
+				t.Fatalf("%+v: y[%d] = %v, want %v", tc, i, y.Data[i], w)
+			}
+		}
+	}
+}
+
+func TestCausalAttentionGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	checkGrad(t, &CausalAttention{NHead: 2}, randTensor(rng, 2, 5, 3*4), gradOpt{})
+}
+
+// The output and gradient are bit-identical whatever GOMAXPROCS is.
+func TestCausalAttentionDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x, dy := randTensor(rng, 3, 9, 3*8), randTensor(rng, 3, 9, 8)
+	run := func(procs int) ([]float32, []float32) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		a := &CausalAttention{NHead: 4}
+		y := a.Forward(&Context{}, x)
+		return slices.Clone(y.Data), slices.Clone(a.Backward(&Context{}, dy).Data)
+	}
+	y1, dx1 := run(1)
+	y4, dx4 := run(4)
+	if !slices.Equal(y1, y4) || !slices.Equal(dx1, dx4) {
+		t.Fatal("results differ between GOMAXPROCS 1 and 4")
+	}
+}
+
+func TestCausalSelfAttention(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule rule
+	}{{"ghost", ruleGhost}, {"materialise", ruleMaterialise}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 8))
+			a := NewCausalSelfAttention("attn", 8, 2, false)
+			a.CAttn.rule, a.CProj.rule = tc.rule, tc.rule
+			randomize(rng, a, 0.5)
+			if got := paramNames(a); !slices.Equal(got, []string{"attn.c_attn.weight", "attn.c_proj.weight"}) {
+				t.Fatalf("params %v", got)
+			}
+			x := randTensor(rng, 3, 6, 8)
+			checkGrad(t, a, x, gradOpt{})
+			checkPerSample(t, a, x, ids(3), squareLoss(randTensor(rng, 3, 6, 8)), medianClip)
+		})
+	}
+}
+
+func paramNames(l Layer) []string {
+	var s []string
+	for _, p := range l.Params() {
+		s = append(s, p.Name)
+	}
+	return s
+}
