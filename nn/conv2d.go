@@ -1,0 +1,250 @@
+package nn
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/psclip/psclip/kernels"
+	"github.com/psclip/psclip/tensor"
+)
+
+// Conv2d is a 2-D convolution of [B,cin,h,w] images with square k×k kernels,
+// stride and zero padding: weight [cout,cin,k,k] and bias [cout], as in
+// PyTorch. Each image is unfolded (im2col) into U_i [cin·k·k, P], P = oh·ow,
+// and convolved as the GEMM W·U_i; the unfolded inputs are kept for the
+// backward pass.
+//
+// Per-sample rule. With dY_i the sample's output gradient [cout,P], its weight
+// gradient is g_i = dY_i·U_iᵀ.
+//   - 2P² ≤ cout·cin·k²: the ghost norm |g_i|² = ⟨U_iᵀU_i, dY_iᵀdY_i⟩ through
+//     two P×P Gram matrices, and the clipped gradient Σ_i c_i·g_i is formed by
+//     the same per-sample GEMMs as the plain weight gradient, on c-scaled dY_i.
+//   - otherwise g_i is materialised by those GEMMs (so the plain weight
+//     gradient's work is not repeated) and the clipped gradient is Σ_i c_i·g_i.
+type Conv2d struct {
+	Weight *Param // [cout,cin,k,k]
+	Bias   *Param // [cout]; nil without bias
+	// NoInputGrad makes Backward skip the input gradient and return nil: set
+	// it on a model's first layer, whose input gradient nobody uses.
+	NoInputGrad bool
+
+	cin, cout, k, stride, pad int
+	rule                      rule
+
+	x       *tensor.Tensor
+	cols    []float32 // [B, cin·k·k, P] unfolded inputs of the latest Forward
+	y, dx   *tensor.Tensor
+	dy      *tensor.Tensor // per-sample mode: the output gradient, read by Finish
+	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
+	psB     []float32      // per-sample bias gradients [B,cout]
+	scaled  []float32      // Finish: one c-scaled output gradient
+	scratch []float32      // a chunk's column gradients or Gram matrices
+	sqs     []float64      // a chunk's ghost norms
+}
+
+// NewConv2d returns a convolution whose parameters are named prefix+".weight"
+// and prefix+".bias". The parameters are zero: see InitDefault.
+func NewConv2d(prefix string, cin, cout, k, stride, pad int, bias bool) *Conv2d {
+	if cin <= 0 || cout <= 0 || k <= 0 || stride <= 0 || pad < 0 {
+		panic(fmt.Sprintf("nn: NewConv2d(%q, cin=%d, cout=%d, k=%d, stride=%d, pad=%d): bad geometry", prefix, cin, cout, k, stride, pad))
+	}
+	c := &Conv2d{Weight: NewParam(prefix+".weight", cout, cin, k, k), cin: cin, cout: cout, k: k, stride: stride, pad: pad}
+	if bias {
+		c.Bias = NewParam(prefix+".bias", cout)
+	}
+	return c
+}
+
+// Params returns the weight and, if present, the bias.
+func (c *Conv2d) Params() []*Param {
+	if c.Bias == nil {
+		return []*Param{c.Weight}
+	}
+	return []*Param{c.Weight, c.Bias}
+}
+
+// geometry returns the batch, input and output sizes for the input x.
+func (c *Conv2d) geometry(x *tensor.Tensor) (b, h, w, oh, ow int) {
+	if len(x.Shape) != 4 || x.Shape[1] != c.cin {
+		panic(fmt.Sprintf("nn: %s: input %v, want [B,%d,h,w]", c.Weight.Name, x, c.cin))
+	}
+	b, h, w = x.Shape[0], x.Shape[2], x.Shape[3]
+	oh, ow = kernels.ConvOut(h, c.k, c.stride, c.pad), kernels.ConvOut(w, c.k, c.stride, c.pad)
+	if oh <= 0 || ow <= 0 {
+		panic(fmt.Sprintf("nn: %s: %dx%d kernel does not fit input %v with padding %d", c.Weight.Name, c.k, c.k, x, c.pad))
+	}
+	return b, h, w, oh, ow
+}
+
+// Forward convolves x. The output is owned by the layer and overwritten by
+// its next Forward.
+func (c *Conv2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
+	b, h, w, oh, ow := c.geometry(x)
+	kk, p := c.cin*c.k*c.k, oh*ow
+	c.x = x
+	c.cols = resize(c.cols, b*kk*p)
+	c.y = reuse(c.y, b, c.cout, oh, ow)
+	img := c.cin * h * w
+	parallel(b, workers(b), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			kernels.Im2col(x.Data[i*img:(i+1)*img], c.cin, h, w, c.k, c.k, c.stride, c.pad, c.cols[i*kk*p:(i+1)*kk*p])
+		}
+	})
+	kernels.SgemmBatched(false, false, c.cout, p, kk, 1, c.Weight.Value.Data, kk, 0, c.cols, p, kk*p, 0, c.y.Data, p, c.cout*p, b)
+	if c.Bias != nil {
+		bias := c.Bias.Value.Data
+		for i := range b {
+			for co, v := range bias {
+				row := c.y.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p]
+				for j := range row {
+					row[j] += v
+				}
+			}
+		}
+	}
+	return c.y
+}
+
+// Backward returns the input gradient and produces the weight gradients as
+// Context says. The input gradient is owned by the layer and overwritten by
+// its next Backward.
+func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	x := c.x
+	if x == nil {
+		panic(fmt.Sprintf("nn: %s: Backward before Forward", c.Weight.Name))
+	}
+	b, h, w, oh, ow := c.geometry(x)
+	kk, p := c.cin*c.k*c.k, oh*ow
+	if dy.Len() != b*c.cout*p {
+		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", c.Weight.Name, dy, x))
+	}
+	if ctx.PerSample() {
+		c.perSample(ctx, dy, b, kk, p)
+	} else {
+		for i := range b {
+			kernels.Sgemm(false, true, c.cout, kk, p, 1, dy.Data[i*c.cout*p:], p, c.cols[i*kk*p:], p, 1, c.Weight.Grad.Data, kk)
+		}
+		if c.Bias != nil {
+			db := c.Bias.Grad.Data
+			for i := range b {
+				for co := range db {
+					db[co] += sum(dy.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p])
+				}
+			}
+		}
+	}
+	if c.NoInputGrad {
+		return nil
+	}
+	c.dx = reuse(c.dx, x.Shape...)
+	c.dx.Zero()
+	img := c.cin * h * w
+	c.chunks(b, kk*p, func(lo, hi int, buf []float32) {
+		kernels.SgemmBatched(true, false, kk, p, c.cout, 1, c.Weight.Value.Data, kk, 0, dy.Data[lo*c.cout*p:], p, c.cout*p, 0, buf, p, kk*p, hi-lo)
+		parallel(hi-lo, workers(hi-lo), func(_, a, z int) {
+			for i := a; i < z; i++ {
+				kernels.Col2im(buf[i*kk*p:(i+1)*kk*p], c.cin, h, w, c.k, c.k, c.stride, c.pad, c.dx.Data[(lo+i)*img:(lo+i+1)*img])
+			}
+		})
+	})
+	return c.dx
+}
+
+// chunks runs f over consecutive blocks of samples [lo,hi), one block per
+// round with as many samples as there are threads, handing it scratch of
+// per elements per sample. It bounds the scratch memory to a few samples'.
+func (c *Conv2d) chunks(b, per int, f func(lo, hi int, buf []float32)) {
+	n := max(1, min(b, runtime.GOMAXPROCS(0)))
+	c.scratch = resize(c.scratch, n*per)
+	for lo := 0; lo < b; lo += n {
+		hi := min(lo+n, b)
+		f(lo, hi, c.scratch[:(hi-lo)*per])
+	}
+}
+
+// perSample adds every sample's squared gradient norm into ctx.SqNorms and
+// defers the clipped weight gradient.
+func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, kk, p int) {
+	sq := ctx.SqNorms()
+	if len(sq) != b {
+		panic(fmt.Sprintf("nn: %s: batch of %d in per-sample mode for %d samples", c.Weight.Name, b, len(sq)))
+	}
+	cout := c.cout
+	ghost := c.rule == ruleGhost || (c.rule == ruleAuto && 2*p*p <= cout*kk)
+	if ghost {
+		c.sqs = resize(c.sqs, b)
+		c.chunks(b, 2*p*p, func(lo, hi int, buf []float32) {
+			n := hi - lo
+			gu, gy := buf[:n*p*p], buf[n*p*p:]
+			kernels.SgemmBatched(true, false, p, p, kk, 1, c.cols[lo*kk*p:], p, kk*p, c.cols[lo*kk*p:], p, kk*p, 0, gu, p, p*p, n)
+			kernels.SgemmBatched(true, false, p, p, cout, 1, dy.Data[lo*cout*p:], p, cout*p, dy.Data[lo*cout*p:], p, cout*p, 0, gy, p, p*p, n)
+			parallel(n, workers(n), func(_, a, z int) {
+				for i := a; i < z; i++ {
+					c.sqs[lo+i] = dot(gu[i*p*p:(i+1)*p*p], gy[i*p*p:(i+1)*p*p])
+				}
+			})
+		})
+	} else {
+		c.psW = resize(c.psW, b*cout*kk)
+		kernels.SgemmBatched(false, true, cout, kk, p, 1, dy.Data, p, cout*p, c.cols, p, kk*p, 0, c.psW, kk, cout*kk, b)
+	}
+	if c.Bias != nil {
+		c.psB = resize(c.psB, b*cout)
+	}
+	parallel(b, workers(b), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			var s float64
+			if ghost {
+				s = c.sqs[i]
+			} else {
+				s = sqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
+			}
+			if c.Bias != nil {
+				pb := c.psB[i*cout : (i+1)*cout]
+				for co := range pb {
+					pb[co] = sum(dy.Data[(i*cout+co)*p : (i*cout+co+1)*p])
+				}
+				s += sqNorm(pb)
+			}
+			sq[i] += s
+		}
+	})
+	c.dy = dy
+	ctx.Defer(func(f []float32) {
+		if ghost {
+			c.clippedGEMM(f, kk, p)
+		} else {
+			weightedSum(c.Weight.Grad.Data, c.psW, f)
+		}
+		if c.Bias != nil {
+			weightedSum(c.Bias.Grad.Data, c.psB, f)
+		}
+		c.dy = nil
+	})
+}
+
+// clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
+// weight-gradient GEMMs on output gradients scaled by f_i. Samples with
+// f_i = 0 are left out.
+func (c *Conv2d) clippedGEMM(f []float32, kk, p int) {
+	m := c.cout * p
+	c.scaled = resize(c.scaled, m)
+	for i, fi := range f {
+		if fi == 0 {
+			continue
+		}
+		for j, v := range c.dy.Data[i*m : (i+1)*m] {
+			c.scaled[j] = fi * v
+		}
+		kernels.Sgemm(false, true, c.cout, kk, p, 1, c.scaled, p, c.cols[i*kk*p:], p, 1, c.Weight.Grad.Data, kk)
+	}
+}
+
+// sum is Σ v accumulated in float64.
+func sum(v []float32) float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	return float32(s)
+}

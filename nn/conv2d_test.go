@@ -1,0 +1,76 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/psclip/psclip/tensor"
+)
+
+var convCases = []struct {
+	name                      string
+	cin, cout, k, stride, pad int
+	h, w                      int
+}{
+	{"3x3-same", 2, 3, 3, 1, 1, 5, 5},
+	{"stride2-pad1", 2, 4, 3, 2, 1, 6, 5},
+	{"5x5-pad2", 3, 2, 5, 1, 2, 4, 4},
+	{"1x1", 3, 2, 1, 1, 0, 3, 4},
+}
+
+func TestConv2dGrad(t *testing.T) {
+	for _, tc := range convCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			c := NewConv2d("conv", tc.cin, tc.cout, tc.k, tc.stride, tc.pad, true)
+			randomize(rng, c, 0.5)
+			checkGrad(t, c, randTensor(rng, 2, tc.cin, tc.h, tc.w), gradOpt{})
+		})
+	}
+}
+
+// Both per-sample rules are forced on every geometry, followed by a second
+// layer so the rule also sees a propagated gradient.
+func TestConv2dPerSample(t *testing.T) {
+	for _, tc := range convCases {
+		for _, r := range []rule{ruleGhost, ruleMaterialise, ruleAuto} {
+			for _, bias := range []bool{true, false} {
+				t.Run(tc.name, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(3, 4))
+					c := NewConv2d("conv", tc.cin, tc.cout, tc.k, tc.stride, tc.pad, bias)
+					c.rule = r
+					c2 := NewConv2d("conv2", tc.cout, 2, 1, 1, 0, true)
+					c2.rule = r
+					m := Sequential{c, &ReLU{}, c2}
+					randomize(rng, m, 0.5)
+					x := randTensor(rng, 4, tc.cin, tc.h, tc.w)
+					y := m.Forward(&Context{}, x)
+					checkPerSample(t, m, x, ids(4), squareLoss(randTensor(rng, y.Shape...)), medianClip)
+				})
+			}
+		}
+	}
+}
+
+func TestConv2dRule(t *testing.T) {
+	// AlexNet-CIFAR's first two layers: 32×32 outputs materialise, 16×16
+	// outputs with 64→192 channels and 5×5 kernels use the ghost norm.
+	ctx := &Context{}
+	for _, tc := range []struct {
+		c     *Conv2d
+		x     *tensor.Tensor
+		ghost bool
+	}{
+		{NewConv2d("a", 3, 64, 3, 1, 1, true), tensor.New(1, 3, 32, 32), false},
+		{NewConv2d("b", 64, 192, 5, 1, 2, true), tensor.New(1, 64, 16, 16), true},
+	} {
+		tc.c.Forward(ctx, tc.x)
+		ctx.BeginPerSample(1)
+		tc.c.Backward(ctx, tensor.New(tc.c.y.Shape...))
+		if got := tc.c.psW == nil; got != tc.ghost {
+			t.Errorf("%s: ghost = %v, want %v", tc.c.Weight.Name, got, tc.ghost)
+		}
+		ctx.Finish([]float32{1})
+		ctx.EndPerSample()
+	}
+}

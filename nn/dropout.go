@@ -1,0 +1,68 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/psclip/psclip/tensor"
+)
+
+// Dropout zeroes each element with probability P during training and scales
+// the survivors by 1/(1-P) (inverted dropout, as PyTorch), so that evaluation
+// is the identity.
+type Dropout struct {
+	P float64
+
+	train bool      // whether the latest Forward dropped
+	scale []float32 // 0 or 1/(1-P) per element of the latest Forward
+	y, dx *tensor.Tensor
+}
+
+// NewDropout returns dropout with probability p ∈ [0,1).
+func NewDropout(p float64) *Dropout {
+	if !(p >= 0 && p < 1) {
+		panic(fmt.Sprintf("nn: NewDropout(%g): probability outside [0,1)", p))
+	}
+	return &Dropout{P: p}
+}
+
+// Forward draws a mask from ctx.Rand when ctx.Train is set and P > 0, and is
+// the identity otherwise.
+func (d *Dropout) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
+	d.train = ctx.Train && d.P > 0
+	if !d.train {
+		return x
+	}
+	if ctx.Rand == nil {
+		panic("nn: Dropout in training mode needs Context.Rand")
+	}
+	keep := float32(1 / (1 - d.P))
+	d.scale = resize(d.scale, x.Len())
+	d.y = reuse(d.y, x.Shape...)
+	for i, v := range x.Data {
+		s := keep
+		if ctx.Rand.Float64() < d.P {
+			s = 0
+		}
+		d.scale[i] = s
+		d.y.Data[i] = s * v
+	}
+	return d.y
+}
+
+// Backward applies the latest Forward's mask to dy.
+func (d *Dropout) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	if !d.train {
+		return dy
+	}
+	if dy.Len() != len(d.scale) {
+		panic("nn: Dropout: gradient " + dy.String() + " does not match the latest Forward")
+	}
+	d.dx = reuse(d.dx, dy.Shape...)
+	for i, v := range dy.Data {
+		d.dx.Data[i] = d.scale[i] * v
+	}
+	return d.dx
+}
+
+// Params returns nil: Dropout has no parameters.
+func (d *Dropout) Params() []*Param { return nil }
