@@ -138,7 +138,9 @@ func New(cfg Config) (*Trainer, error) {
 	case cfg.Scope != Global && cfg.Scope != MicroBatch:
 		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
 	}
-	t := &Trainer{cfg: cfg, params: cfg.Model.Params()}
+	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
+	// it must be zeroed, measured and scaled once.
+	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
 	if len(t.params) == 0 {
 		return nil, errors.New("train: the model has no parameters")
 	}
@@ -151,7 +153,7 @@ func New(cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
-// Params returns the model's parameters, in the model's order.
+// Params returns the model's parameters, in the model's order, each once.
 func (t *Trainer) Params() []*nn.Param { return t.params }
 
 // Step performs one optimizer update from the given micro-batches. An error
@@ -328,6 +330,18 @@ func (t *Trainer) takeAccumulated(s float32) {
 			acc[j] = 0
 		}
 	}
+}
+
+func uniqueParams(ps []*nn.Param) []*nn.Param {
+	seen := make(map[*nn.Param]bool, len(ps))
+	var out []*nn.Param
+	for _, p := range ps {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func scaleRows(x []float32, s float32) {
