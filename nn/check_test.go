@@ -278,3 +278,28 @@ func compareAggregate(t *testing.T, what string, params []*Param, grads [][][]fl
 		}
 	}
 }
+
+// The harness, exported to the external tests of whole models built from
+// these layers (package nn_test, which may import package models).
+var (
+	CheckPerSample = checkPerSample
+	MedianClip     = medianClip
+	RandTensor     = randTensor
+)
+
+// ForceRule sets the per-sample rule of every Linear and Conv2d in a
+// Sequential model: ghost norms if ghost, materialised gradients otherwise.
+func ForceRule(m Sequential, ghost bool) {
+	r := ruleMaterialise
+	if ghost {
+		r = ruleGhost
+	}
+	for _, l := range m {
+		switch l := l.(type) {
+		case *Linear:
+			l.rule = r
+		case *Conv2d:
+			l.rule = r
+		}
+	}
+}
