@@ -21,8 +21,8 @@ import (
 type CausalAttention struct {
 	NHead int
 	// Drop is applied to the attention probabilities (nanoGPT's
-	// attn_dropout, a *Dropout); nil means none.
-	Drop Layer
+	// attn_dropout); nil means none.
+	Drop *Dropout
 
 	b, t, d int
 	qkv     *tensor.Tensor
@@ -170,22 +170,23 @@ func causalSoftmaxBackward(p, dp, ds []float32, t int) {
 type CausalSelfAttention struct {
 	CAttn, CProj *Linear
 	Core         *CausalAttention
-	// ResidDrop is nanoGPT's resid_dropout on the output (a *Dropout); nil
-	// means none.
-	ResidDrop Layer
+	// ResidDrop is nanoGPT's resid_dropout on the output; nil means none.
+	ResidDrop *Dropout
 }
 
 // NewCausalSelfAttention returns attention over d features in nHead heads,
 // with parameters name+".c_attn.weight" [3d, d] and name+".c_proj.weight"
-// [d, d] (and biases with bias), all zero. It panics unless nHead divides d.
-func NewCausalSelfAttention(name string, d, nHead int, bias bool) *CausalSelfAttention {
+// [d, d] (and biases with bias), all zero, and both dropouts with probability
+// dropout. It panics unless nHead divides d.
+func NewCausalSelfAttention(name string, d, nHead int, dropout float64, bias bool) *CausalSelfAttention {
 	if nHead <= 0 || d%nHead != 0 {
 		panic(fmt.Sprintf("nn: NewCausalSelfAttention: %d heads do not divide %d features", nHead, d))
 	}
 	return &CausalSelfAttention{
-		CAttn: NewLinear(name+".c_attn", d, 3*d, bias),
-		CProj: NewLinear(name+".c_proj", d, d, bias),
-		Core:  &CausalAttention{NHead: nHead},
+		CAttn:     NewLinear(name+".c_attn", d, 3*d, bias),
+		CProj:     NewLinear(name+".c_proj", d, d, bias),
+		Core:      &CausalAttention{NHead: nHead, Drop: NewDropout(dropout)},
+		ResidDrop: NewDropout(dropout),
 	}
 }
 

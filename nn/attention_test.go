@@ -89,7 +89,7 @@ func TestCausalSelfAttention(t *testing.T) {
 	}{{"ghost", ruleGhost}, {"materialise", ruleMaterialise}} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 8))
-			a := NewCausalSelfAttention("attn", 8, 2, false)
+			a := NewCausalSelfAttention("attn", 8, 2, 0, false)
 			a.CAttn.rule, a.CProj.rule = tc.rule, tc.rule
 			randomize(rng, a, 0.5)
 			if got := paramNames(a); !slices.Equal(got, []string{"attn.c_attn.weight", "attn.c_proj.weight"}) {
