@@ -10,7 +10,9 @@
 //     train and 111,540 val, as nanoGPT's shakespeare_char) or at Byte level
 //     with a fixed vocabulary of 256;
 //   - FromText(GoSource("", maxBytes), level) tokenises the default corpus,
-//     the Go standard library's source, present wherever Go is installed;
+//     the Go standard library's source, present wherever Go is installed
+//     (Go 1.26: 87,697,565 bytes in 6495 files; 1912 distinct characters;
+//     read in 0.3 s and tokenised in 0.5 s here);
 //   - LoadBin reads a directory with nanoGPT's train.bin and val.bin (e.g. a
 //     prepared OpenWebText), whose tokens are checked against the model's
 //     vocabulary size.
@@ -19,13 +21,14 @@
 // a seeded PCG whose state can be saved and restored. Vocab's text form
 // (MarshalText) is what a checkpoint stores to decode sampled tokens later.
 //
-// Every file is checked before it is read: it must be a regular file no
-// larger than 32 GiB, and a token file must have an even, non-zero size.
+// A text or token file is checked before it is read: it must be a regular
+// file no larger than 32 GiB, and a token file must have an even, non-zero
+// size.
 //
-// Batch sampling (BenchmarkSamplerNext, 2-core shared machine, Go 1.26):
+// Batch sampling (BenchmarkSamplerNext, 3 runs on a shared 2-core machine,
+// Go 1.26) costs about 2.3 ns per window token, nothing next to a training
+// step:
 //
-//	B×T = 12×64 (nanoGPT shakespeare_char)   ~1.3 µs/batch
-//	B×T = 8×1024 (GPT-2 124M micro-batch)    ~12 µs/batch
-//
-// negligible next to a training step.
+//	B×T = 12×64 (nanoGPT shakespeare_char)   1.6–1.9 µs/batch
+//	B×T = 8×1024 (GPT-2 124M micro-batch)    17–19 µs/batch
 package text
