@@ -1,0 +1,153 @@
+package cifar
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/psclip/psclip/tensor"
+)
+
+// IterConfig configures an Iterator.
+type IterConfig struct {
+	// Batch is the number of images per batch; the last batch of an epoch
+	// holds the remainder (PyTorch's drop_last=False).
+	Batch int
+	// Shuffle visits the images in a fresh random order every epoch.
+	Shuffle bool
+	// Augment is applied to every image (the zero value: none).
+	Augment Augment
+	// Norm turns pixels into network inputs.
+	Norm Normalizer
+	// Seed determines the shuffles and augmentations.
+	Seed uint64
+	// Workers is the number of goroutines that assemble a batch (0:
+	// GOMAXPROCS). It changes the speed, never the batches.
+	Workers int
+}
+
+// Position is where an Iterator stands: Index images of epoch Epoch have
+// been delivered. All of an iterator's randomness is a function of its
+// seed, the epoch and the image, so its Position is its entire state: an
+// iterator moved to a saved Position with Seek continues bit for bit as
+// the original would have.
+type Position struct {
+	Epoch int `json:"epoch"`
+	Index int `json:"index"`
+}
+
+// Iterator delivers a dataset as normalised, optionally augmented batches,
+// epoch after epoch.
+type Iterator struct {
+	d     *Dataset
+	cfg   IterConfig
+	table *[Channels][256]float32
+	pos   Position
+	order []int // the current epoch's order of images
+	bufs  [][2][ImageBytes]byte
+}
+
+// NewIterator returns an iterator at the start of epoch 0.
+func NewIterator(d *Dataset, cfg IterConfig) (*Iterator, error) {
+	if cfg.Batch < 1 {
+		return nil, fmt.Errorf("cifar: batch size %d, want at least 1", cfg.Batch)
+	}
+	if d.Len() == 0 {
+		return nil, fmt.Errorf("cifar: empty dataset")
+	}
+	if err := cfg.Norm.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	it := &Iterator{d: d, cfg: cfg, table: cfg.Norm.table(), bufs: make([][2][ImageBytes]byte, cfg.Workers)}
+	it.startEpoch(0)
+	return it, nil
+}
+
+// Len is the number of images per epoch.
+func (it *Iterator) Len() int { return it.d.Len() }
+
+// BatchesPerEpoch is the number of batches of one epoch.
+func (it *Iterator) BatchesPerEpoch() int { return (it.d.Len() + it.cfg.Batch - 1) / it.cfg.Batch }
+
+// Position returns where the iterator stands.
+func (it *Iterator) Position() Position { return it.pos }
+
+// Seek moves the iterator to p, typically one saved by Position.
+func (it *Iterator) Seek(p Position) error {
+	if p.Epoch < 0 || p.Index < 0 || p.Index > it.d.Len() {
+		return fmt.Errorf("cifar: position epoch %d index %d outside a %d-image epoch", p.Epoch, p.Index, it.d.Len())
+	}
+	it.startEpoch(p.Epoch)
+	it.pos.Index = p.Index
+	return nil
+}
+
+func (it *Iterator) startEpoch(e int) {
+	it.pos = Position{Epoch: e}
+	if it.order == nil {
+		it.order = make([]int, it.d.Len())
+	}
+	for i := range it.order {
+		it.order[i] = i
+	}
+	if it.cfg.Shuffle {
+		r := rand.New(stream(it.cfg.Seed, tagShuffle, uint64(e), 0))
+		r.Shuffle(len(it.order), func(i, j int) { it.order[i], it.order[j] = it.order[j], it.order[i] })
+	}
+}
+
+// Next returns the next batch of the current epoch: x of shape
+// [B, 3, 32, 32] and the B labels. At the end of an epoch it returns
+// ok = false and moves to the start of the next one. The returned tensor
+// and labels are the caller's.
+func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
+	if it.pos.Index >= it.d.Len() {
+		it.startEpoch(it.pos.Epoch + 1)
+		return nil, nil, false
+	}
+	idx := it.order[it.pos.Index:min(it.pos.Index+it.cfg.Batch, it.d.Len())]
+	x = tensor.New(len(idx), Channels, Side, Side)
+	y = make([]int32, len(idx))
+	workers := min(it.cfg.Workers, len(idx))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(idx)/workers, (w+1)*len(idx)/workers
+		wg.Go(func() { it.fill(x.Data, y, idx, lo, hi, &it.bufs[w]) })
+	}
+	wg.Wait()
+	it.pos.Index += len(idx)
+	return x, y, true
+}
+
+// fill assembles samples lo..hi-1 of a batch. Each sample's randomness
+// comes from its own stream keyed by (seed, epoch, image), so the result
+// does not depend on how the batch is divided among workers.
+func (it *Iterator) fill(x []float32, y []int32, idx []int, lo, hi int, buf *[2][ImageBytes]byte) {
+	var pcg rand.PCG
+	r := rand.New(&pcg)
+	aug := it.cfg.Augment != Augment{}
+	for j := lo; j < hi; j++ {
+		i := idx[j]
+		y[j] = int32(it.d.Labels[i])
+		img := it.d.Image(i)
+		if aug {
+			pcg.Seed(seeds(it.cfg.Seed, tagSample, uint64(it.pos.Epoch), uint64(i)))
+			copy(buf[0][:], img)
+			it.cfg.Augment.Apply(buf[0][:], buf[1][:], r)
+			img = buf[0][:]
+		}
+		out := x[j*ImageBytes : (j+1)*ImageBytes]
+		for c := range Channels {
+			t := &it.table[c]
+			plane := img[c*Side*Side : (c+1)*Side*Side]
+			o := out[c*Side*Side : (c+1)*Side*Side]
+			for k, v := range plane {
+				o[k] = t[v]
+			}
+		}
+	}
+}
