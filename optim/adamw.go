@@ -1,0 +1,156 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/psclip/psclip/nn"
+)
+
+// AdamWConfig holds AdamW's hyperparameters, named as torch.optim.AdamW's
+// (betas = (Beta1, Beta2)). Weight decay is set per Group.
+type AdamWConfig struct {
+	LR, Beta1, Beta2, Eps float64
+}
+
+// Group is a parameter group: parameters that share a weight decay.
+type Group struct {
+	Params      []*nn.Param
+	WeightDecay float64
+}
+
+// DecayGroups splits params as nanoGPT's configure_optimizers does: tensors
+// with two or more dimensions (matrices, embeddings, convolution kernels)
+// get weightDecay, the others (biases, normalisation gains) none. Each group
+// keeps the order of params.
+func DecayGroups(params []*nn.Param, weightDecay float64) []Group {
+	decay, noDecay := Group{WeightDecay: weightDecay}, Group{}
+	for _, p := range params {
+		if len(p.Value.Shape) >= 2 {
+			decay.Params = append(decay.Params, p)
+		} else {
+			noDecay.Params = append(noDecay.Params, p)
+		}
+	}
+	return []Group{decay, noDecay}
+}
+
+// AdamW is Adam with decoupled weight decay, torch.optim.AdamW without
+// amsgrad. With g the gradient, w the parameter, λ the group's weight decay
+// and t the step number (from 1), a step is
+//
+//	w = w·(1 − lr·λ)
+//	m = m + (1−β₁)·(g − m)                          (torch's lerp)
+//	v = β₂·v + (1−β₂)·g·g
+//	w = w − lr/(1−β₁ᵗ) · m / (√v / √(1−β₂ᵗ) + ε)
+type AdamW struct {
+	cfg    AdamWConfig
+	groups []Group
+	params []*nn.Param // all groups' parameters, in group order
+	decay  []float64   // params[i]'s weight decay
+	m, v   [][]float32
+	steps  int
+}
+
+// NewAdamW returns an AdamW optimizer over the groups. It returns an error
+// for hyperparameters PyTorch rejects (negative learning rate, ε or weight
+// decay; a β outside [0, 1)) and for parameters without a gradient of their
+// shape, with duplicate names, or in two groups.
+func NewAdamW(groups []Group, cfg AdamWConfig) (*AdamW, error) {
+	if err := checkLR(cfg.LR); err != nil {
+		return nil, err
+	}
+	switch {
+	case !(cfg.Beta1 >= 0 && cfg.Beta1 < 1):
+		return nil, fmt.Errorf("optim: β₁ = %g is not in [0, 1)", cfg.Beta1)
+	case !(cfg.Beta2 >= 0 && cfg.Beta2 < 1):
+		return nil, fmt.Errorf("optim: β₂ = %g is not in [0, 1)", cfg.Beta2)
+	case !(cfg.Eps >= 0) || math.IsInf(cfg.Eps, 0):
+		return nil, fmt.Errorf("optim: ε = %g is not a finite number ≥ 0", cfg.Eps)
+	}
+	o := &AdamW{cfg: cfg, groups: groups}
+	for _, g := range groups {
+		if !(g.WeightDecay >= 0) || math.IsInf(g.WeightDecay, 0) {
+			return nil, fmt.Errorf("optim: weight decay %g is not a finite number ≥ 0", g.WeightDecay)
+		}
+		for _, p := range g.Params {
+			o.params = append(o.params, p)
+			o.decay = append(o.decay, g.WeightDecay)
+		}
+	}
+	if err := checkParams(o.params); err != nil {
+		return nil, err
+	}
+	o.m = make([][]float32, len(o.params))
+	o.v = make([][]float32, len(o.params))
+	for i, p := range o.params {
+		o.m[i] = make([]float32, p.Value.Len())
+		o.v[i] = make([]float32, p.Value.Len())
+	}
+	return o, nil
+}
+
+// SetLR sets the learning rate for the following steps.
+func (o *AdamW) SetLR(lr float64) { o.cfg.LR = lr }
+
+// LR is the current learning rate.
+func (o *AdamW) LR() float64 { return o.cfg.LR }
+
+// Step updates every parameter from its gradient.
+func (o *AdamW) Step() {
+	o.steps++
+	// Scalars are formed in float64 and rounded to float32 once, as torch
+	// does with Python-float hyperparameters.
+	t := float64(o.steps)
+	lr, b1, b2 := o.cfg.LR, o.cfg.Beta1, o.cfg.Beta2
+	stepSize := float32(lr / (1 - math.Pow(b1, t)))
+	bc2Sqrt := float32(math.Sqrt(1 - math.Pow(b2, t)))
+	eps := float32(o.cfg.Eps)
+	lerpW := float32(1 - b1)
+	beta2, oneMinusBeta2 := float32(b2), float32(1-b2)
+	for i, p := range o.params {
+		w := p.Value.Data
+		g := p.Grad.Data[:len(w)]
+		m, v := o.m[i][:len(w)], o.v[i][:len(w)]
+		decay, decays := float32(1-lr*o.decay[i]), o.decay[i] != 0
+		for j, x := range w {
+			if decays {
+				x *= decay
+			}
+			gj := g[j]
+			mj := lerp(m[j], gj, lerpW)
+			vj := beta2*v[j] + oneMinusBeta2*gj*gj
+			m[j], v[j] = mj, vj
+			denom := float32(math.Sqrt(float64(vj)))/bc2Sqrt + eps
+			w[j] = x - stepSize*(mj/denom)
+		}
+	}
+}
+
+// lerp is torch.lerp for float32: start + weight·(end − start), computed
+// from the nearer end for accuracy.
+func lerp(start, end, weight float32) float32 {
+	if weight < 0.5 {
+		return start + weight*(end-start)
+	}
+	return end - (end-start)*(1-weight)
+}
+
+// State returns the step count and, after the first step, the moment
+// estimates as "<param name>.exp_avg" and "<param name>.exp_avg_sq".
+func (o *AdamW) State() State {
+	return exportState(o.params, o.steps, o.slots()...)
+}
+
+// SetState restores a state returned by State.
+func (o *AdamW) SetState(s State) error {
+	if err := importState(o.params, s, o.slots()...); err != nil {
+		return err
+	}
+	o.steps = s.Steps
+	return nil
+}
+
+func (o *AdamW) slots() []stateSlot {
+	return []stateSlot{{"exp_avg", o.m}, {"exp_avg_sq", o.v}}
+}

@@ -1,0 +1,118 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/psclip/psclip/nn"
+)
+
+// SGDConfig holds SGD's hyperparameters, named as torch.optim.SGD's.
+type SGDConfig struct {
+	LR          float64
+	Momentum    float64
+	WeightDecay float64
+	Nesterov    bool
+}
+
+// SGD is stochastic gradient descent with momentum and L2 weight decay,
+// torch.optim.SGD with dampening 0. With g the gradient, w the parameter,
+// μ the momentum and λ the weight decay, a step is
+//
+//	d = g + λ·w
+//	b = d on the first step, μ·b + d afterwards      (if μ ≠ 0)
+//	u = d + μ·b with Nesterov, else b                (u = d if μ = 0)
+//	w = w − lr·u
+type SGD struct {
+	cfg    SGDConfig
+	params []*nn.Param
+	bufs   [][]float32 // momentum buffers; nil when μ = 0
+	steps  int
+}
+
+// NewSGD returns an SGD optimizer over params. It returns an error for
+// hyperparameters PyTorch rejects (negative learning rate, momentum or
+// weight decay; Nesterov without momentum) and for parameters without a
+// gradient of their shape or with duplicate names.
+func NewSGD(params []*nn.Param, cfg SGDConfig) (*SGD, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	if err := checkLR(cfg.LR); err != nil {
+		return nil, err
+	}
+	switch {
+	case !(cfg.Momentum >= 0) || math.IsInf(cfg.Momentum, 0):
+		return nil, fmt.Errorf("optim: momentum %g is not a finite number ≥ 0", cfg.Momentum)
+	case !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0):
+		return nil, fmt.Errorf("optim: weight decay %g is not a finite number ≥ 0", cfg.WeightDecay)
+	case cfg.Nesterov && cfg.Momentum == 0:
+		return nil, fmt.Errorf("optim: Nesterov momentum needs a momentum > 0")
+	}
+	o := &SGD{cfg: cfg, params: params}
+	if cfg.Momentum != 0 {
+		o.bufs = make([][]float32, len(params))
+		for i, p := range params {
+			o.bufs[i] = make([]float32, p.Value.Len())
+		}
+	}
+	return o, nil
+}
+
+// SetLR sets the learning rate for the following steps.
+func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }
+
+// LR is the current learning rate.
+func (o *SGD) LR() float64 { return o.cfg.LR }
+
+// Step updates every parameter from its gradient.
+func (o *SGD) Step() {
+	lr, wd := float32(o.cfg.LR), float32(o.cfg.WeightDecay)
+	mu, nesterov, first := float32(o.cfg.Momentum), o.cfg.Nesterov, o.steps == 0
+	for i, p := range o.params {
+		w := p.Value.Data
+		g := p.Grad.Data[:len(w)]
+		if mu == 0 {
+			for j, x := range w {
+				w[j] = x - lr*(g[j]+wd*x)
+			}
+			continue
+		}
+		b := o.bufs[i][:len(w)]
+		for j, x := range w {
+			d := g[j] + wd*x
+			if first {
+				b[j] = d
+			} else {
+				b[j] = mu*b[j] + d
+			}
+			u := b[j]
+			if nesterov {
+				u = d + mu*u
+			}
+			w[j] = x - lr*u
+		}
+	}
+	o.steps++
+}
+
+// State returns the step count and, once a step with momentum has been
+// made, the momentum buffers as "<param name>.momentum_buffer".
+func (o *SGD) State() State { return exportState(o.params, o.steps, o.slots()...) }
+
+// SetState restores a state returned by State.
+func (o *SGD) SetState(s State) error {
+	if err := importState(o.params, s, o.slots()...); err != nil {
+		return err
+	}
+	o.steps = s.Steps
+	return nil
+}
+
+// slots lists the state tensors: none without momentum.
+func (o *SGD) slots() []stateSlot {
+	if o.bufs == nil {
+		return nil
+	}
+	return []stateSlot{{"momentum_buffer", o.bufs}}
+}
