@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"testing"
+)
+
+// captureStdout runs f with os.Stdout redirected and returns what it wrote.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	f()
+	os.Stdout = old
+	w.Close()
+	return string(<-done)
+}
+
+func TestBenchStepJSON(t *testing.T) {
+	var code int
+	var stderr string
+	out := captureStdout(t, func() {
+		code, _, stderr = runCLI("bench", "step", "--model", "alexnet-cifar", "--width-div", "32", "--classes", "10",
+			"--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")
+	})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Results []struct {
+			Estimator    string  `json:"estimator"`
+			StepMsMedian float64 `json:"step_ms_median"`
+			ImagesPerS   float64 `json:"images_per_s"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if len(res.Results) != 2 || res.Results[0].Estimator != "sgd" || res.Results[1].Estimator != "ps-clip-sgd" {
+		t.Fatalf("results %+v", res.Results)
+	}
+	for _, r := range res.Results {
+		if !(r.StepMsMedian > 0 && r.ImagesPerS > 0) {
+			t.Errorf("%s: step %g ms, %g images/s", r.Estimator, r.StepMsMedian, r.ImagesPerS)
+		}
+	}
+}
+
+func TestBenchStepBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--estimators", "adam"},
+		{"--batch", "0"},
+		{"--steps", "0"},
+		{"--model", "vgg"},
+	} {
+		if code, _, stderr := runCLI(append([]string{"bench", "step"}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
+		}
+	}
+}

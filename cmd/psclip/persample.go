@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/safetensors"
+	"github.com/psclip/psclip/tensor"
+)
+
+func init() {
+	register(&command{
+		name:  "persample",
+		short: "write a model, a random batch and its per-sample losses and gradient norms, for comparison with another framework",
+		run:   runPerSample,
+	})
+}
+
+// modelFlags selects and sizes a model: --model and the flags of each model.
+type modelFlags struct {
+	name    string
+	alexnet models.AlexNetConfig
+	gpt     models.GPTConfig
+}
+
+func defineModelFlags(fs *flag.FlagSet, m *modelFlags) {
+	m.alexnet = models.DefaultAlexNet
+	m.gpt = models.GPTConfig{NLayer: 4, NHead: 4, NEmbd: 128, BlockSize: 64, VocabSize: 256}
+	fs.StringVar(&m.name, "model", "alexnet-cifar", "model: alexnet-cifar or gpt")
+	fs.IntVar(&m.alexnet.WidthDiv, "width-div", m.alexnet.WidthDiv, "alexnet-cifar: divide every channel and hidden width by this")
+	fs.IntVar(&m.alexnet.Classes, "classes", m.alexnet.Classes, "alexnet-cifar: number of classes")
+	fs.IntVar(&m.gpt.NLayer, "n-layer", m.gpt.NLayer, "gpt: transformer blocks")
+	fs.IntVar(&m.gpt.NHead, "n-head", m.gpt.NHead, "gpt: attention heads")
+	fs.IntVar(&m.gpt.NEmbd, "n-embd", m.gpt.NEmbd, "gpt: embedding width")
+	fs.IntVar(&m.gpt.BlockSize, "block-size", m.gpt.BlockSize, "gpt: sequence length")
+	fs.IntVar(&m.gpt.VocabSize, "vocab-size", m.gpt.VocabSize, "gpt: vocabulary size")
+	fs.BoolVar(&m.gpt.Bias, "bias", m.gpt.Bias, "gpt: biases in linear and layer-norm layers")
+}
+
+// build returns the model and a random batch of b samples for it, all drawn
+// from seed: images x [b,3,32,32] ~ N(0,1) with uniform labels, or uniform
+// token ids [b,T] with uniform next-token targets.
+func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int32, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x6261746368)) // "batch"
+	switch m.name {
+	case "alexnet-cifar":
+		model, err := models.NewAlexNet(m.alexnet, seed)
+		if err != nil {
+			return nil, nil, nil, usageError{err.Error()}
+		}
+		x := tensor.New(b, 3, 32, 32)
+		for i := range x.Data {
+			x.Data[i] = float32(rng.NormFloat64())
+		}
+		y := make([]int32, b)
+		for i := range y {
+			y[i] = int32(rng.IntN(m.alexnet.Classes))
+		}
+		return model, x, y, nil
+	case "gpt":
+		model, err := models.NewGPT(m.gpt, seed)
+		if err != nil {
+			return nil, nil, nil, usageError{err.Error()}
+		}
+		t := m.gpt.BlockSize
+		x := tensor.New(b, t)
+		y := make([]int32, b*t)
+		for i := range x.Data {
+			x.Data[i] = float32(rng.IntN(m.gpt.VocabSize))
+			y[i] = int32(rng.IntN(m.gpt.VocabSize))
+		}
+		return model, x, y, nil
+	}
+	return nil, nil, nil, usagef("--model %q: want alexnet-cifar or gpt", m.name)
+}
+
+func runPerSample(fs *flag.FlagSet, args []string) error {
+	var m modelFlags
+	defineModelFlags(fs, &m)
+	b := fs.Int("batch", 8, "samples in the batch")
+	seed := fs.Uint64("seed", 1, "seed of the initialisation and the batch")
+	out := fs.String("out", "", "output directory (created if missing)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *b < 1 {
+		return usagef("--batch %d: need at least 1", *b)
+	}
+	if *out == "" {
+		return usagef("--out is required")
+	}
+	model, x, y, err := m.build(*b, *seed)
+	if err != nil {
+		return err
+	}
+	losses, norms, err := perSampleNorms(model, x, y)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	var params []safetensors.Tensor
+	seen := map[*nn.Param]bool{}
+	for _, p := range model.Params() {
+		if !seen[p] { // a tied weight is saved once, under its first name
+			seen[p] = true
+			params = append(params, safetensors.FromTensor(p.Name, p.Value))
+		}
+	}
+	if err := safetensors.WriteFile(filepath.Join(*out, "model.safetensors"), params, map[string]string{"format": "pt"}); err != nil {
+		return err
+	}
+	var xs safetensors.Tensor
+	if m.name == "gpt" {
+		ids := make([]int32, x.Len())
+		for i, v := range x.Data {
+			ids[i] = int32(v)
+		}
+		xs = safetensors.New("x", x.Shape, ids)
+	} else {
+		xs = safetensors.FromTensor("x", x)
+	}
+	yShape := []int{*b}
+	if m.name == "gpt" {
+		yShape = slices.Clone(x.Shape)
+	}
+	ys := safetensors.New("y", yShape, y)
+	if err := safetensors.WriteFile(filepath.Join(*out, "batch.safetensors"), []safetensors.Tensor{xs, ys}, nil); err != nil {
+		return err
+	}
+	j, err := json.Marshal(struct {
+		Loss     []float32 `json:"loss"`
+		GradNorm []float64 `json:"grad_norm"`
+	}{losses, norms})
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(*out, "norms.json"), append(j, '\n')); err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d samples, mean loss %.4f, mean gradient norm %.4f; wrote model.safetensors, batch.safetensors and norms.json to %s\n",
+		m.name, *b, mean32(losses), mean(norms), *out)
+	return nil
+}
+
+// perSampleNorms runs one forward and per-sample backward pass with dropout
+// off and returns every sample's cross-entropy loss and gradient norm.
+func perSampleNorms(model nn.Layer, x *tensor.Tensor, y []int32) ([]float32, []float64, error) {
+	ctx := &nn.Context{}
+	losses, d, err := nn.CrossEntropy(model.Forward(ctx, x), y)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := x.Dim(0)
+	ctx.BeginPerSample(n)
+	defer ctx.EndPerSample()
+	model.Backward(ctx, d)
+	norms := make([]float64, n)
+	for i, sq := range ctx.SqNorms() {
+		norms[i] = math.Sqrt(sq)
+	}
+	return losses, norms, nil
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func mean32(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	return s / float64(len(v))
+}
