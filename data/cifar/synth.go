@@ -75,19 +75,8 @@ const (
 // c is c/5, as CIFAR-100 groups five classes per superclass. The result is
 // a function of cfg alone, whatever GOMAXPROCS is.
 func Synthesize(cfg SynthConfig) (*Synthetic, error) {
-	switch {
-	case cfg.Train < 1 || cfg.Train > MaxRecords:
-		return nil, fmt.Errorf("cifar: %d training images, want 1 to %d", cfg.Train, MaxRecords)
-	case cfg.Test < 1 || cfg.Test > MaxRecords:
-		return nil, fmt.Errorf("cifar: %d test images, want 1 to %d", cfg.Test, MaxRecords)
-	case cfg.Classes < 2 || cfg.Classes > cifar100Labels:
-		return nil, fmt.Errorf("cifar: %d classes, want 2 to %d", cfg.Classes, cifar100Labels)
-	case !(cfg.Outliers >= 0 && cfg.Outliers < 1):
-		return nil, fmt.Errorf("cifar: outlier fraction %v, want it in [0, 1)", cfg.Outliers)
-	case !(cfg.Noise >= 0 && cfg.Noise <= 255):
-		return nil, fmt.Errorf("cifar: noise %v, want it in [0, 255]", cfg.Noise)
-	case cfg.OutlierKind < Mixed || cfg.OutlierKind > Corrupted:
-		return nil, fmt.Errorf("cifar: unknown outlier kind %d", cfg.OutlierKind)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("cifar: %w", err)
 	}
 	protos := prototypes(cfg)
 	s := &Synthetic{
@@ -96,6 +85,25 @@ func Synthesize(cfg SynthConfig) (*Synthetic, error) {
 	}
 	s.addOutliers(cfg)
 	return s, nil
+}
+
+// Validate reports the first field of cfg that is out of range.
+func (cfg SynthConfig) Validate() error {
+	switch {
+	case cfg.Train < 1 || cfg.Train > MaxRecords:
+		return fmt.Errorf("%d training images, want 1 to %d", cfg.Train, MaxRecords)
+	case cfg.Test < 1 || cfg.Test > MaxRecords:
+		return fmt.Errorf("%d test images, want 1 to %d", cfg.Test, MaxRecords)
+	case cfg.Classes < 2 || cfg.Classes > cifar100Labels:
+		return fmt.Errorf("%d classes, want 2 to %d", cfg.Classes, cifar100Labels)
+	case !(cfg.Outliers >= 0 && cfg.Outliers < 1):
+		return fmt.Errorf("outlier fraction %v, want it in [0, 1)", cfg.Outliers)
+	case !(cfg.Noise >= 0 && cfg.Noise <= 255):
+		return fmt.Errorf("noise %v, want it in [0, 255]", cfg.Noise)
+	case cfg.OutlierKind < Mixed || cfg.OutlierKind > Corrupted:
+		return fmt.Errorf("unknown outlier kind %d", cfg.OutlierKind)
+	}
+	return nil
 }
 
 // prototype is one class prototype: a float image in channel-major order.
