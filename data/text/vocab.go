@@ -50,10 +50,11 @@ const MaxVocab = 1 << 16
 type Vocab struct {
 	level Level
 	// At Char level: the characters in increasing code-point order (token i
-	// is runes[i]), and the token of each ASCII character, -1 if absent, so
-	// that the common case skips the binary search.
+	// is runes[i]), and 1 + the token of each ASCII character, 0 if absent,
+	// so that the common case skips the binary search. ASCII characters sort
+	// first, so their tokens are below 128.
 	runes []rune
-	ascii [utf8.RuneSelf]int32
+	ascii [utf8.RuneSelf]uint8
 }
 
 // ByteVocab returns the byte-level vocabulary: token b is byte b.
@@ -107,12 +108,9 @@ func newCharVocab(runes []rune) (*Vocab, error) {
 		return nil, fmt.Errorf("%d distinct characters exceed the %d tokens of uint16 (use byte-level tokenisation)", len(runes), MaxVocab)
 	}
 	v := &Vocab{level: Char, runes: runes}
-	for i := range v.ascii {
-		v.ascii[i] = -1
-	}
 	for i, r := range runes {
 		if r < utf8.RuneSelf {
-			v.ascii[r] = int32(i)
+			v.ascii[r] = uint8(i + 1)
 		}
 	}
 	return v, nil
@@ -144,10 +142,10 @@ func (v *Vocab) Encode(text []byte) ([]uint16, error) {
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
 			t := v.ascii[c]
-			if t < 0 {
+			if t == 0 {
 				return nil, notInVocab(rune(c), i)
 			}
-			out = append(out, uint16(t))
+			out = append(out, uint16(t-1))
 			i++
 			continue
 		}

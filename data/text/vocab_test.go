@@ -168,6 +168,7 @@ func TestVocabErrors(t *testing.T) {
 		{"char vocab of invalid UTF-8", newChar("ab\xffc"), "invalid UTF-8 at byte offset 2"},
 		{"char vocab of a surrogate", newChar("\xed\xa0\x80"), "invalid UTF-8 at byte offset 0"},
 		{"unknown character", encode(abc, "abd"), `character 'd' at byte offset 2 is not in the vocabulary`},
+		{"zero Vocab", encode(&Vocab{}, "a"), `character 'a' at byte offset 0 is not in the vocabulary`},
 		{"unknown non-ASCII character", encode(abc, "aé"), `character 'é' at byte offset 1`},
 		{"invalid UTF-8 to encode", encode(abc, "a\xc3"), "invalid UTF-8 at byte offset 1"},
 		{"token past the vocabulary", decode(abc, 0, 3), "token 3 at position 1 is outside the vocabulary of 3"},
