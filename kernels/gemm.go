@@ -79,39 +79,79 @@ func sgemm(kern *microKernel, threads int, transA, transB bool, m, n, k int, alp
 		return
 	}
 	mt, nt := ceilDiv(m, kern.mr), ceilDiv(n, kern.nr)
-	// Split the dimension whose operand is cheaper to pack again: every
-	// worker packs all of B when M is split, all of A when N is.
-	splitM := m >= n
-	tiles := nt
+	workers := min(threads, max(1, m*n*k/minThreadWork))
+	// Sharing out rows costs nothing extra (B is packed jointly, A by rows),
+	// so it is the rule; only C with too few row tiles to balance is split by
+	// columns instead, each worker then packing all of the (short) A.
+	splitM := mt >= nt || mt >= 4*workers
 	if splitM {
-		tiles = mt
+		workers = min(workers, mt)
+	} else {
+		workers = min(workers, nt)
 	}
-	workers := min(threads, tiles, max(1, m*n*k/minThreadWork))
-	if workers <= 1 {
+	tiles := nt
+	switch {
+	case workers <= 1:
 		ws := getWorkspace(kern, n)
 		gemmSerial(kern, ws, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		workspaces.Put(ws)
-		return
-	}
-	// Split points fall on micro-tile boundaries of the whole C, so every
-	// element lands in the same kind of tile (full or edge) for any split.
-	parallelFor(workers, func(w, workers int) {
-		t0, t1 := w*tiles/workers, (w+1)*tiles/workers
-		if t0 == t1 {
-			return
-		}
-		if splitM {
-			i0, i1 := t0*kern.mr, min(m, t1*kern.mr)
-			ws := getWorkspace(kern, n)
-			gemmSerial(kern, ws, transA, transB, i1-i0, n, k, alpha, a[offset(transA, i0, lda):], lda, b, ldb, beta, c[i0*ldc:], ldc)
-			workspaces.Put(ws)
-		} else {
+	case splitM:
+		gemmSplitM(kern, workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	default:
+		// As in gemmSplitM, splits fall on micro-tile boundaries.
+		parallelFor(workers, func(w, workers int) {
+			t0, t1 := w*tiles/workers, (w+1)*tiles/workers
 			j0, j1 := t0*kern.nr, min(n, t1*kern.nr)
 			ws := getWorkspace(kern, j1-j0)
 			gemmSerial(kern, ws, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 			workspaces.Put(ws)
+		})
+	}
+}
+
+// gemmSplitM is gemmSerial with the rows of C shared out among workers: for
+// each block of op(B) the workers pack it together into one shared buffer,
+// then each sweeps its own range of row tiles over it.
+//
+// Split points fall on micro-tile boundaries of the whole C, so every element
+// is computed by the same operations, in the same kind of tile (full or edge),
+// as in gemmSerial, whatever the number of workers.
+func gemmSplitM(kern *microKernel, workers int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mt := ceilDiv(m, kern.mr)
+	wss := make([]*workspace, workers)
+	for w := range wss {
+		wss[w] = getWorkspace(kern, n)
+	}
+	shared := wss[0].b
+	for jc := 0; jc < n; jc += kern.nc {
+		nc := min(kern.nc, n-jc)
+		np := ceilDiv(nc, kern.nr)
+		for pc := 0; pc < k; pc += kern.kc {
+			kc := min(kern.kc, k-pc)
+			parallelFor(workers, func(w, workers int) {
+				p0, p1 := w*np/workers*kern.nr, min(nc, (w+1)*np/workers*kern.nr)
+				if p0 < p1 {
+					packB(transB, b, ldb, pc, kc, jc+p0, p1-p0, kern.nr, shared[p0*kc:])
+				}
+			})
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			parallelFor(workers, func(w, workers int) {
+				ws := wss[w]
+				i0, i1 := w*mt/workers*kern.mr, min(m, (w+1)*mt/workers*kern.mr)
+				for ic := i0; ic < i1; ic += kern.mc {
+					mc := min(kern.mc, i1-ic)
+					packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, ws.a)
+					macroKernel(kern, ws.a, shared, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
+				}
+			})
 		}
-	})
+	}
+	for _, ws := range wss {
+		workspaces.Put(ws)
+	}
 }
 
 // offset is where row or column i of a stored operand begins: row i of an
@@ -153,32 +193,32 @@ func gemmSerial(kern *microKernel, ws *workspace, transA, transB bool, m, n, k i
 			for ic := 0; ic < m; ic += kern.mc {
 				mc := min(kern.mc, m-ic)
 				packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, ws.a)
-				macroKernel(kern, ws, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
+				macroKernel(kern, ws.a, ws.b, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
 // macroKernel sweeps the micro-kernel over an mc×nc block of C from the packed
-// blocks in ws. Column panels are the outer loop so that one kc×nr panel of B
+// blocks pa and pb. Column panels are the outer loop so that one kc×nr panel of B
 // stays in L1 while the mc×kc block of A streams through from L2. Tiles cut
-// by the edge of C are computed into ws.t and copied.
-func macroKernel(kern *microKernel, ws *workspace, mc, nc, kc int, beta float32, c []float32, ldc int) {
+// by the edge of C are computed into t and copied.
+func macroKernel(kern *microKernel, pa, pb, t []float32, mc, nc, kc int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		nb := min(nr, nc-jr)
-		bp := ws.b[jr*kc : (jr+nr)*kc]
+		bp := pb[jr*kc : (jr+nr)*kc]
 		for ir := 0; ir < mc; ir += mr {
 			mb := min(mr, mc-ir)
-			ap := ws.a[ir*kc : (ir+mr)*kc]
+			ap := pa[ir*kc : (ir+mr)*kc]
 			if mb == mr && nb == nr {
 				kern.tile(kc, ap, bp, c[ir*ldc+jr:], ldc, beta)
 				continue
 			}
-			kern.tile(kc, ap, bp, ws.t, nr, 0)
+			kern.tile(kc, ap, bp, t, nr, 0)
 			for i := range mb {
 				ci := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nb]
-				ti := ws.t[i*nr : i*nr+nb]
+				ti := t[i*nr : i*nr+nb]
 				if beta == 0 {
 					copy(ci, ti)
 					continue
