@@ -1,0 +1,53 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/psclip/psclip/experiments/gpt"
+)
+
+func init() {
+	register(&command{
+		name:  "sample",
+		short: "generate text from a GPT checkpoint written by 'psclip train gpt'",
+		run:   runSample,
+	})
+}
+
+func runSample(fs *flag.FlagSet, args []string) error {
+	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+gpt.CheckpointFile)
+	o := gpt.GenerateOptions{Tokens: 500, Temperature: 0.8, TopK: 200, Seed: 1337}
+	fs.IntVar(&o.Tokens, "tokens", o.Tokens, "tokens to generate")
+	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "divides the logits: < 1 is more conservative, > 1 more random")
+	fs.IntVar(&o.TopK, "top-k", o.TopK, "sample among the K most likely tokens only (0: all)")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the sampling")
+	prompt := fs.String("prompt", "\n", "text to continue")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := o.Check(); err != nil {
+		return usageError{err.Error()}
+	}
+	if *prompt == "" {
+		return usagef("--prompt is empty")
+	}
+	m, err := gpt.LoadModel(*ckpt)
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("--ckpt %s: no checkpoint there", *ckpt)
+	}
+	if err != nil {
+		return err
+	}
+	if m.Warning != "" {
+		fmt.Fprintln(os.Stderr, m.Warning)
+	}
+	text, err := m.Sample(*prompt, o)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	fmt.Print(*prompt + text)
+	return nil
+}

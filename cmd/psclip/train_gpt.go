@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/psclip/psclip/experiments/gpt"
+)
+
+func init() {
+	register(&command{
+		name:  "train gpt",
+		short: "train a nanoGPT-style GPT with gradient accumulation and global, micro-batch or per-sample clipping",
+		run:   runTrainGPT,
+	})
+}
+
+// gptFlags binds the flags that "train gpt" and "experiment gpt" share to a
+// configuration, whose current values are the defaults.
+func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
+	fs.IntVar(&c.NLayer, "n-layer", c.NLayer, "transformer blocks")
+	fs.IntVar(&c.NHead, "n-head", c.NHead, "attention heads (must divide --n-embd)")
+	fs.IntVar(&c.NEmbd, "n-embd", c.NEmbd, "embedding width")
+	fs.IntVar(&c.BlockSize, "block-size", c.BlockSize, "context length in tokens")
+	fs.IntVar(&c.VocabSize, "vocab-size", c.VocabSize, "model vocabulary, ≥ the corpus's (0: the corpus's; 50304 for --data)")
+	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "dropout probability")
+	fs.BoolVar(&c.Bias, "bias", c.Bias, "biases in linear and layer-norm layers")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "sequences per micro-batch (M)")
+	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches accumulated per step (K)")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "linear warm-up steps before the cosine decay")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "AdamW decoupled weight decay (parameters with ≥ 2 dimensions)")
+	fs.Float64Var(&c.Beta1, "beta1", c.Beta1, "AdamW β1")
+	fs.Float64Var(&c.Beta2, "beta2", c.Beta2, "AdamW β2")
+	fs.Float64Var(&c.Eps, "eps", c.Eps, "AdamW ε")
+	fs.Float64Var(&c.Clip, "clip", c.Clip, "clipping threshold γ on a mean gradient (see --clip-mode)")
+	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
+	fs.IntVar(&c.EvalIters, "eval-iters", c.EvalIters, "validation batches per estimate")
+	fs.IntVar(&c.LogInterval, "log-interval", c.LogInterval, "steps between log.jsonl step records")
+	fs.IntVar(&c.CkptInterval, "ckpt-interval", c.CkptInterval, "steps between checkpoints (0: only at the end and on Ctrl-C)")
+	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
+	fs.StringVar(&d.Text, "text", d.Text, "train on this text file, split 90/10 (default: the Go standard library source)")
+	fs.StringVar(&d.Dir, "data", d.Dir, "train on nanoGPT's train.bin/val.bin (uint16 tokens) in this directory")
+	fs.StringVar(&d.Level, "vocab", d.Level, "tokenisation of --text or the Go source: char or byte (default: char for --text, byte for the Go source)")
+	fs.Int64Var(&d.MaxBytes, "corpus-bytes", d.MaxBytes, "use only the first N bytes of the Go source corpus (0: all)")
+}
+
+// trainGPTFlags are the flags of "train gpt" beyond gptFlags.
+type trainGPTFlags struct {
+	preset, out string
+	resume      bool
+	mode        string
+}
+
+func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGPTFlags) {
+	gptFlags(fs, c, d)
+	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
+	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
+	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
+	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
+	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
+	fs.BoolVar(&f.resume, "resume", f.resume, "continue the run checkpointed in --out")
+}
+
+func runTrainGPT(fs *flag.FlagSet, args []string) error {
+	c, d, f := gpt.Default(), gpt.DataSpec{}, trainGPTFlags{out: "out-gpt"}
+	defineTrainGPT(fs, &c, &d, &f)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if f.preset != "" {
+		// Parse again over the preset's values, so that flags given
+		// explicitly override the preset and the others take its values.
+		p, err := gpt.Preset(f.preset)
+		if err != nil {
+			return usagef("--preset: %v", err)
+		}
+		c, d, f = p, gpt.DataSpec{}, trainGPTFlags{out: "out-gpt"}
+		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		again.SetOutput(io.Discard)
+		defineTrainGPT(again, &c, &d, &f)
+		if err := parse(again, args); err != nil {
+			return err
+		}
+		if d.Dir == "" {
+			return usagef("--preset %s needs --data (a directory with nanoGPT's OpenWebText train.bin and val.bin)", f.preset)
+		}
+	}
+	if !flagSet(fs, "min-lr") {
+		c.MinLR = c.LR / 10
+	}
+	var err error
+	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {
+		return usagef("--clip-mode: %v", err)
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	if f.out == "" {
+		return usagef("--out is empty")
+	}
+	d.VocabSize = c.VocabSize
+	corpus, err := gpt.LoadCorpus(d)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := makeOutDir(f.out, f.resume); err != nil {
+		return err
+	}
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: os.Stderr, Label: "gpt " + string(c.ClipMode)})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := run.Train(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d steps, final validation loss %.4f, %.1f min, clipped %.1f %%, %d skipped steps; log and checkpoint in %s\n",
+		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, 100*s.ClippedFraction, s.SkippedSteps, f.out)
+	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// makeOutDir creates the output directory dir. A path that exists but is
+// not a directory is a usage error; so is resuming from a directory that
+// does not exist.
+func makeOutDir(dir string, resume bool) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return usagef("--out %s exists and is not a directory", dir)
+	case err == nil:
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	case resume:
+		return usagef("--resume: no run in %s (the directory does not exist)", dir)
+	}
+	return os.MkdirAll(dir, 0o755)
+}

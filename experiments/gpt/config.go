@@ -1,0 +1,245 @@
+package gpt
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/train"
+)
+
+// ClipMode says how gradients are clipped when a step accumulates several
+// micro-batches.
+type ClipMode string
+
+const (
+	// ClipGlobal sums the micro-batch gradients, then clips once: the usual
+	// practice, and nanoGPT's.
+	ClipGlobal ClipMode = "global"
+	// ClipMicroBatch clips every micro-batch's gradient, then accumulates
+	// (MB-Clip).
+	ClipMicroBatch ClipMode = "micro-batch"
+	// ClipPerSample clips every sequence's gradient before averaging
+	// (PS-Clip-SGD with a constant threshold, by book-keeping).
+	ClipPerSample ClipMode = "per-sample"
+	// ClipNone does not clip.
+	ClipNone ClipMode = "none"
+)
+
+// ClipModes lists the modes in their command-line spelling.
+var ClipModes = []ClipMode{ClipGlobal, ClipMicroBatch, ClipPerSample, ClipNone}
+
+// ParseClipMode parses a command-line clip mode.
+func ParseClipMode(s string) (ClipMode, error) {
+	for _, m := range ClipModes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown clip mode %q (want global, micro-batch, per-sample or none)", s)
+}
+
+// Estimator returns the estimator and the train.Scope that implement the
+// mode with threshold clip.
+//
+// The threshold applies to a mean gradient: in micro-batch mode each
+// micro-batch's mean gradient is clipped to clip and the clipped gradients
+// are averaged, so K identical micro-batches step exactly as one batch
+// clipped to clip. nanoGPT's loop divides the loss by K before backward, so
+// clipping its per-micro-batch gradients to γ (as the paper's MB-Clip-SGD
+// does) equals our micro-batch mode with threshold K·γ.
+func (m ClipMode) Estimator(clip float64) (estimator.Estimator, train.Scope, error) {
+	switch m {
+	case ClipNone:
+		return estimator.SGD{}, train.Global, nil
+	case ClipGlobal, ClipMicroBatch:
+		e, err := estimator.NewClipSGD(clip)
+		if err != nil {
+			return nil, 0, err
+		}
+		if m == ClipMicroBatch {
+			return e, train.MicroBatch, nil
+		}
+		return e, train.Global, nil
+	case ClipPerSample:
+		t, err := estimator.Constant(clip)
+		if err != nil {
+			return nil, 0, err
+		}
+		return estimator.NewPSClip(t), train.Global, nil
+	}
+	return nil, 0, fmt.Errorf("unknown clip mode %q", string(m))
+}
+
+// Config is one training run: the model, the nanoGPT optimisation recipe
+// and the run's bookkeeping. The zero value is not valid; start from
+// Default or Preset.
+type Config struct {
+	// The model: nanoGPT's GPTConfig. VocabSize 0 takes the corpus's
+	// vocabulary size; a larger one pads the embedding (GPT-2's 50304).
+	NLayer    int     `json:"n_layer"`
+	NHead     int     `json:"n_head"`
+	NEmbd     int     `json:"n_embd"`
+	BlockSize int     `json:"block_size"`
+	VocabSize int     `json:"vocab_size"`
+	Dropout   float64 `json:"dropout"`
+	Bias      bool    `json:"bias"`
+
+	// A step accumulates Accum micro-batches of MicroBatch sequences.
+	MicroBatch int `json:"micro_batch"`
+	Accum      int `json:"accum"`
+	Steps      int `json:"steps"`
+
+	// AdamW with linear warm-up over Warmup steps, then cosine decay from LR
+	// to MinLR at the last step.
+	LR          float64 `json:"lr"`
+	MinLR       float64 `json:"min_lr"`
+	Warmup      int     `json:"warmup"`
+	WeightDecay float64 `json:"weight_decay"`
+	Beta1       float64 `json:"beta1"`
+	Beta2       float64 `json:"beta2"`
+	Eps         float64 `json:"eps"`
+
+	ClipMode ClipMode `json:"clip_mode"`
+	Clip     float64  `json:"clip"`
+
+	// Validation loss is estimated on EvalIters batches every EvalInterval
+	// steps (and at the first and last step); a JSON record is logged every
+	// LogInterval steps; a checkpoint is written every CkptInterval steps (0:
+	// only at the end and on interrupt).
+	EvalInterval int `json:"eval_interval"`
+	EvalIters    int `json:"eval_iters"`
+	LogInterval  int `json:"log_interval"`
+	CkptInterval int `json:"ckpt_interval"`
+	// MaxBadSteps stops the run after that many consecutive steps without
+	// an update because of non-finite gradients (0: never).
+	MaxBadSteps int `json:"max_bad_steps"`
+
+	// Seed determines the initialisation, the data order and the dropout
+	// masks; nothing else does, so runs that differ only in ClipMode or LR
+	// see the same data in the same order from the same initial weights.
+	Seed uint64 `json:"seed"`
+}
+
+// Default is nanoGPT's published CPU configuration for character-level
+// Shakespeare (README, "I only have a macbook"), with the paper's AdamW
+// betas: 4 layers, 4 heads, width 128, block 64, batch 12, 2000 steps,
+// learning rate 1e-3 decaying to 1e-4 after 100 warm-up steps, no dropout.
+func Default() Config {
+	return Config{
+		NLayer: 4, NHead: 4, NEmbd: 128, BlockSize: 64,
+		MicroBatch: 12, Accum: 1, Steps: 2000,
+		LR: 1e-3, MinLR: 1e-4, Warmup: 100,
+		WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8,
+		ClipMode: ClipGlobal, Clip: 1,
+		EvalInterval: 250, EvalIters: 20, LogInterval: 1, CkptInterval: 250,
+		MaxBadSteps: 10,
+		Seed:        1337,
+	}
+}
+
+// ExperimentDefault is the base configuration of "psclip experiment gpt":
+// a GPT small enough that the default grid (3 learning rates × 2 clip modes
+// × 3 seeds) trains in about 15 minutes on a 2-core machine, on byte-level
+// Go source, with 8 micro-batches accumulated per step and a threshold at
+// which clipping is active (see experiments/gpt/README.md).
+func ExperimentDefault() Config {
+	c := Default()
+	c.NLayer, c.NHead, c.NEmbd, c.BlockSize = 2, 4, 64, 64
+	c.MicroBatch, c.Accum, c.Steps, c.Warmup = 4, 8, 300, 30
+	c.Clip = 1
+	c.EvalInterval, c.EvalIters, c.CkptInterval = 25, 10, 0
+	return c
+}
+
+// Presets lists the names Preset accepts.
+var Presets = []string{"gpt2-124m"}
+
+// Preset returns a named configuration. "gpt2-124m" is the paper's GPT-2
+// run on OpenWebText (GPT-3 paper's 124M recipe, nanoGPT's
+// train_gpt2.py): 12 layers, 12 heads, width 768, block 1024, vocabulary
+// 50304, 8 sequences × 64 accumulation steps (≈ 0.5 M tokens a step), 5000
+// steps with 500 warm-up, peak learning rate 6e-4, clipping at 1.
+func Preset(name string) (Config, error) {
+	switch name {
+	case "gpt2-124m":
+		c := Default()
+		c.NLayer, c.NHead, c.NEmbd, c.BlockSize, c.VocabSize = 12, 12, 768, 1024, 50304
+		c.MicroBatch, c.Accum, c.Steps, c.Warmup = 8, 64, 5000, 500
+		c.LR, c.MinLR = 6e-4, 6e-5
+		c.EvalInterval, c.EvalIters, c.CkptInterval = 250, 200, 250
+		return c, nil
+	}
+	return Config{}, fmt.Errorf("unknown preset %q (want gpt2-124m)", name)
+}
+
+// model is the configuration of the model.
+func (c *Config) model() models.GPTConfig {
+	return models.GPTConfig{NLayer: c.NLayer, NHead: c.NHead, NEmbd: c.NEmbd, BlockSize: c.BlockSize,
+		VocabSize: c.VocabSize, Dropout: c.Dropout, Bias: c.Bias}
+}
+
+// TokensPerStep is the number of target tokens one optimizer step trains on.
+func (c *Config) TokensPerStep() int { return c.MicroBatch * c.Accum * c.BlockSize }
+
+// Validate checks the configuration on its own; Run also checks it against
+// the corpus (block size, vocabulary). The error names the offending
+// setting by its command-line flag.
+func (c *Config) Validate() error {
+	pos := []struct {
+		flag string
+		v    int
+	}{
+		{"n-layer", c.NLayer}, {"n-head", c.NHead}, {"n-embd", c.NEmbd}, {"block-size", c.BlockSize},
+		{"micro-batch", c.MicroBatch}, {"accum", c.Accum}, {"steps", c.Steps},
+		{"eval-interval", c.EvalInterval}, {"eval-iters", c.EvalIters}, {"log-interval", c.LogInterval},
+	}
+	for _, p := range pos {
+		if p.v <= 0 {
+			return fmt.Errorf("--%s = %d, want > 0", p.flag, p.v)
+		}
+	}
+	nonNeg := []struct {
+		flag string
+		v    int
+	}{{"vocab-size", c.VocabSize}, {"warmup", c.Warmup}, {"ckpt-interval", c.CkptInterval}, {"max-bad-steps", c.MaxBadSteps}}
+	for _, p := range nonNeg {
+		if p.v < 0 {
+			return fmt.Errorf("--%s = %d, want ≥ 0", p.flag, p.v)
+		}
+	}
+	switch {
+	case c.NEmbd%c.NHead != 0:
+		return fmt.Errorf("--n-embd = %d is not a multiple of --n-head = %d", c.NEmbd, c.NHead)
+	case c.VocabSize > text.MaxVocab:
+		return fmt.Errorf("--vocab-size = %d exceeds the %d tokens of uint16 token files", c.VocabSize, text.MaxVocab)
+	case !finite(c.Dropout) || c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("--dropout = %v, want 0 ≤ dropout < 1", c.Dropout)
+	case !finite(c.LR) || c.LR <= 0:
+		return fmt.Errorf("--lr = %v, want > 0", c.LR)
+	case !finite(c.MinLR) || c.MinLR < 0 || c.MinLR > c.LR:
+		return fmt.Errorf("--min-lr = %v, want 0 ≤ min-lr ≤ lr = %v", c.MinLR, c.LR)
+	case c.Warmup > c.Steps:
+		return fmt.Errorf("--warmup = %d exceeds --steps = %d", c.Warmup, c.Steps)
+	case !finite(c.WeightDecay) || c.WeightDecay < 0:
+		return fmt.Errorf("--weight-decay = %v, want ≥ 0", c.WeightDecay)
+	case !(c.Beta1 >= 0 && c.Beta1 < 1):
+		return fmt.Errorf("--beta1 = %v, want 0 ≤ beta1 < 1", c.Beta1)
+	case !(c.Beta2 >= 0 && c.Beta2 < 1):
+		return fmt.Errorf("--beta2 = %v, want 0 ≤ beta2 < 1", c.Beta2)
+	case !finite(c.Eps) || c.Eps <= 0:
+		return fmt.Errorf("--eps = %v, want > 0", c.Eps)
+	}
+	if _, err := ParseClipMode(string(c.ClipMode)); err != nil {
+		return errors.New("--clip-mode: " + err.Error())
+	}
+	if c.ClipMode != ClipNone && !(finite(c.Clip) && c.Clip > 0) {
+		return fmt.Errorf("--clip = %v with --clip-mode %s, want a finite threshold > 0", c.Clip, c.ClipMode)
+	}
+	return nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

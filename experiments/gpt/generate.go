@@ -1,0 +1,120 @@
+package gpt
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/tensor"
+)
+
+// GenerateOptions control sampling, as nanoGPT's sample.py.
+type GenerateOptions struct {
+	// Tokens is the number of tokens to generate.
+	Tokens int
+	// Temperature divides the logits: below 1 sharpens the distribution.
+	// It must be > 0.
+	Temperature float64
+	// TopK keeps only the K most likely tokens (0: all).
+	TopK int
+	// Seed seeds the sampling; equal seeds give equal text.
+	Seed uint64
+}
+
+// Check reports the first invalid option, naming its flag.
+func (o GenerateOptions) Check() error {
+	switch {
+	case o.Tokens <= 0:
+		return fmt.Errorf("--tokens = %d, want > 0", o.Tokens)
+	case !(o.Temperature > 0) || math.IsInf(o.Temperature, 0):
+		return fmt.Errorf("--temperature = %v, want a finite temperature > 0", o.Temperature)
+	case o.TopK < 0:
+		return fmt.Errorf("--top-k = %d, want ≥ 0 (0: no limit)", o.TopK)
+	}
+	return nil
+}
+
+// Generate continues prompt (at least one token) by o.Tokens tokens drawn
+// from model, an autoregressive language model with context blockSize that
+// maps [1, T] token ids to [1, T, V] logits. The context is cropped to the
+// last blockSize tokens, as nanoGPT's generate. It returns only the new
+// tokens.
+func Generate(model nn.Layer, blockSize int, prompt []int32, o GenerateOptions) ([]int32, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if len(prompt) == 0 {
+		return nil, errors.New("empty prompt")
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, sampleStream))
+	ctx := &nn.Context{}
+	seq := slices.Clone(prompt)
+	var probs []float64
+	for range o.Tokens {
+		window := seq[max(0, len(seq)-blockSize):]
+		x := tensor.New(1, len(window))
+		for i, t := range window {
+			x.Data[i] = float32(t)
+		}
+		out := model.Forward(ctx, x)
+		v := out.Dim(-1)
+		logits := out.Data[len(out.Data)-v:]
+		probs = nextTokenProbs(probs, logits, o.Temperature, o.TopK)
+		seq = append(seq, int32(draw(rng, probs)))
+	}
+	return seq[len(prompt):], nil
+}
+
+// sampleStream is the PCG stream of text generation.
+const sampleStream = 0x5a4e_7e47_0000_0003
+
+// nextTokenProbs returns softmax(logits/temperature) restricted to the topK
+// largest logits (all if topK is 0 or at least len(logits)), in float64.
+// Ties at the k-th largest logit are all kept, as nanoGPT's
+// logits[logits < v[-1]] = -inf.
+func nextTokenProbs(p []float64, logits []float32, temperature float64, topK int) []float64 {
+	p = slices.Grow(p[:0], len(logits))[:len(logits)]
+	cut := math.Inf(-1)
+	if topK > 0 && topK < len(logits) {
+		sorted := slices.Clone(logits)
+		slices.Sort(sorted)
+		cut = float64(sorted[len(sorted)-topK])
+	}
+	mx := math.Inf(-1)
+	for _, l := range logits {
+		mx = max(mx, float64(l))
+	}
+	var sum float64
+	for i, l := range logits {
+		if float64(l) < cut {
+			p[i] = 0
+			continue
+		}
+		p[i] = math.Exp((float64(l) - mx) / temperature)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}
+
+// draw samples an index from the distribution p.
+func draw(rng *rand.Rand, p []float64) int {
+	u := rng.Float64()
+	last := 0
+	for i, q := range p {
+		if q == 0 {
+			continue
+		}
+		if u < q {
+			return i
+		}
+		u -= q
+		last = i
+	}
+	return last // rounding left u just above the total
+}

@@ -1,0 +1,174 @@
+package gpt
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/tensor"
+)
+
+// testCorpus is a small character-level corpus of random words.
+func testCorpus(t testing.TB) *text.Corpus {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(9, 9))
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wizards quietly hex")
+	var b strings.Builder
+	for b.Len() < 20000 {
+		b.WriteString(words[rng.IntN(len(words))])
+		b.WriteByte(" \n"[rng.IntN(2)])
+	}
+	c, err := text.FromText([]byte(b.String()), text.Char)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// tinyConfig is a run that takes a fraction of a second.
+func tinyConfig(mode ClipMode) Config {
+	c := Default()
+	c.NLayer, c.NHead, c.NEmbd, c.BlockSize = 1, 2, 16, 16
+	c.MicroBatch, c.Accum, c.Steps, c.Warmup = 2, 3, 8, 2
+	c.Dropout = 0.1 // so that resuming must restore the dropout stream too
+	c.ClipMode, c.Clip = mode, 0.5
+	c.EvalInterval, c.EvalIters, c.CkptInterval = 4, 2, 0
+	return c
+}
+
+// train runs cfg to the end in dir and returns the summary.
+func trainRun(t *testing.T, cfg Config, corpus *text.Corpus, opts RunOptions) (*Summary, error) {
+	t.Helper()
+	r, err := New(cfg, corpus, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Train(context.Background())
+}
+
+// TestResumeIsExact interrupts a run after a few steps, resumes it, and
+// checks that the final weights, optimizer state and log match those of an
+// uninterrupted run bit for bit.
+func TestResumeIsExact(t *testing.T) {
+	corpus := testCorpus(t)
+	for _, mode := range []ClipMode{ClipMicroBatch, ClipPerSample} {
+		t.Run(string(mode), func(t *testing.T) {
+			cfg := tinyConfig(mode)
+			whole, parts := t.TempDir(), t.TempDir()
+			if _, err := trainRun(t, cfg, corpus, RunOptions{Out: whole}); err != nil {
+				t.Fatal(err)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r, err := New(cfg, corpus, RunOptions{Out: parts, afterStep: func(done int) {
+				if done == 3 {
+					cancel()
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
+				t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
+			}
+			if l, err := checkpoint.Load(filepath.Join(parts, CheckpointFile)); err != nil || l.Step != 3 {
+				t.Fatalf("checkpoint after the interrupt: %v, step %v; want step 3", err, l)
+			}
+			s, err := trainRun(t, cfg, corpus, RunOptions{Out: parts, Resume: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Curve) != 3 || s.Curve[0].Step != 0 || s.Curve[2].Step != 8 {
+				t.Errorf("resumed run's curve %v; want evaluations at steps 0, 4, 8", s.Curve)
+			}
+			sameCheckpoints(t, filepath.Join(whole, CheckpointFile), filepath.Join(parts, CheckpointFile))
+			if a, b := logLosses(t, whole), logLosses(t, parts); a != b {
+				t.Errorf("logs differ:\nuninterrupted %s\nresumed       %s", a, b)
+			}
+		})
+	}
+}
+
+// sameCheckpoints fails unless the two checkpoints hold bit-identical
+// weights and optimizer state.
+func sameCheckpoints(t *testing.T, a, b string) {
+	t.Helper()
+	la, err := checkpoint.Load(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := checkpoint.Load(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Step != lb.Step || la.Optimizer.Steps != lb.Optimizer.Steps {
+		t.Fatalf("steps %d/%d vs %d/%d", la.Step, la.Optimizer.Steps, lb.Step, lb.Optimizer.Steps)
+	}
+	for _, pair := range []struct {
+		what string
+		x, y map[string][]float32
+	}{{"weight", data(la.Model), data(lb.Model)}, {"optimizer state", data(la.Optimizer.Tensors), data(lb.Optimizer.Tensors)}} {
+		if len(pair.x) == 0 || len(pair.x) != len(pair.y) {
+			t.Fatalf("%s: %d vs %d tensors", pair.what, len(pair.x), len(pair.y))
+		}
+		for name, x := range pair.x {
+			y := pair.y[name]
+			for i := range x {
+				if x[i] != y[i] {
+					t.Fatalf("%s %s[%d]: %v uninterrupted, %v resumed", pair.what, name, i, x[i], y[i])
+				}
+			}
+		}
+	}
+}
+
+func data(m map[string]*tensor.Tensor) map[string][]float32 {
+	out := map[string][]float32{}
+	for k, v := range m {
+		out[k] = v.Data
+	}
+	return out
+}
+
+// logLosses returns the log's steps and losses, without the timings.
+func logLosses(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct {
+			Step     int    `json:"step"`
+			Loss     *Float `json:"loss"`
+			ValLoss  *Float `json:"val_loss"`
+			LR       *Float `json:"lr"`
+			GradNorm *Float `json:"grad_norm"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		fmt.Fprintf(&b, "%d:", r.Step)
+		for _, x := range []*Float{r.Loss, r.ValLoss, r.LR, r.GradNorm} {
+			if x != nil {
+				fmt.Fprintf(&b, "%v,", float64(*x))
+			}
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
