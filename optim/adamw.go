@@ -112,11 +112,10 @@ func (o *AdamW) Step() {
 		w := p.Value.Data
 		g := p.Grad.Data[:len(w)]
 		m, v := o.m[i][:len(w)], o.v[i][:len(w)]
-		decay, decays := float32(1-lr*o.decay[i]), o.decay[i] != 0
+		// torch skips the decay when λ = 0; multiplying by 1 is exact.
+		decay := float32(1 - lr*o.decay[i])
 		for j, x := range w {
-			if decays {
-				x *= decay
-			}
+			x *= decay
 			gj := g[j]
 			mj := lerp(m[j], gj, lerpW)
 			vj := beta2*v[j] + oneMinusBeta2*gj*gj

@@ -22,14 +22,18 @@
 // and the state and stays there. Keeping non-finite steps away from the
 // optimizer is the caller's job (package train skips such steps).
 //
-// Measured on one core of the development machine (go test -bench Step
-// ./optim/, 2²⁰ parameters as one 1024×1024 tensor, median of 5):
+// Step cost, for 2²⁰ parameters as one 1024×1024 tensor, measured as
+// thread CPU time (best of 5 × 20 steps) on the shared 2-core development
+// machine under a load average of about 12, so the figures are upper bounds:
 //
-//	SGD, momentum 0.9, weight decay      0.9 ms/step
-//	AdamW, weight decay                  3.0 ms/step
+//	SGD, momentum 0.9, weight decay    1.3–1.9 ms/step  (2.9 ms with the
+//	                                   case tests inside one loop, same run)
+//	AdamW, weight decay                4.2–4.5 ms/step
 //
-// Both stream their tensors once per step; AdamW's square root and division
-// dominate its cost.
+// `go test -bench Step ./optim/` measures wall time (3.3–5.4 ms and
+// 10–19 ms in the same session; the machine's load dominates). Each step
+// streams its tensors once; AdamW's square root and division dominate its
+// cost.
 package optim
 
 import (

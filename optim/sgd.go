@@ -78,19 +78,32 @@ func (o *SGD) Step() {
 			}
 			continue
 		}
+		// One loop per case: hoisting the loop-invariant tests out of the
+		// loop halves the step's time (package documentation).
 		b := o.bufs[i][:len(w)]
-		for j, x := range w {
-			d := g[j] + wd*x
-			if first {
+		switch {
+		case first:
+			for j, x := range w {
+				d := g[j] + wd*x
 				b[j] = d
-			} else {
-				b[j] = mu*b[j] + d
+				if nesterov {
+					d += mu * d
+				}
+				w[j] = x - lr*d
 			}
-			u := b[j]
-			if nesterov {
-				u = d + mu*u
+		case nesterov:
+			for j, x := range w {
+				d := g[j] + wd*x
+				bj := mu*b[j] + d
+				b[j] = bj
+				w[j] = x - lr*(d+mu*bj)
 			}
-			w[j] = x - lr*u
+		default:
+			for j, x := range w {
+				bj := mu*b[j] + (g[j] + wd*x)
+				b[j] = bj
+				w[j] = x - lr*bj
+			}
 		}
 	}
 	o.steps++
