@@ -20,7 +20,7 @@
 // ReadFile and Read validate strictly and reject, with an error naming the
 // file and the problem and before allocating for the claim: a header length
 // beyond the file or above 100 MB (the reference limit), a header that is not
-// UTF-8 JSON object, duplicate names, unknown dtypes or fields, negative
+// a UTF-8 JSON object, duplicate names, unknown dtypes or fields, negative
 // dimensions, offsets that are reversed, out of range, overlapping or leave
 // gaps, and a byte range that does not match shape × dtype size.
 //
