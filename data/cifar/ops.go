@@ -81,7 +81,7 @@ func (op Op) Apply(dst, src Image, magnitude float64) {
 		for v := range lut {
 			lut[v] = blend(0, byte(v), f)
 		}
-		applyLUT(dst, src, func(int) *[256]byte { return &lut })
+		applyLUT(dst, src, &lut)
 	case Color:
 		color(dst, src, float32(1+magnitude))
 	case Contrast:
@@ -91,7 +91,7 @@ func (op Op) Apply(dst, src Image, magnitude float64) {
 		for v := range lut {
 			lut[v] = blend(mean, byte(v), f)
 		}
-		applyLUT(dst, src, func(int) *[256]byte { return &lut })
+		applyLUT(dst, src, &lut)
 	case Sharpness:
 		sharpness(dst, src, float32(1+magnitude))
 	case Posterize:
@@ -100,7 +100,7 @@ func (op Op) Apply(dst, src Image, magnitude float64) {
 		for v := range lut {
 			lut[v] = byte(v) & mask
 		}
-		applyLUT(dst, src, func(int) *[256]byte { return &lut })
+		applyLUT(dst, src, &lut)
 	case Solarize:
 		var lut [256]byte
 		for v := range lut {
@@ -109,7 +109,7 @@ func (op Op) Apply(dst, src Image, magnitude float64) {
 				lut[v] = 255 - byte(v)
 			}
 		}
-		applyLUT(dst, src, func(int) *[256]byte { return &lut })
+		applyLUT(dst, src, &lut)
 	case AutoContrast:
 		perChannelLUT(dst, src, autoContrastLUT)
 	case Equalize:
@@ -251,26 +251,29 @@ func sharpness(dst, src Image, f float32) {
 	}
 }
 
-func applyLUT(dst, src Image, lut func(c int) *[256]byte) {
+// applyLUT maps every channel through the same table.
+func applyLUT(dst, src Image, lut *[256]byte) {
 	for c := range src.C {
-		t, in, out := lut(c), src.plane(c), dst.plane(c)
-		for i, v := range in {
-			out[i] = t[v]
-		}
+		mapPlane(dst.plane(c), src.plane(c), lut)
+	}
+}
+
+func mapPlane(out, in []byte, lut *[256]byte) {
+	for i, v := range in {
+		out[i] = lut[v]
 	}
 }
 
 // perChannelLUT maps every channel through a table built from its histogram.
 func perChannelLUT(dst, src Image, build func(h *[256]int) [256]byte) {
-	var luts [Channels][256]byte
 	for c := range src.C {
 		var h [256]int
 		for _, v := range src.plane(c) {
 			h[v]++
 		}
-		luts[c] = build(&h)
+		lut := build(&h)
+		mapPlane(dst.plane(c), src.plane(c), &lut)
 	}
-	applyLUT(dst, src, func(c int) *[256]byte { return &luts[c] })
 }
 
 // autoContrastLUT is Pillow's ImageOps.autocontrast with no cutoff: the
