@@ -74,3 +74,35 @@ func TestConv2dRule(t *testing.T) {
 		ctx.EndPerSample()
 	}
 }
+
+// benchConv times one forward and backward pass of AlexNet-CIFAR's second
+// convolution (64→192 channels, 5×5, 16×16 maps) on a batch of 16, in the
+// plain mode or the per-sample mode with the given rule (Finish included).
+func benchConv(b *testing.B, perSample bool, r rule) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	c := NewConv2d("conv", 64, 192, 5, 1, 2, true)
+	c.rule = r
+	InitDefault(rng, c.Weight, c.Bias)
+	x := randTensor(rng, 16, 64, 16, 16)
+	dy := randTensor(rng, 16, 192, 16, 16)
+	f := make([]float32, 16)
+	for i := range f {
+		f[i] = 1
+	}
+	ctx := &Context{}
+	for b.Loop() {
+		c.Forward(ctx, x)
+		if perSample {
+			ctx.BeginPerSample(16)
+		}
+		c.Backward(ctx, dy)
+		if perSample {
+			ctx.Finish(f)
+			ctx.EndPerSample()
+		}
+	}
+}
+
+func BenchmarkConv2dPlain(b *testing.B)       { benchConv(b, false, ruleAuto) }
+func BenchmarkConv2dGhost(b *testing.B)       { benchConv(b, true, ruleGhost) }
+func BenchmarkConv2dMaterialise(b *testing.B) { benchConv(b, true, ruleMaterialise) }

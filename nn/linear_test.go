@@ -94,3 +94,32 @@ func TestLinearNoInputGrad(t *testing.T) {
 		t.Fatalf("NoInputGrad: Backward returned %v", dx)
 	}
 }
+
+// benchLinear times one forward and backward pass of AlexNet-CIFAR's first
+// classifier layer (9216→4096) on a batch of 16, plain or per-sample.
+func benchLinear(b *testing.B, perSample bool) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	l := NewLinear("fc", 9216, 4096, true)
+	InitDefault(rng, l.Weight, l.Bias)
+	x := randTensor(rng, 16, 9216)
+	dy := randTensor(rng, 16, 4096)
+	f := make([]float32, 16)
+	for i := range f {
+		f[i] = 1
+	}
+	ctx := &Context{}
+	for b.Loop() {
+		l.Forward(ctx, x)
+		if perSample {
+			ctx.BeginPerSample(16)
+		}
+		l.Backward(ctx, dy)
+		if perSample {
+			ctx.Finish(f)
+			ctx.EndPerSample()
+		}
+	}
+}
+
+func BenchmarkLinearPlain(b *testing.B)     { benchLinear(b, false) }
+func BenchmarkLinearPerSample(b *testing.B) { benchLinear(b, true) }
