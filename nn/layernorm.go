@@ -64,33 +64,41 @@ func (l *LayerNorm) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	l.xhat = resize(l.xhat, x.Len())
 	l.rstd = resize(l.rstd, x.Rows())
 	w := l.Weight.Value.Data
-	for r := range l.rstd {
-		xr := x.Data[r*d : (r+1)*d]
-		var sum float64
-		for _, v := range xr {
-			sum += float64(v)
+	rows := len(l.rstd)
+	parallel(rows, workers(rows), func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			l.normalise(r, x.Data[r*d:(r+1)*d], w)
 		}
-		mean := sum / float64(d)
-		var ss float64
-		for _, v := range xr {
-			e := float64(v) - mean
-			ss += e * e
-		}
-		rstd := 1 / math.Sqrt(ss/float64(d)+layerNormEps)
-		l.rstd[r] = float32(rstd)
-		xh, yr := l.xhat[r*d:(r+1)*d], l.y.Data[r*d:(r+1)*d]
-		for j, v := range xr {
-			h := float32((float64(v) - mean) * rstd)
-			xh[j] = h
-			yr[j] = h * w[j]
-		}
-		if l.Bias != nil {
-			for j, b := range l.Bias.Value.Data {
-				yr[j] += b
-			}
+	})
+	return l.y
+}
+
+// normalise computes row r of x̂, rstd and y from its input xr.
+func (l *LayerNorm) normalise(r int, xr, w []float32) {
+	d := len(xr)
+	var sum float64
+	for _, v := range xr {
+		sum += float64(v)
+	}
+	mean := sum / float64(d)
+	var ss float64
+	for _, v := range xr {
+		e := float64(v) - mean
+		ss += e * e
+	}
+	rstd := 1 / math.Sqrt(ss/float64(d)+layerNormEps)
+	l.rstd[r] = float32(rstd)
+	xh, yr := l.xhat[r*d:(r+1)*d], l.y.Data[r*d:(r+1)*d]
+	for j, v := range xr {
+		h := float32((float64(v) - mean) * rstd)
+		xh[j] = h
+		yr[j] = h * w[j]
+	}
+	if l.Bias != nil {
+		for j, b := range l.Bias.Value.Data {
+			yr[j] += b
 		}
 	}
-	return l.y
 }
 
 // Backward returns the input gradient and produces the parameter gradients
@@ -102,21 +110,25 @@ func (l *LayerNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	d := l.Weight.Value.Len()
 	l.dx = reuse(l.dx, dy.Shape...)
 	w := l.Weight.Value.Data
-	for r, rstd := range l.rstd {
-		dyr, xh, dxr := dy.Data[r*d:(r+1)*d], l.xhat[r*d:(r+1)*d], l.dx.Data[r*d:(r+1)*d]
-		// dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂)) with ĝ = dy⊙weight.
-		var sg, sgx float32
-		for j, g := range dyr {
-			gh := g * w[j]
-			sg += gh
-			sgx += gh * xh[j]
+	rows := len(l.rstd)
+	parallel(rows, workers(rows), func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dyr, xh, dxr := dy.Data[r*d:(r+1)*d], l.xhat[r*d:(r+1)*d], l.dx.Data[r*d:(r+1)*d]
+			// dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂)) with ĝ = dy⊙weight.
+			var sg, sgx float32
+			for j, g := range dyr {
+				gh := g * w[j]
+				sg += gh
+				sgx += gh * xh[j]
+			}
+			sg /= float32(d)
+			sgx /= float32(d)
+			rstd := l.rstd[r]
+			for j, g := range dyr {
+				dxr[j] = rstd * (g*w[j] - sg - xh[j]*sgx)
+			}
 		}
-		sg /= float32(d)
-		sgx /= float32(d)
-		for j, g := range dyr {
-			dxr[j] = rstd * (g*w[j] - sg - xh[j]*sgx)
-		}
-	}
+	})
 	if ctx.PerSample() {
 		l.perSample(ctx, dy)
 	} else {
@@ -163,15 +175,17 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 	l.sample = resize(l.sample, n*per)
 	clear(l.sample)
 	sq := ctx.SqNorms()
-	for i := range n {
-		g := l.sample[i*per : (i+1)*per]
-		var gb []float32
-		if l.Bias != nil {
-			gb = g[d:]
+	parallel(n, workers(n), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := l.sample[i*per : (i+1)*per]
+			var gb []float32
+			if l.Bias != nil {
+				gb = g[d:]
+			}
+			l.accumulate(dy, i*rows, (i+1)*rows, 1, g[:d], gb)
+			sq[i] += sqNorm(g)
 		}
-		l.accumulate(dy, i*rows, (i+1)*rows, 1, g[:d], gb)
-		sq[i] += sqNorm(g)
-	}
+	})
 	ctx.Defer(func(c []float32) {
 		gw, gb := l.Weight.Grad.Data, l.biasGrad()
 		for i, ci := range c {
