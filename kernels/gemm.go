@@ -37,8 +37,17 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	last := batch - 1
 	checkGemm(transA, transB, m, n, k, a[min(len(a), last*strideA):], lda, b[min(len(b), last*strideB):], ldb, c[min(len(c), last*strideC):], ldc)
 	threads := runtime.GOMAXPROCS(0)
+	// With the weight shared by every product (a convolution over a batch
+	// of images), pack it once rather than once per product.
+	var pre []float32
+	if strideA == 0 && batch > 1 && m*n*k > smallWork {
+		buf := getPrepacked(roundUp(m, best.mr) * k)
+		defer prepacked.Put(buf)
+		pre = *buf
+		best.prepackA(transA, a, lda, m, k, alpha, pre)
+	}
 	one := func(i, threads int) {
-		sgemm(best, threads, transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+		sgemmPre(best, threads, pre, transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
 	}
 	if threads == 1 || batch == 1 || m*n*k >= batchSplitWork {
 		for i := range batch {
@@ -51,6 +60,18 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 			one(i, 1)
 		}
 	})
+}
+
+// prepacked pools SgemmBatched's buffers for a shared, packed A.
+var prepacked sync.Pool
+
+func getPrepacked(n int) *[]float32 {
+	p, _ := prepacked.Get().(*[]float32)
+	if p == nil {
+		p = new([]float32)
+	}
+	*p = grow(*p, n)
+	return p
 }
 
 const (
@@ -68,6 +89,12 @@ const (
 // sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
 // pin both. The arguments have been checked.
 func sgemm(kern *microKernel, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemmPre(kern, threads, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemmPre is sgemm taking op(A) already packed by prepackA when pre is not
+// nil; a and lda are then only used by the small-product path.
+func sgemmPre(kern *microKernel, threads int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	switch {
 	case m == 0 || n == 0:
 		return
@@ -93,17 +120,17 @@ func sgemm(kern *microKernel, threads int, transA, transB bool, m, n, k int, alp
 	switch {
 	case workers <= 1:
 		ws := getWorkspace(kern, n)
-		gemmSerial(kern, ws, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmSerial(kern, ws, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		workspaces.Put(ws)
 	case splitM:
-		gemmSplitM(kern, workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmSplitM(kern, workers, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	default:
 		// As in gemmSplitM, splits fall on micro-tile boundaries.
 		parallelFor(workers, func(w, workers int) {
 			t0, t1 := w*tiles/workers, (w+1)*tiles/workers
 			j0, j1 := t0*kern.nr, min(n, t1*kern.nr)
 			ws := getWorkspace(kern, j1-j0)
-			gemmSerial(kern, ws, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
+			gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 			workspaces.Put(ws)
 		})
 	}
@@ -116,7 +143,7 @@ func sgemm(kern *microKernel, threads int, transA, transB bool, m, n, k int, alp
 // Split points fall on micro-tile boundaries of the whole C, so every element
 // is computed by the same operations, in the same kind of tile (full or edge),
 // as in gemmSerial, whatever the number of workers.
-func gemmSplitM(kern *microKernel, workers int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmSplitM(kern *microKernel, workers int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mt := ceilDiv(m, kern.mr)
 	wss := make([]*workspace, workers)
 	for w := range wss {
@@ -143,8 +170,8 @@ func gemmSplitM(kern *microKernel, workers int, transA, transB bool, m, n, k int
 				i0, i1 := w*mt/workers*kern.mr, min(m, (w+1)*mt/workers*kern.mr)
 				for ic := i0; ic < i1; ic += kern.mc {
 					mc := min(kern.mc, i1-ic)
-					packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, ws.a)
-					macroKernel(kern, ws.a, shared, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
+					pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
+					macroKernel(kern, pa, shared, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
 				}
 			})
 		}
@@ -180,7 +207,7 @@ func parallelFor(workers int, f func(w, workers int)) {
 // of rows pack op(A)'s mc×kc block (it stays in L2, scaled by alpha) and sweep
 // the micro-kernel over it. Packing makes both operands contiguous in the
 // order the micro-kernel reads them, which also absorbs the transposes.
-func gemmSerial(kern *microKernel, ws *workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	for jc := 0; jc < n; jc += kern.nc {
 		nc := min(kern.nc, n-jc)
 		for pc := 0; pc < k; pc += kern.kc {
@@ -192,8 +219,8 @@ func gemmSerial(kern *microKernel, ws *workspace, transA, transB bool, m, n, k i
 			}
 			for ic := 0; ic < m; ic += kern.mc {
 				mc := min(kern.mc, m-ic)
-				packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, ws.a)
-				macroKernel(kern, ws.a, ws.b, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
+				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
+				macroKernel(kern, pa, ws.b, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
@@ -228,6 +255,26 @@ func macroKernel(kern *microKernel, pa, pb, t []float32, mc, nc, kc int, beta fl
 				}
 			}
 		}
+	}
+}
+
+// blockA returns the packed mc×kc block of alpha·op(A) at (ic, pc): a slice
+// of pre when A was packed in advance, else buf after packing into it.
+func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m, ic, mc, pc, kc int, alpha float32, buf []float32) []float32 {
+	if pre != nil {
+		return pre[pc*roundUp(m, kern.mr)+ic*kc:]
+	}
+	packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, buf)
+	return buf
+}
+
+// prepackA packs all of alpha·op(A), m×k, into dst (at least roundUp(m, mr)·k
+// long) laid out as blockA expects: kc-deep slices one after the other, each
+// holding the mr-row panels of all m rows.
+func (kern *microKernel) prepackA(transA bool, a []float32, lda, m, k int, alpha float32, dst []float32) {
+	for pc := 0; pc < k; pc += kern.kc {
+		kc := min(kern.kc, k-pc)
+		packA(transA, a, lda, 0, m, pc, kc, alpha, kern.mr, dst[pc*roundUp(m, kern.mr):])
 	}
 }
 
@@ -355,6 +402,8 @@ func grow(s []float32, n int) []float32 {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 
 // checkGemm panics unless the slices hold the matrices the dimensions and
 // leading dimensions describe.

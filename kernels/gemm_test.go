@@ -245,6 +245,8 @@ func TestSgemmBatched(t *testing.T) {
 		{m: 5, n: 7, k: 3, alpha: 1, beta: 0},
 		{transA: true, m: 40, n: 33, k: 27, alpha: 2, beta: 1},
 		{transB: true, m: 64, n: 130, k: 600, alpha: 1, beta: 0},
+		{m: 37, n: 64, k: 300, alpha: 0.5, beta: 0},
+		{transA: true, m: 300, n: 20, k: 40, alpha: 1, beta: 0.5}, // serial, several row blocks
 	} {
 		const batch = 5
 		as, bs, cs := make([][]float32, batch), make([][]float32, batch), make([][]float32, batch)
@@ -261,22 +263,30 @@ func TestSgemmBatched(t *testing.T) {
 			}
 			return out, stride
 		}
-		a, sa := join(as)
 		b, sb := join(bs)
 		c, sc := join(cs)
-		for _, procs := range []int{1, 2} {
-			got := append([]float32(nil), c...)
-			func() {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				SgemmBatched(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, sa, b, ldb, sb, g.beta, got, ldc, sc, batch)
-			}()
-			for i := range batch {
-				want := append([]float32(nil), cs[i]...)
-				Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, as[i], lda, bs[i], ldb, g.beta, want, ldc)
-				if !bitsEqual(got[i*sc:i*sc+len(want)], want) {
-					t.Fatalf("%v: batch item %d with GOMAXPROCS=%d differs from a lone Sgemm", g, i, procs)
+		for _, shared := range []bool{false, true} {
+			a, sa := join(as)
+			if shared { // one A for all, as a convolution's weight
+				for i := range as {
+					as[i] = as[0]
 				}
-				checkAgainstNaive(t, g, as[i], lda, bs[i], ldb, cs[i], got[i*sc:i*sc+len(want)], ldc)
+				a, sa = as[0], 0
+			}
+			for _, procs := range []int{1, 2} {
+				got := append([]float32(nil), c...)
+				func() {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					SgemmBatched(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, sa, b, ldb, sb, g.beta, got, ldc, sc, batch)
+				}()
+				for i := range batch {
+					want := append([]float32(nil), cs[i]...)
+					Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, as[i], lda, bs[i], ldb, g.beta, want, ldc)
+					if !bitsEqual(got[i*sc:i*sc+len(want)], want) {
+						t.Fatalf("%v: batch item %d with GOMAXPROCS=%d, shared A %v, differs from a lone Sgemm", g, i, procs, shared)
+					}
+					checkAgainstNaive(t, g, as[i], lda, bs[i], ldb, cs[i], got[i*sc:i*sc+len(want)], ldc)
+				}
 			}
 		}
 	}
