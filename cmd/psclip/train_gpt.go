@@ -111,6 +111,9 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	if err := c.CheckCorpus(corpus); err != nil {
+		return usageError{err.Error()}
+	}
 	if err := makeOutDir(f.out, f.resume); err != nil {
 		return err
 	}

@@ -1,0 +1,127 @@
+package gpt
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	if c := Default(); c.Validate() != nil {
+		t.Fatalf("Default: %v", c.Validate())
+	}
+	if c, err := Preset("gpt2-124m"); err != nil || c.Validate() != nil || c.TokensPerStep() != 8*64*1024 {
+		t.Fatalf("gpt2-124m: %v %v, %d tokens a step", err, c.Validate(), c.TokensPerStep())
+	}
+	if _, err := Preset("gpt3"); err == nil {
+		t.Error("unknown preset accepted")
+	}
+	for _, tc := range []struct {
+		mutate func(*Config)
+		flag   string
+	}{
+		{func(c *Config) { c.NLayer = 0 }, "--n-layer"},
+		{func(c *Config) { c.NHead = 3 }, "--n-embd"},
+		{func(c *Config) { c.BlockSize = -1 }, "--block-size"},
+		{func(c *Config) { c.VocabSize = 1 << 17 }, "--vocab-size"},
+		{func(c *Config) { c.Dropout = 1 }, "--dropout"},
+		{func(c *Config) { c.MicroBatch = 0 }, "--micro-batch"},
+		{func(c *Config) { c.Accum = 0 }, "--accum"},
+		{func(c *Config) { c.Steps = 0 }, "--steps"},
+		{func(c *Config) { c.LR = math.NaN() }, "--lr"},
+		{func(c *Config) { c.MinLR = 2 * c.LR }, "--min-lr"},
+		{func(c *Config) { c.Warmup = c.Steps + 1 }, "--warmup"},
+		{func(c *Config) { c.WeightDecay = -0.1 }, "--weight-decay"},
+		{func(c *Config) { c.Beta1 = 1 }, "--beta1"},
+		{func(c *Config) { c.Beta2 = -0.5 }, "--beta2"},
+		{func(c *Config) { c.Eps = 0 }, "--eps"},
+		{func(c *Config) { c.ClipMode = "sometimes" }, "--clip-mode"},
+		{func(c *Config) { c.Clip = 0 }, "--clip"},
+		{func(c *Config) { c.ClipMode, c.Clip = ClipPerSample, -1 }, "--clip"},
+		{func(c *Config) { c.Clip = math.Inf(1) }, "--clip"},
+		{func(c *Config) { c.EvalIters = 0 }, "--eval-iters"},
+		{func(c *Config) { c.CkptInterval = -1 }, "--ckpt-interval"},
+		{func(c *Config) { c.MaxBadSteps = -1 }, "--max-bad-steps"},
+	} {
+		c := Default()
+		tc.mutate(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%+v: error %v, want one naming %s", c, err, tc.flag)
+		}
+	}
+	c := Default()
+	c.ClipMode, c.Clip = ClipNone, 0
+	if err := c.Validate(); err != nil {
+		t.Errorf("no clipping needs no threshold: %v", err)
+	}
+}
+
+func TestCheckCorpus(t *testing.T) {
+	corpus := testCorpus(t) // about 18,000 train and 2,000 val characters
+	c := tinyConfig(ClipGlobal)
+	if err := c.CheckCorpus(corpus); err != nil {
+		t.Fatal(err)
+	}
+	c.BlockSize = len(corpus.Val)
+	if err := c.CheckCorpus(corpus); err == nil || !strings.Contains(err.Error(), "--block-size") {
+		t.Errorf("block as long as the validation split: %v", err)
+	}
+	c = tinyConfig(ClipGlobal)
+	c.VocabSize = corpus.Vocab.Size() - 1
+	if err := c.CheckCorpus(corpus); err == nil {
+		t.Error("a vocabulary smaller than the corpus's was accepted")
+	}
+}
+
+func TestConfigMapRoundTrip(t *testing.T) {
+	c, _ := Preset("gpt2-124m")
+	c.Dropout, c.Clip = 0.1, 0.25
+	back, err := configFromMap(configMap(c))
+	if err != nil || back != c {
+		t.Errorf("round trip: %+v, %v; want %+v", back, err, c)
+	}
+}
+
+func TestFloatJSON(t *testing.T) {
+	b, err := json.Marshal([]Float{1.5, Float(math.NaN()), Float(math.Inf(-1)), 1e-300})
+	if err != nil || string(b) != "[1.5,null,null,1e-300]" {
+		t.Fatalf("%s, %v", b, err)
+	}
+	var back []Float
+	if err := json.Unmarshal(b, &back); err != nil || back[0] != 1.5 || !math.IsNaN(float64(back[1])) || back[3] != 1e-300 {
+		t.Errorf("%v, %v", back, err)
+	}
+}
+
+// TestResumeLog checks that resuming keeps the log's records up to the
+// checkpoint and drops later ones and a line cut by a crash.
+func TestResumeLog(t *testing.T) {
+	dir := t.TempDir()
+	log := `{"step":0,"val_loss":4.2,"elapsed_s":0.1}
+{"step":1,"lr":0.001,"loss":4.1,"grad_norm":1.5}
+{"step":2,"lr":0.001,"loss":null,"grad_norm":null,"skipped":true}
+{"step":2,"val_loss":3.9,"elapsed_s":0.3}
+{"step":3,"lr":0.001,"loss":3.8,"grad_norm":1.1}
+{"step":4,"val_loss":3.`
+	if err := os.WriteFile(filepath.Join(dir, LogFile), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, curve, err := openLog(dir, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.write(EvalRecord{Step: 3, ValLoss: 3.7})
+	w.Close()
+	if len(curve) != 2 || curve[1] != (EvalPoint{2, 3.9}) {
+		t.Errorf("curve %v", curve)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, LogFile))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[4], `{"step":3,"val_loss":3.7`) {
+		t.Errorf("log after resume:\n%s", b)
+	}
+}
