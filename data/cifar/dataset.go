@@ -207,7 +207,7 @@ func readClassCount(path string) (int, error) {
 }
 
 // ReadFile reads one CIFAR binary file of the given format whose labels must
-// be below classes. The file's size is checked before anything is allocated:
+// be below classes (1 ≤ classes ≤ 10 or 100, by format). The file's size is checked before anything is allocated:
 // it must be a positive multiple of the record size and hold at most
 // MaxRecords records. Errors name the file, and the record and byte offset
 // at fault.
@@ -347,6 +347,9 @@ func (d *Dataset) Encode() []byte {
 func WriteDir(dir string, train, test *Dataset) error {
 	if train.Classes != test.Classes || train.Classes < 1 || train.Classes > cifar100Labels {
 		return fmt.Errorf("cifar: cannot write %d training and %d test classes as CIFAR-100", train.Classes, test.Classes)
+	}
+	if len(train.Coarse) != train.Len() || len(test.Coarse) != test.Len() {
+		return fmt.Errorf("cifar: cannot write a data set without coarse labels as CIFAR-100")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cifar: %w", err)
