@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,4 +174,60 @@ func logLosses(t *testing.T, dir string) string {
 		b.WriteByte(' ')
 	}
 	return b.String()
+}
+
+// TestBadStepsStop poisons the model so that every gradient is NaN: no step
+// may touch the weights, each is logged as skipped, and after MaxBadSteps
+// the run stops with an error and a checkpoint.
+func TestBadStepsStop(t *testing.T) {
+	corpus := testCorpus(t)
+	for _, mode := range []ClipMode{ClipGlobal, ClipMicroBatch, ClipPerSample} {
+		t.Run(string(mode), func(t *testing.T) {
+			cfg := tinyConfig(mode)
+			cfg.MaxBadSteps = 3
+			dir := t.TempDir()
+			r, err := New(cfg, corpus, RunOptions{Out: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			params := r.model.Params()
+			params[1].Value.Data[0] = float32(math.NaN()) // a position embedding
+			before := params[len(params)-1].Value.Clone()
+			_, err = r.Train(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "3 consecutive steps") {
+				t.Fatalf("error %v, want one about 3 consecutive bad steps", err)
+			}
+			if !slices.Equal(params[len(params)-1].Value.Data, before.Data) {
+				t.Error("a NaN gradient reached the weights")
+			}
+			l, err := checkpoint.Load(filepath.Join(dir, CheckpointFile))
+			if err != nil || l.Step != 3 {
+				t.Fatalf("checkpoint: %v, %+v; want one at step 3", err, l)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, LogFile))
+			if n := strings.Count(string(b), `"loss":null`); n != 3 || strings.Count(string(b), `"skipped":true`) != 3 {
+				t.Errorf("log does not show the 3 skipped steps:\n%s", b)
+			}
+		})
+	}
+}
+
+// TestGOMAXPROCSInvariant trains the same run on one and on two threads and
+// compares the final weights bit for bit.
+func TestGOMAXPROCSInvariant(t *testing.T) {
+	corpus := testCorpus(t)
+	cfg := tinyConfig(ClipPerSample)
+	cfg.NEmbd, cfg.MicroBatch = 32, 4 // enough work to be split among threads
+	var dirs []string
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		dir := t.TempDir()
+		_, err := trainRun(t, cfg, corpus, RunOptions{Out: dir})
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	sameCheckpoints(t, filepath.Join(dirs[0], CheckpointFile), filepath.Join(dirs[1], CheckpointFile))
 }
