@@ -371,13 +371,7 @@ func WriteDir(dir string, train, test *Dataset) error {
 		{"coarse_label_names.txt", []byte(coarse.String())},
 	}
 	for i, f := range files {
-		err := atomicfile.Write(filepath.Join(dir, f.name), func(w *os.File) error {
-			if err := w.Chmod(0o644); err != nil { // data files, not secrets
-				return err
-			}
-			_, err := w.Write(f.data)
-			return err
-		})
+		err := atomicfile.WriteFile(filepath.Join(dir, f.name), f.data)
 		if err != nil {
 			for _, done := range files[:i] {
 				os.Remove(filepath.Join(dir, done.name))

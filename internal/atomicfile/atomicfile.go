@@ -10,7 +10,7 @@ import (
 )
 
 // Write calls fill with a file open for writing and, if fill succeeds,
-// atomically replaces path with what it wrote. On any error the destination
+// atomically replaces path with what it wrote, with mode 0644. On any error the destination
 // is left untouched and the temporary file is removed.
 func Write(path string, fill func(f *os.File) error) (err error) {
 	dir := filepath.Dir(path)
@@ -25,6 +25,11 @@ func Write(path string, fill func(f *os.File) error) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	// CreateTemp makes the file private (0600); outputs are ordinary files
+	// that other users and tools read.
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err = fill(f); err != nil {
 		return err
 	}
@@ -45,7 +50,8 @@ func Write(path string, fill func(f *os.File) error) (err error) {
 	return nil
 }
 
-// WriteFile atomically replaces path with data.
+// WriteFile atomically replaces path with data. Files are created with mode
+// 0644, like the outputs of most tools.
 func WriteFile(path string, data []byte) error {
 	return Write(path, func(f *os.File) error {
 		_, err := f.Write(data)

@@ -36,3 +36,17 @@ func TestWriteIntoMissingDirectoryFails(t *testing.T) {
 		t.Fatal("expected an error for a missing directory")
 	}
 }
+
+func TestWriteMakesReadableFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	if err := WriteFile(path, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o644 {
+		t.Fatalf("mode %v, want 0644", got)
+	}
+}
