@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -253,4 +254,50 @@ func median(x []float64) float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// Same seed and data ⇒ bit-identical per-sample norms and clipped gradients
+// whatever GOMAXPROCS is.
+func TestGPTDeterministic(t *testing.T) {
+	run := func(procs int) (norms []float64, grads [][]float32) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		m, err := NewGPT(GPTConfig{NLayer: 2, NHead: 4, NEmbd: 32, BlockSize: 16, VocabSize: 23}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const b, tl = 5, 16
+		x := tensor.New(b, tl)
+		y := make([]int32, b*tl)
+		for i := range y {
+			x.Data[i] = float32(i * 7 % 23)
+			y[i] = int32(i * 3 % 23)
+		}
+		var ctx nn.Context
+		_, dy, err := nn.CrossEntropy(m.Forward(&ctx, x), y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx.BeginPerSample(b)
+		m.Backward(&ctx, dy)
+		norms = slices.Clone(ctx.SqNorms())
+		c := make([]float32, b)
+		for i := range c {
+			c[i] = float32(i) / b
+		}
+		ctx.Finish(c)
+		for _, p := range m.Params() {
+			grads = append(grads, slices.Clone(p.Grad.Data))
+		}
+		return norms, grads
+	}
+	n1, g1 := run(1)
+	n4, g4 := run(4)
+	if !slices.Equal(n1, n4) {
+		t.Fatalf("norms differ: %v and %v", n1, n4)
+	}
+	for k := range g1 {
+		if !slices.Equal(g1[k], g4[k]) {
+			t.Fatalf("gradient %d differs between GOMAXPROCS 1 and 4", k)
+		}
+	}
 }
