@@ -316,3 +316,16 @@ func FuzzSgemm(f *testing.F) {
 		}
 	})
 }
+
+// TestSgemmNoAllocs checks that a steady stream of serial products reuses its
+// pooled packing buffers instead of allocating.
+func TestSgemmNoAllocs(t *testing.T) {
+	const m, n, k = 100, 90, 300
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	allocs := testing.AllocsPerRun(20, func() {
+		sgemm(best, 1, false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per call, want 0", allocs)
+	}
+}
