@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestQuadraticBadFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"quadratic", "highprob"} {
+		tests := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--p", "1"}, "p = 1"},
+			{[]string{"--p", "0.5,1.5"}, "p = 0.5"},
+			{[]string{"--p", "x"}, `"x" is not a number`},
+			{[]string{"--T", "0"}, "T = 0"},
+			{[]string{"--T", "-3"}, "T = -3"},
+			{[]string{"--n", "0"}, "n = 0"},
+			{[]string{"--eta", "0"}, "--eta 0"},
+			{[]string{"--eta", "-0.1"}, "--eta -0.1"},
+			{[]string{"--gamma", "0"}, "--gamma 0"},
+			{[]string{"--alpha", "NaN"}, "--alpha NaN"},
+			{[]string{"--beta", "-1"}, "--beta -1"},
+			{[]string{"--runs", "0"}, "runs = 0"},
+			{[]string{"--methods", "adam"}, `unknown method "adam"`},
+			{[]string{"--tuned", "--p", "1.3"}, "no tuned parameters"},
+			{[]string{"--out", file}, "is a file"},
+			{[]string{"--bogus"}, "bogus"},
+			{[]string{"extra"}, `unexpected argument "extra"`},
+		}
+		for _, tt := range tests {
+			args := append([]string{cmd}, tt.args...)
+			code, _, errOut := runCLI(args...)
+			if code != 2 || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("psclip %s: exit %d, stderr %q; want 2 and one line containing %q", strings.Join(args, " "), code, errOut, tt.want)
+			}
+		}
+	}
+}
+
+func TestQuadraticTableJSONAndFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "out")
+	args := []string{"quadratic", "--T", "50", "--runs", "2", "--p", "1.5,1.2", "--out", dir}
+	var code int
+	var errOut string
+	table := captureStdout(t, func() { code, _, errOut = runCLI(args...) })
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"p = 1.5", "p = 1.2", "Clip-SGD", "PS-Clip-SGD", "Normalized SGD"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	for _, f := range []string{"quadratic.json", "quadratic.png", "quadratic.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	out := captureStdout(t, func() { code, _, _ = runCLI(append(args[:len(args)-2], "--json")...) })
+	var res struct {
+		Rows []struct {
+			P           float64 `json:"p"`
+			Method      string  `json:"method"`
+			MinGradNorm float64 `json:"min_grad_norm"`
+			AvgGradNorm float64 `json:"avg_grad_norm"`
+		} `json:"rows"`
+		Config map[string]any `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
+		t.Fatalf("--json: exit %d, %v:\n%s", code, err, out)
+	}
+	if len(res.Rows) != 6 || res.Rows[0].P != 1.5 || res.Rows[0].Method != "clip-sgd" || res.Config["T"] != 50.0 {
+		t.Errorf("--json rows %+v config %v", res.Rows, res.Config)
+	}
+	again := captureStdout(t, func() { runCLI(append(args[:len(args)-2], "--json")...) })
+	if again != out {
+		t.Error("the same flags gave different output")
+	}
+}
