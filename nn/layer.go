@@ -41,6 +41,8 @@ type Layer interface {
 //
 // After the backward pass the caller turns SqNorms into factors and calls
 // Finish(c): the clipped gradient is formed with no second backward pass.
+// Deferred work may read the dy a layer was given and the input it kept, so
+// neither may be modified between Backward and Finish.
 type Context struct {
 	// Train enables training-only behaviour such as dropout.
 	Train bool
