@@ -328,6 +328,12 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 			}
 			continue
 		}
+		if transpose16 != nil && cols == nr && nr%16 == 0 && 15*ldb < 1<<31 {
+			for j := 0; j < nr; j += 16 {
+				transpose16(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr)
+			}
+			continue
+		}
 		for j := range cols {
 			src := b[(j0+jr+j)*ldb+p0:][:kc]
 			for p, v := range src {
@@ -341,6 +347,12 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 		}
 	}
 }
+
+// transpose16, where the CPU has a fast way, copies rows 0..15 of src (k
+// elements each, leading dimension ld) into dst transposed: element p of row
+// j goes to dst[p·stride+j]. Packing a transposed B is such a copy, and the
+// scalar loop is three times slower than a plain copy.
+var transpose16 func(src []float32, ld, k int, dst []float32, stride int)
 
 // sgemmSmall computes tiny products directly, skipping packing.
 func sgemmSmall(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

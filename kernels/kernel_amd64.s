@@ -544,6 +544,45 @@ kernelAVX512_overwrite:
 	VZEROUPPER
 	RET
 
+DATA iota16<>+0(SB)/4, $0
+DATA iota16<>+4(SB)/4, $1
+DATA iota16<>+8(SB)/4, $2
+DATA iota16<>+12(SB)/4, $3
+DATA iota16<>+16(SB)/4, $4
+DATA iota16<>+20(SB)/4, $5
+DATA iota16<>+24(SB)/4, $6
+DATA iota16<>+28(SB)/4, $7
+DATA iota16<>+32(SB)/4, $8
+DATA iota16<>+36(SB)/4, $9
+DATA iota16<>+40(SB)/4, $10
+DATA iota16<>+44(SB)/4, $11
+DATA iota16<>+48(SB)/4, $12
+DATA iota16<>+52(SB)/4, $13
+DATA iota16<>+56(SB)/4, $14
+DATA iota16<>+60(SB)/4, $15
+GLOBL iota16<>(SB), RODATA|NOPTR, $64
+
+// func gatherT16(src *float32, ld, k int, dst *float32, dstStride int)
+TEXT ·gatherT16(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), SI
+	MOVQ ld+8(FP), AX
+	MOVQ k+16(FP), CX
+	MOVQ dst+24(FP), DI
+	MOVQ dstStride+32(FP), DX
+	SHLQ $2, DX
+	VPBROADCASTD AX, Z31
+	VPMULLD iota16<>(SB), Z31, Z1
+loop:
+	KXNORW K0, K0, K1
+	VGATHERDPS (SI)(Z1*4), K1, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $4, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ loop
+	VZEROUPPER
+	RET
+
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX
