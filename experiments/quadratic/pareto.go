@@ -15,8 +15,9 @@ import (
 //
 // the first factor from a table and the second from a piecewise-cubic
 // Hermite interpolant on 256 segments (relative error < 1e-10; see
-// TestParetoExactness). Words with more than 32 leading zeros (probability
-// 2^−33) recurse on a fresh word, so the tail is exact to the last bit.
+// TestParetoExactness). A word with more than 32 leading zeros (probability
+// 2^−33) is replaced by a fresh one scaled by 2^(33/p), so the far tail keeps
+// full resolution.
 type pareto struct {
 	pow2 [34]float64     // pow2[e] = 2^(e/p)
 	cub  [256][4]float64 // m^(−1/p) on segment i: c0 + t(c1 + t(c2 + t·c3))
@@ -39,11 +40,19 @@ func newPareto(p float64) *pareto {
 	return s
 }
 
-// fill sets xi to independent symmetrized Pareto values.
-func (s *pareto) fill(rng *rand.Rand, xi []float64) {
+// fill sets xi to independent symmetrized Pareto values. It takes the
+// concrete PCG so that drawing a word is inlined, not an interface call.
+func (s *pareto) fill(src *rand.PCG, xi []float64) {
 	for i := range xi {
-		u := rng.Uint64()
-		v := s.magnitude(u<<1|1, rng) // the 63 low bits, as an odd word: U ∈ (0, 1)
+		u := src.Uint64()
+		w := u<<1 | 1 // the 63 low bits as an odd word: U = w/2^64 ∈ (0, 1)
+		z := bits.LeadingZeros64(w)
+		var v float64
+		if z <= 32 {
+			v = s.cubic(w, z)
+		} else {
+			v = s.tail(src)
+		}
 		if u>>63 != 0 {
 			v = -v
 		}
@@ -51,15 +60,21 @@ func (s *pareto) fill(rng *rand.Rand, xi []float64) {
 	}
 }
 
-// magnitude returns U^(−1/p) for U = w/2^64, w odd.
-func (s *pareto) magnitude(w uint64, rng *rand.Rand) float64 {
-	z := bits.LeadingZeros64(w)
-	if z > 32 {
-		// U < 2^−33: U·2^33 is uniform on (0, 1) again.
-		return s.pow2[33] * s.magnitude(rng.Uint64()|1, rng)
-	}
+// cubic returns U^(−1/p) for U = w/2^64 whose word w has z ≤ 32 leading zeros.
+func (s *pareto) cubic(w uint64, z int) float64 {
 	f := w << z << 1 // m's fraction bits, the leading 1 dropped
 	c := &s.cub[f>>56]
 	t := float64(f<<8>>11) * 0x1p-53
 	return s.pow2[z+1] * (c[0] + t*(c[1]+t*(c[2]+t*c[3])))
+}
+
+// tail returns U^(−1/p) given U < 2^−33, where U·2^33 is uniform on (0, 1)
+// again and is drawn afresh.
+func (s *pareto) tail(src *rand.PCG) float64 {
+	for scale := s.pow2[33]; ; scale *= s.pow2[33] {
+		w := src.Uint64() | 1
+		if z := bits.LeadingZeros64(w); z <= 32 {
+			return scale * s.cubic(w, z)
+		}
+	}
 }

@@ -233,7 +233,8 @@ func newSim(c Config) *sim {
 // the paper's numbering).
 func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func(m, t int, norm float64)) {
 	c := s.c
-	rng := rand.New(rand.NewPCG(c.Seed, streamID(p, r)))
+	src := rand.NewPCG(c.Seed, streamID(p, r))
+	rng := rand.New(src)
 	x1 := s.x[0]
 	for i := range x1 {
 		x1[i] = rng.NormFloat64()
@@ -247,7 +248,7 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 	}
 	d := c.Dim
 	for t := range c.T {
-		noise.fill(rng, s.noise)
+		noise.fill(src, s.noise)
 		if plain {
 			clear(s.mean)
 			for k := 0; k < len(s.noise); k += d {
