@@ -290,7 +290,7 @@ func TestNew(t *testing.T) {
 		if e.Name() != name {
 			t.Errorf("New(%q).Name() = %q", name, e.Name())
 		}
-		if e.PerSample() != (name == "ps-clip-sgd") {
+		if e.PerSample() != (name != "sgd" && name != "clip-sgd" && name != "nsgd") {
 			t.Errorf("%s: PerSample = %v", name, e.PerSample())
 		}
 	}
