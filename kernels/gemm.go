@@ -22,9 +22,8 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 }
 
 // SgemmBatched runs batch independent Sgemm calls; the i-th uses A, B and C
-// starting at i·strideA, i·strideB and i·strideC. Batches of small products
-// are spread over goroutines one product each; large products are each
-// parallelised as Sgemm does. Either way the results are bit-identical to
+// starting at i·strideA, i·strideB and i·strideC. Small products are spread
+// over goroutines whole; large ones are each parallelised as Sgemm does. Either way the results are bit-identical to
 // batch sequential Sgemm calls.
 func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
 	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
@@ -49,6 +48,9 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	one := func(i, threads int) {
 		sgemmPre(best, threads, pre, transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
 	}
+	// Whole products per goroutine need no synchronisation inside them, but
+	// large products split by rows keep each goroutine's share of a shared
+	// packed A in its own L2 from one product to the next.
 	if threads == 1 || batch == 1 || m*n*k >= batchSplitWork {
 		for i := range batch {
 			one(i, threads)
@@ -82,8 +84,9 @@ const (
 	// (about 5µs of work at ~50 GMAC/s per core).
 	minThreadWork = 1 << 18
 	// batchSplitWork is the m·n·k above which SgemmBatched parallelises
-	// inside each product rather than across products.
-	batchSplitWork = 1 << 22
+	// inside each product rather than across products (attention products,
+	// 256×256×64, fall below it; AlexNet's convolutions 2 to 5 above).
+	batchSplitWork = 1 << 24
 )
 
 // sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
