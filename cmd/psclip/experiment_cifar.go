@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/psclip/psclip/experiments/cifar"
+)
+
+func init() {
+	register(&command{
+		name:  "experiment cifar",
+		short: "AlexNet-CIFAR: SGD, Clip-SGD, PS-Clip-SGD and increasing-threshold PS-Clip-SGD over seeds (tables, figures)",
+		run:   runExperimentCIFAR,
+	})
+}
+
+// experimentCIFARFlags are the flags of "experiment cifar" beyond
+// cifarFlags and the thresholds.
+type experimentCIFARFlags struct {
+	data, methods, alphas, betas, out string
+	full, paper, resume               bool
+	seeds                             int
+}
+
+func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
+	cifarFlags(fs, c, &f.data)
+	fs.StringVar(&f.methods, "methods", f.methods, "comma-separated methods to compare: "+strings.Join(cifar.MethodNames, ", "))
+	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's: 15)")
+	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
+	fs.Float64Var(&th.Alpha, "inc-alpha", th.Alpha, "Increasing-PS-Clip-SGD's α (the paper's: 15)")
+	fs.Float64Var(&th.Beta, "inc-beta", th.Beta, "Increasing-PS-Clip-SGD's β (the paper's: 2)")
+	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid (default: --inc-alpha; the appendix's: 1,15,30,45)")
+	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
+	fs.BoolVar(&f.full, "full-grid", f.full, "run the appendix's whole grid α ∈ {1,15,30,45} × β ∈ {1.2,1.5,1.8,2} (overrides --grid-alphas and --grid-betas)")
+	fs.BoolVar(&f.paper, "paper", f.paper, "start from the paper's setting: full-width model, 300 epochs, AutoAugment, thresholds 15, 45 and α=15 β=2")
+	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
+	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
+	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
+}
+
+func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
+	defaults := experimentCIFARFlags{methods: strings.Join(cifar.MethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
+	c, th, f := cifar.ExperimentDefault(), cifar.ExperimentThresholds(), defaults
+	defineExperimentCIFAR(fs, &c, &th, &f)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if f.paper {
+		// Parse again over the paper's values, so that flags given
+		// explicitly override them and the others take them.
+		c, th, f = cifar.Default(), cifar.PaperThresholds(), defaults
+		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		again.SetOutput(io.Discard)
+		defineExperimentCIFAR(again, &c, &th, &f)
+		if err := parse(again, args); err != nil {
+			return err
+		}
+	}
+	e := cifar.Experiment{Base: c}
+	for _, name := range strings.Split(f.methods, ",") {
+		m, err := th.Method(strings.TrimSpace(name))
+		if err != nil {
+			return usagef("--methods: %v", err)
+		}
+		e.Methods = append(e.Methods, m)
+	}
+	var err error
+	switch {
+	case f.full:
+		e.GridAlphas, e.GridBetas = cifar.PaperAlphas, cifar.PaperBetas
+	case f.betas != "":
+		if e.GridBetas, err = floats("grid-betas", f.betas); err != nil {
+			return err
+		}
+		e.GridAlphas = []float64{th.Alpha}
+		if f.alphas != "" {
+			if e.GridAlphas, err = floats("grid-alphas", f.alphas); err != nil {
+				return err
+			}
+		}
+	}
+	if f.seeds <= 0 {
+		return usagef("--seeds = %d, want > 0", f.seeds)
+	}
+	for i := range f.seeds {
+		e.Seeds = append(e.Seeds, uint64(i+1))
+	}
+	if err := e.Check(); err != nil {
+		return usageError{err.Error()}
+	}
+	d, err := loadCIFAR(f.data)
+	if err != nil {
+		return err
+	}
+	if err := makeOutDir(f.out, f.resume); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := cifar.RunExperiment(ctx, e, d, f.out, f.resume, os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Performance comparison\n\n%s\n", res.MainTable())
+	if g := res.GridTable(); g != "" {
+		fmt.Printf("Increasing vs constant threshold\n\n%s\n", g)
+	}
+	fmt.Printf("Results in %s (%s, %s, %s, %s, %s)\n", f.out, cifar.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
+	return nil
+}
+
+// floats parses a comma-separated list of numbers given to --name.
+func floats(name, s string) ([]float64, error) {
+	var xs []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, usagef("--%s: %q is not a number", name, f)
+		}
+		xs = append(xs, x)
+	}
+	return xs, nil
+}

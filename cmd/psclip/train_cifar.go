@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/experiments/cifar"
+)
+
+func init() {
+	register(&command{
+		name:  "train cifar",
+		short: "train AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant or increasing threshold)",
+		run:   runTrainCIFAR,
+	})
+}
+
+// cifarFlags binds the flags that "train cifar" and "experiment cifar"
+// share to a configuration, whose current values are the defaults.
+func cifarFlags(fs *flag.FlagSet, c *cifar.Config, data *string) {
+	fs.StringVar(data, "data", "", "CIFAR-100 or CIFAR-10 binary `directory` (or one written by 'psclip data synth-cifar')")
+	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate (constant)")
+	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "SGD weight decay (L2, as torch.optim.SGD)")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "images per step")
+	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "training epochs")
+	fs.IntVar(&c.WidthDiv, "width-div", c.WidthDiv, "divide AlexNet's widths by this (1: the paper's model)")
+	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "classifier dropout probability")
+	fs.StringVar(&c.Augment, "augment", c.Augment, "training augmentation: "+strings.Join(cifar.Augments, ", "))
+	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
+}
+
+// loadCIFAR reads the data directory; a missing or damaged file is a usage
+// error naming the file (and offset).
+func loadCIFAR(dir string) (*cifar.Data, error) {
+	if dir == "" {
+		return nil, usagef("--data is required (a CIFAR binary directory; 'psclip data synth-cifar' writes a synthetic one)")
+	}
+	d, err := cifar.LoadData(dir)
+	if err != nil {
+		return nil, usagef("--data: %v", err)
+	}
+	return d, nil
+}
+
+func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
+	c := cifar.Default()
+	var data string
+	cifarFlags(fs, &c, &data)
+	fs.StringVar(&c.Estimator, "estimator", c.Estimator, "gradient estimator: "+strings.Join(estimator.Names, ", "))
+	fs.Float64Var(&c.Clip, "clip", c.Clip, "threshold γ of clip-sgd and of ps-clip-sgd's constant threshold (default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd)")
+	fs.Float64Var(&c.Alpha, "alpha", 0, "ps-clip-sgd's increasing threshold α·k^(1/β): α")
+	fs.Float64Var(&c.Beta, "beta", 0, "ps-clip-sgd's increasing threshold α·k^(1/β): β (selects the increasing threshold)")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
+	out := fs.String("out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
+	resume := fs.Bool("resume", false, "continue the run checkpointed in --out (--epochs may grow)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if !flagSet(fs, "clip") {
+		c.Clip = cifar.PaperClip(c.Estimator)
+	}
+	if flagSet(fs, "beta") && !(c.Beta > 0) {
+		return usagef("--beta = %v, want a finite β > 0", c.Beta)
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	if *out == "" {
+		return usagef("--out is empty")
+	}
+	d, err := loadCIFAR(data)
+	if err != nil {
+		return err
+	}
+	if err := makeOutDir(*out, *resume); err != nil {
+		return err
+	}
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: os.Stderr, Label: c.Method()})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := run.Train(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
+		c.Method(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
+		s.SkippedSteps, s.DroppedSamples, strings.Join([]string{cifar.LogFile, cifar.CheckpointFile, cifar.ResultFile}, ", "), *out)
+	return nil
+}

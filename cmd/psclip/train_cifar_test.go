@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/psclip/psclip/data/cifar"
+)
+
+// writeCIFAR writes a tiny synthetic CIFAR-100-format set and returns its
+// directory.
+func writeCIFAR(t *testing.T) string {
+	t.Helper()
+	s, err := cifar.Synthesize(cifar.SynthConfig{Train: 120, Test: 30, Classes: 4, Seed: 2, Noise: 24, Outliers: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := cifar.WriteDir(dir, s.Train, s.Test); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// tinyCIFARFlags make a run of well under a second.
+var tinyCIFARFlags = []string{"--width-div", "32", "--batch", "16", "--epochs", "1", "--augment", "cropflip"}
+
+func TestTrainCIFAR(t *testing.T) {
+	data := writeCIFAR(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "cifar", "--data", data, "--out", out, "--estimator", "ps-clip-sgd", "--alpha", "1", "--beta", "2"}, tinyCIFARFlags...)
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("train cifar: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"log.jsonl", "ckpt.safetensors", "result.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "result.json")); err != nil || !strings.Contains(string(b), `"beta": 2`) || !strings.Contains(string(b), `"test_acc"`) {
+		t.Errorf("result.json (%v):\n%s", err, b)
+	}
+	// Resuming a finished run succeeds; so does extending it by an epoch.
+	if code, _, stderr := runCLI(append(args, "--resume", "--epochs", "2")...); code != 0 {
+		t.Fatalf("train cifar --resume --epochs 2: exit %d: %s", code, stderr)
+	}
+	// A setting that alters the trajectory may not change.
+	if code, _, stderr := runCLI(append(args, "--resume", "--lr", "0.1")...); code != 2 || !strings.Contains(stderr, "lr") {
+		t.Errorf("resume with another --lr: exit %d, %q; want 2 naming lr", code, stderr)
+	}
+}
+
+// Every bad flag value or data directory is a usage error (exit 2) on one
+// line naming the problem, and leaves no output directory behind.
+func TestCIFARBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	data := writeCIFAR(t)
+	truncated := filepath.Join(dir, "truncated")
+	if err := os.MkdirAll(truncated, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"train.bin", "test.bin", "fine_label_names.txt"} {
+		b, err := os.ReadFile(filepath.Join(data, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "train.bin" {
+			b = b[:len(b)-100]
+		}
+		if err := os.WriteFile(filepath.Join(truncated, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	train := func(extra ...string) []string {
+		return append([]string{"train", "cifar", "--data", data, "--out", out}, extra...)
+	}
+	exp := func(extra ...string) []string {
+		return append([]string{"experiment", "cifar", "--data", data, "--out", out}, extra...)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{train("--estimator", "adam"), "--estimator"},
+		{train("--estimator", "clip-sgd", "--clip", "0"), "--clip"},
+		{train("--estimator", "ps-clip-sgd", "--clip", "-1"), "--clip"},
+		{train("--alpha", "15", "--beta", "0"), "--beta"},
+		{train("--alpha", "15", "--beta", "-2"), "--beta"},
+		{train("--alpha", "0", "--beta", "2"), "--alpha"},
+		{train("--estimator", "sgd", "--alpha", "1", "--beta", "2"), "ps-clip-sgd"},
+		{train("--batch", "0"), "--batch"},
+		{train("--epochs", "0"), "--epochs"},
+		{train("--width-div", "0"), "--width-div"},
+		{train("--lr", "-0.1"), "--lr"},
+		{train("--momentum", "1"), "--momentum"},
+		{train("--augment", "mixup"), "--augment"},
+		{train("--max-bad-steps", "-1"), "--max-bad-steps"},
+		{train("--resume"), "--resume"},
+		{train("stray"), "unexpected argument"},
+		{[]string{"train", "cifar", "--out", out}, "--data is required"},
+		{[]string{"train", "cifar", "--data", filepath.Join(dir, "missing"), "--out", out}, "missing"},
+		{[]string{"train", "cifar", "--data", truncated, "--out", out}, "train.bin"},
+		{[]string{"train", "cifar", "--data", data, "--out", file}, "not a directory"},
+		{exp("--seeds", "0"), "--seeds"},
+		{exp("--methods", "sgd,adam"), "--methods"},
+		{exp("--clip-sgd-gamma", "0"), "--clip"},
+		{exp("--ps-gamma", "-3"), "--clip"},
+		{exp("--inc-beta", "0"), "β"},
+		{exp("--grid-betas", "2,x"), "--grid-betas"},
+		{exp("--grid-alphas", "0"), "--alpha"},
+		{exp("--epochs", "0"), "--epochs"},
+		{[]string{"experiment", "cifar", "--data", truncated, "--out", out}, "offset"},
+		{[]string{"experiment", "cifar", "--data", data, "--out", file}, "not a directory"},
+	} {
+		code, stdout, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("psclip %s: exit %d, stderr %q; want exit 2 and one line naming %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("psclip %s left %s behind", strings.Join(tc.args, " "), out)
+		}
+	}
+}

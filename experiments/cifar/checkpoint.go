@@ -1,0 +1,91 @@
+package cifar
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/psclip/psclip/checkpoint"
+)
+
+// CheckpointFile is the name of a run's checkpoint in its output directory;
+// the one before it is kept as checkpoint.PrevPath(CheckpointFile).
+const CheckpointFile = "ckpt.safetensors"
+
+// Keys of a checkpoint's Meta.RNG and Meta.Extra.
+const (
+	rngDropout = "dropout"
+	extraState = "state"
+)
+
+// mayDiffer lists the settings a resumed run may change: more epochs extend
+// the run (the learning rate is constant), and the bad-step limit only
+// decides when to give up.
+var mayDiffer = []string{"epochs", "max_bad_steps"}
+
+func (r *Run) ckptPath() string { return filepath.Join(r.opts.Out, CheckpointFile) }
+
+// save writes the checkpoint of the run after r.st.Step steps: weights,
+// momentum buffers, the dropout stream, the data-order position (which is
+// the iterator's whole state) and the epoch's running statistics. Without
+// an output directory there is nowhere to write, and nothing to do.
+func (r *Run) save() error {
+	if r.opts.Out == "" {
+		return nil
+	}
+	st := r.st
+	st.Seconds = r.elapsed()
+	js, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	meta := checkpoint.Meta{
+		Step: st.Step, Epoch: st.Pos.Epoch, Batch: (st.Pos.Index + r.cfg.Batch - 1) / r.cfg.Batch,
+		Config: configMap(r.cfg), Extra: map[string]string{extraState: string(js)},
+	}
+	if err := meta.SetRNG(rngDropout, r.dropout); err != nil {
+		return err
+	}
+	return checkpoint.Save(r.ckptPath(), meta, r.model.Params(), r.opt)
+}
+
+// restore loads the run's checkpoint, checks that it was written by the
+// same configuration, and restores everything save wrote.
+func (r *Run) restore() error {
+	if r.opts.Out == "" {
+		return errors.New("--resume needs an output directory")
+	}
+	l, err := checkpoint.Load(r.ckptPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--resume: no checkpoint in %s", r.opts.Out)
+	}
+	if err != nil {
+		return err
+	}
+	if w := l.Warning(); w != "" && r.opts.Progress != nil {
+		fmt.Fprintln(r.opts.Progress, w)
+	}
+	if err := l.CheckConfig(configMap(r.cfg), mayDiffer...); err != nil {
+		return err
+	}
+	var st state
+	if err := json.Unmarshal([]byte(l.Extra[extraState]), &st); err != nil {
+		return fmt.Errorf("checkpoint %s: run state: %w", l.Path, err)
+	}
+	if st.Step != l.Step || st.Step > r.TotalSteps() {
+		return fmt.Errorf("checkpoint %s: step %d does not fit a run of %d steps (--epochs %d)", l.Path, l.Step, r.TotalSteps(), r.cfg.Epochs)
+	}
+	if err := r.it.Seek(st.Pos); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", l.Path, err)
+	}
+	if err := l.RestoreRNG(rngDropout, r.dropout); err != nil {
+		return err
+	}
+	if err := l.Restore(r.model.Params(), r.opt); err != nil {
+		return err
+	}
+	r.st = st
+	return nil
+}

@@ -1,0 +1,403 @@
+package cifar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/psclip/psclip/internal/atomicfile"
+)
+
+// Method is one estimator setting of an experiment: the estimator's
+// command-line name and its thresholds, as in Config.
+type Method struct {
+	Estimator string  `json:"estimator"`
+	Clip      float64 `json:"clip,omitempty"`
+	Alpha     float64 `json:"alpha,omitempty"`
+	Beta      float64 `json:"beta,omitempty"`
+}
+
+// PaperAlphas and PaperBetas are the appendix's grid for the increasing
+// threshold α·k^(1/β).
+var (
+	PaperAlphas = []float64{1, 15, 30, 45}
+	PaperBetas  = []float64{1.2, 1.5, 1.8, 2.0}
+)
+
+func (m Method) config(base Config, seed uint64) Config {
+	c := base
+	c.Estimator, c.Clip, c.Alpha, c.Beta, c.Seed = m.Estimator, m.Clip, m.Alpha, m.Beta, seed
+	return c
+}
+
+// Name is the paper's name of the method with its thresholds.
+func (m Method) Name() string {
+	c := m.config(Config{}, 0)
+	return c.Method()
+}
+
+// increasing reports whether the method uses the increasing threshold.
+func (m Method) increasing() bool { return m.Beta != 0 }
+
+// key names the method's directory: "sgd", "clip-sgd_gamma=15",
+// "ps-clip-sgd_alpha=15_beta=2".
+func (m Method) key() string {
+	c := m.config(Config{}, 0)
+	switch {
+	case c.increasing():
+		return fmt.Sprintf("%s_alpha=%s_beta=%s", m.Estimator, num(m.Alpha), num(m.Beta))
+	case c.usesClip():
+		return fmt.Sprintf("%s_gamma=%s", m.Estimator, num(m.Clip))
+	}
+	return m.Estimator
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// Experiment is the paper's AlexNet study: every method at every seed from
+// the same base configuration, and the appendix's grid of increasing
+// thresholds. A seed fixes the split, the initialisation, the data order,
+// the augmentations and the dropout masks, so at a given seed all methods
+// start from the same weights and see the same batches.
+type Experiment struct {
+	// Base is the configuration of every run but the estimator settings
+	// and the seed.
+	Base Config `json:"base"`
+	// Methods are compared in the main table and figures.
+	Methods []Method `json:"methods"`
+	// GridAlphas × GridBetas are the increasing thresholds α·k^(1/β) of
+	// the "increasing vs constant threshold" table; empty: no grid. A grid
+	// point equal to one of Methods is trained once.
+	GridAlphas []float64 `json:"grid_alphas"`
+	GridBetas  []float64 `json:"grid_betas"`
+	Seeds      []uint64  `json:"seeds"`
+}
+
+// grid returns the grid's methods.
+func (e *Experiment) grid() []Method {
+	var g []Method
+	for _, a := range e.GridAlphas {
+		for _, b := range e.GridBetas {
+			g = append(g, Method{Estimator: "ps-clip-sgd", Alpha: a, Beta: b})
+		}
+	}
+	return g
+}
+
+// all returns the methods to train: Methods, then the grid points not among
+// them.
+func (e *Experiment) all() []Method {
+	ms := slices.Clone(e.Methods)
+	for _, g := range e.grid() {
+		if !slices.Contains(ms, g) {
+			ms = append(ms, g)
+		}
+	}
+	return ms
+}
+
+// Check validates the experiment and every configuration in it.
+func (e *Experiment) Check() error {
+	switch {
+	case len(e.Methods) == 0:
+		return errors.New("--methods: no method")
+	case len(e.Seeds) == 0:
+		return errors.New("--seeds: no seed")
+	case (len(e.GridAlphas) == 0) != (len(e.GridBetas) == 0):
+		return errors.New("--grid-alphas and --grid-betas must both be empty or both be given")
+	}
+	for _, b := range e.GridBetas {
+		if !(finite(b) && b > 0) {
+			return fmt.Errorf("--grid-betas: β = %v, want a finite β > 0", b)
+		}
+	}
+	for _, m := range e.all() {
+		c := m.config(e.Base, e.Seeds[0])
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", m.Name(), err)
+		}
+	}
+	return nil
+}
+
+// RunResult is what one run of an experiment produced.
+type RunResult struct {
+	Method Method `json:"method"`
+	Name   string `json:"name"`
+	Seed   uint64 `json:"seed"`
+	Summary
+}
+
+// Row is one line of the experiment's tables: one method aggregated over
+// seeds. Accuracies are fractions; standard deviations are the sample ones
+// (n−1), null for a single seed.
+type Row struct {
+	Method Method `json:"method"`
+	Name   string `json:"name"`
+	N      int    `json:"n"`
+	// TrainAcc and ValAcc are the last epoch's; TestAcc is the final
+	// model's; Seconds is the total wall time of a run.
+	TrainAcc   Float `json:"train_acc_mean"`
+	TrainAccSD Float `json:"train_acc_sd"`
+	ValAcc     Float `json:"val_acc_mean"`
+	ValAccSD   Float `json:"val_acc_sd"`
+	TestAcc    Float `json:"test_acc_mean"`
+	TestAccSD  Float `json:"test_acc_sd"`
+	Seconds    Float `json:"train_time_s_mean"`
+	SecondsSD  Float `json:"train_time_s_sd"`
+	// ValAtFastest is the validation accuracy of the last epoch completed
+	// within the total time of the fastest method at the same seed (the
+	// paper's "Val Accuracy after 119 min"); null for grid rows.
+	ValAtFastest   Float `json:"val_acc_at_fastest_mean"`
+	ValAtFastestSD Float `json:"val_acc_at_fastest_sd"`
+	// ClippedPerBatch and ClippedStepFraction average the runs' per-epoch
+	// clipping statistics.
+	ClippedPerBatch     Float `json:"clipped_per_batch_mean"`
+	ClippedStepFraction Float `json:"clipped_step_fraction_mean"`
+}
+
+// Results is the content of results.json.
+type Results struct {
+	Experiment Experiment  `json:"experiment"`
+	Data       string      `json:"data"`
+	Runs       []RunResult `json:"runs"`
+	// Table has a row per method of Experiment.Methods; Grid a row per
+	// grid point.
+	Table []Row `json:"table"`
+	Grid  []Row `json:"grid"`
+}
+
+// Output files of an experiment, in its directory.
+const (
+	ResultsFile = "results.json"
+	TableMD     = "table.md"
+	GridMD      = "grid.md"
+	AccuracyPNG = "accuracy.png"
+	AccuracySVG = "accuracy.svg"
+	ClippingPNG = "clipping.png"
+	ClippingSVG = "clipping.svg"
+	runsDir     = "runs"
+)
+
+// RunExperiment trains every run of e on data in turn, each in its own
+// directory dir/runs/<method>/seed=<seed>, then writes results.json, the
+// tables (markdown) and the figures (PNG and SVG) to dir. With resume,
+// finished runs are read back rather than retrained and an interrupted run
+// continues from its checkpoint. progress, if not nil, receives progress
+// lines.
+func RunExperiment(ctx context.Context, e Experiment, data *Data, dir string, resume bool, progress io.Writer) (*Results, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	res := &Results{Experiment: e, Data: data.Dir}
+	for _, m := range e.all() {
+		for _, seed := range e.Seeds {
+			out := filepath.Join(dir, runsDir, m.key(), fmt.Sprintf("seed=%d", seed))
+			label := fmt.Sprintf("%s seed=%d", m.Name(), seed)
+			s, err := experimentRun(ctx, m.config(e.Base, seed), data, out, resume, progress, label)
+			if err != nil {
+				return nil, fmt.Errorf("run %s: %w", label, err)
+			}
+			res.Runs = append(res.Runs, RunResult{Method: m, Name: m.Name(), Seed: seed, Summary: *s})
+		}
+	}
+	res.aggregate()
+	return res, res.write(dir)
+}
+
+// experimentRun returns a finished run's summary, training it unless resume
+// finds it done.
+func experimentRun(ctx context.Context, c Config, data *Data, out string, resume bool, progress io.Writer, label string) (*Summary, error) {
+	if resume {
+		path := filepath.Join(out, ResultFile)
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			var s Summary
+			if err := json.Unmarshal(b, &s); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return &s, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+		// Resume only a run that got as far as a checkpoint.
+		if _, err := os.Stat(filepath.Join(out, CheckpointFile)); err != nil {
+			resume = false
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	r, err := New(c, data, RunOptions{Out: out, Resume: resume, Progress: progress, Label: label})
+	if err != nil {
+		return nil, err
+	}
+	return r.Train(ctx)
+}
+
+// aggregate fills the tables from the runs.
+func (r *Results) aggregate() {
+	fastest := map[uint64]float64{}
+	for _, run := range r.Runs {
+		if slices.Contains(r.Experiment.Methods, run.Method) {
+			if t, ok := fastest[run.Seed]; !ok || run.Seconds < t {
+				fastest[run.Seed] = run.Seconds
+			}
+		}
+	}
+	row := func(m Method, withFastest bool) Row {
+		var train, val, test, secs, atFastest, clipped, clippedSteps []float64
+		for _, run := range r.Runs {
+			if run.Method != m {
+				continue
+			}
+			train = append(train, float64(run.TrainAcc))
+			val = append(val, float64(run.ValAcc))
+			test = append(test, float64(run.TestAcc))
+			secs = append(secs, run.Seconds)
+			atFastest = append(atFastest, valWithin(run.Curve, fastest[run.Seed]))
+			var c, s float64
+			for _, ep := range run.Curve {
+				c += ep.ClippedPerBatch
+				s += ep.ClippedStepFraction
+			}
+			clipped = append(clipped, c/float64(len(run.Curve)))
+			clippedSteps = append(clippedSteps, s/float64(len(run.Curve)))
+		}
+		w := Row{Method: m, Name: m.Name(), N: len(val)}
+		w.TrainAcc, w.TrainAccSD = meanSD(train)
+		w.ValAcc, w.ValAccSD = meanSD(val)
+		w.TestAcc, w.TestAccSD = meanSD(test)
+		w.Seconds, w.SecondsSD = meanSD(secs)
+		w.ValAtFastest, w.ValAtFastestSD = Float(math.NaN()), Float(math.NaN())
+		if withFastest {
+			w.ValAtFastest, w.ValAtFastestSD = meanSD(atFastest)
+		}
+		w.ClippedPerBatch, _ = meanSD(clipped)
+		w.ClippedStepFraction, _ = meanSD(clippedSteps)
+		return w
+	}
+	r.Table = r.Table[:0]
+	for _, m := range r.Experiment.Methods {
+		r.Table = append(r.Table, row(m, true))
+	}
+	r.Grid = r.Grid[:0]
+	for _, m := range r.Experiment.grid() {
+		r.Grid = append(r.Grid, row(m, false))
+	}
+}
+
+// valWithin is the validation accuracy of the last epoch of curve finished
+// within t seconds, NaN if none was.
+func valWithin(curve []EpochRecord, t float64) float64 {
+	v := math.NaN()
+	for _, ep := range curve {
+		if ep.Elapsed <= t {
+			v = float64(ep.ValAcc)
+		}
+	}
+	return v
+}
+
+// meanSD returns the mean and the sample standard deviation (NaN for fewer
+// than two values).
+func meanSD(x []float64) (mean, sd Float) {
+	if len(x) == 0 {
+		return Float(math.NaN()), Float(math.NaN())
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	m := s / float64(len(x))
+	if len(x) < 2 {
+		return Float(m), Float(math.NaN())
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return Float(m), Float(math.Sqrt(ss / float64(len(x)-1)))
+}
+
+// write saves results.json, the tables and the figures to dir.
+func (r *Results) write(dir string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		data string
+	}{
+		{ResultsFile, string(b) + "\n"},
+		{TableMD, r.MainTable()},
+		{GridMD, r.GridTable()},
+	}
+	for _, f := range files {
+		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), []byte(f.data)); err != nil {
+			return err
+		}
+	}
+	return r.figures(dir)
+}
+
+// seedsLabel says over how many seeds the tables aggregate.
+func (r *Results) seedsLabel() string {
+	if n := len(r.Experiment.Seeds); n != 1 {
+		return fmt.Sprintf("mean ± sd over %d seeds", n)
+	}
+	return "1 seed"
+}
+
+// MethodNames are the names Thresholds.Method accepts, in the order of the
+// paper's tables.
+var MethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-sgd"}
+
+// Thresholds are the clipping thresholds of an experiment's four methods.
+type Thresholds struct {
+	ClipSGD     float64 // Clip-SGD's γ
+	PSClipSGD   float64 // PS-Clip-SGD's constant γ
+	Alpha, Beta float64 // Increasing-PS-Clip-SGD's α·k^(1/β)
+}
+
+// PaperThresholds are the paper's thresholds for the full AlexNet on
+// CIFAR-100: 15, 45 and α = 15, β = 2.
+func PaperThresholds() Thresholds {
+	return Thresholds{ClipSGD: PaperClipSGD, PSClipSGD: PaperPSClipSGD, Alpha: PaperAlpha, Beta: PaperBeta}
+}
+
+// Method returns the method called name in MethodNames with its threshold.
+func (t Thresholds) Method(name string) (Method, error) {
+	switch name {
+	case "sgd":
+		return Method{Estimator: "sgd"}, nil
+	case "clip-sgd":
+		return Method{Estimator: "clip-sgd", Clip: t.ClipSGD}, nil
+	case "ps-clip-sgd":
+		return Method{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}, nil
+	case "inc-ps-clip-sgd":
+		return Method{Estimator: "ps-clip-sgd", Alpha: t.Alpha, Beta: t.Beta}, nil
+	}
+	return Method{}, fmt.Errorf("unknown method %q (want one of %s)", name, strings.Join(MethodNames, ", "))
+}
+
+// ExperimentThresholds are the default thresholds of "psclip experiment
+// cifar", chosen for the narrow AlexNet of ExperimentDefault, whose
+// gradients are far smaller than the full model's (README.md shows the
+// measurements): with them Clip-SGD clips a share of the steps and
+// PS-Clip-SGD a share of the samples of every batch, as the paper's
+// thresholds do for the full model.
+func ExperimentThresholds() Thresholds {
+	return Thresholds{ClipSGD: 1, PSClipSGD: 3, Alpha: 1, Beta: 2}
+}

@@ -1,0 +1,172 @@
+package cifar
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExperimentEndToEnd runs the four methods and a two-point grid (one
+// point shared with the main methods, so trained once) over two seeds on a
+// tiny data set, then resumes the finished experiment, which must read the
+// runs back rather than retrain them.
+func TestExperimentEndToEnd(t *testing.T) {
+	d := testData(t)
+	base := tinyConfig("sgd")
+	base.Epochs, base.Augment = 1, "none"
+	th := Thresholds{ClipSGD: 1, PSClipSGD: 2, Alpha: 1, Beta: 2}
+	e := Experiment{Base: base, GridAlphas: []float64{1}, GridBetas: []float64{1.5, 2}, Seeds: []uint64{1, 2}}
+	for _, name := range MethodNames {
+		m, err := th.Method(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Methods = append(e.Methods, m)
+	}
+	dir := t.TempDir()
+	res, err := RunExperiment(context.Background(), e, d, dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 5*2 || len(res.Table) != 4 || len(res.Grid) != 2 {
+		t.Fatalf("%d runs, %d table rows, %d grid rows; want 10, 4, 2", len(res.Runs), len(res.Table), len(res.Grid))
+	}
+	for _, f := range []string{ResultsFile, TableMD, GridMD, AccuracyPNG, AccuracySVG, ClippingPNG, ClippingSVG,
+		"runs/sgd/seed=1/result.json", "runs/ps-clip-sgd_alpha=1_beta=1.5/seed=2/log.jsonl"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if res.Grid[1].ValAcc != res.Table[3].ValAcc {
+		t.Errorf("grid point α=1 β=2 has val acc %v, the same method in the table %v", res.Grid[1].ValAcc, res.Table[3].ValAcc)
+	}
+	for _, want := range []string{"SGD", "Clip-SGD γ=1", "PS-Clip-SGD γ=2", "Increasing-PS-Clip-SGD α=1 β=2", "±"} {
+		if !strings.Contains(res.MainTable(), want) {
+			t.Errorf("main table lacks %q:\n%s", want, res.MainTable())
+		}
+	}
+	if g := res.GridTable(); strings.Count(g, "\n") != 2+3+2 || !strings.Contains(g, "| Increasing-PS-Clip-SGD | – | 1 | 1.5 |") {
+		t.Errorf("grid table: want 3 constant-threshold rows and 2 grid rows:\n%s", g)
+	}
+	// A resumed experiment reads every finished run back: a retrained run
+	// would report another wall time.
+	again, err := RunExperiment(context.Background(), e, d, dir, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Runs {
+		if again.Runs[i].Seconds != res.Runs[i].Seconds {
+			t.Fatalf("run %d was retrained on resume", i)
+		}
+	}
+}
+
+// TestAggregate checks the table against hand-computed means, standard
+// deviations and the accuracy within the fastest method's time.
+func TestAggregate(t *testing.T) {
+	sgd, ps := Method{Estimator: "sgd"}, Method{Estimator: "ps-clip-sgd", Clip: 3}
+	curve := func(elapsed ...float64) []EpochRecord {
+		var c []EpochRecord
+		for i, e := range elapsed {
+			c = append(c, EpochRecord{Epoch: i + 1, Elapsed: e, ValAcc: Float(0.1 * float64(i+1)), ClippedPerBatch: float64(i)})
+		}
+		return c
+	}
+	res := Results{
+		Experiment: Experiment{Methods: []Method{sgd, ps}, Seeds: []uint64{1, 2}},
+		Runs: []RunResult{
+			{Method: sgd, Seed: 1, Summary: Summary{ValAcc: 0.5, TestAcc: 0.4, Seconds: 10, Curve: curve(5, 10)}},
+			{Method: sgd, Seed: 2, Summary: Summary{ValAcc: 0.7, TestAcc: 0.4, Seconds: 30, Curve: curve(15, 30)}},
+			{Method: ps, Seed: 1, Summary: Summary{ValAcc: 0.6, TestAcc: 0.5, Seconds: 16, Curve: curve(8, 16)}},
+			{Method: ps, Seed: 2, Summary: Summary{ValAcc: 0.8, TestAcc: 0.5, Seconds: 20, Curve: curve(10, 20)}},
+		},
+	}
+	res.aggregate()
+	near := func(what string, got Float, want float64) {
+		t.Helper()
+		if math.Abs(float64(got)-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	sgdRow, psRow := res.Table[0], res.Table[1]
+	near("sgd val mean", sgdRow.ValAcc, 0.6)
+	near("sgd val sd", sgdRow.ValAccSD, math.Sqrt(0.02)) // (0.1² + 0.1²)/1
+	near("sgd test sd", sgdRow.TestAccSD, 0)
+	near("sgd time", sgdRow.Seconds, 20)
+	// Seed 1: the fastest run took 10 s; SGD finished both epochs (0.2),
+	// PS-Clip-SGD only its first (0.1). Seed 2: the fastest took 20 s;
+	// SGD had finished its first epoch (0.1), PS-Clip-SGD both (0.2).
+	near("sgd within fastest", sgdRow.ValAtFastest, 0.15)
+	near("ps within fastest", psRow.ValAtFastest, 0.15)
+	near("ps within fastest sd", psRow.ValAtFastestSD, math.Sqrt(0.01/2))
+	near("ps clipped per batch", psRow.ClippedPerBatch, 0.5)
+	if m, sd := meanSD([]float64{3}); m != 3 || !math.IsNaN(float64(sd)) {
+		t.Errorf("meanSD of one value = %v, %v; want 3, NaN", m, sd)
+	}
+}
+
+func TestExperimentCheck(t *testing.T) {
+	good := func() Experiment {
+		return Experiment{Base: ExperimentDefault(), Methods: []Method{{Estimator: "sgd"}}, Seeds: []uint64{1}}
+	}
+	for _, tc := range []struct {
+		edit func(*Experiment)
+		want string
+	}{
+		{func(e *Experiment) { e.Methods = nil }, "no method"},
+		{func(e *Experiment) { e.Seeds = nil }, "no seed"},
+		{func(e *Experiment) { e.GridBetas = []float64{2} }, "both"},
+		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{1}, []float64{0} }, "β"},
+		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{-1}, []float64{2} }, "--alpha"},
+		{func(e *Experiment) { e.Methods = append(e.Methods, Method{Estimator: "clip-sgd"}) }, "--clip"},
+		{func(e *Experiment) { e.Base.Epochs = 0 }, "--epochs"},
+	} {
+		e := good()
+		tc.edit(&e)
+		if err := e.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check() = %v, want an error containing %q", err, tc.want)
+		}
+	}
+	e := good()
+	if err := e.Check(); err != nil {
+		t.Errorf("good experiment: %v", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		want string // "" for a valid configuration
+	}{
+		{func(c *Config) {}, ""},
+		{func(c *Config) { c.Estimator, c.Clip = "sgd", 0 }, ""},
+		{func(c *Config) { c.Clip, c.Alpha, c.Beta = 0, 15, 2 }, ""},
+		{func(c *Config) { c.Estimator = "adam" }, "--estimator"},
+		{func(c *Config) { c.Clip = 0 }, "--clip"},
+		{func(c *Config) { c.Estimator, c.Clip = "clip-sgd", -1 }, "--clip"},
+		{func(c *Config) { c.Clip = math.NaN() }, "--clip"},
+		{func(c *Config) { c.Alpha, c.Beta = 15, -2 }, "--beta"},
+		{func(c *Config) { c.Alpha, c.Beta = 0, 2 }, "--alpha"},
+		{func(c *Config) { c.Alpha = 3 }, "--alpha needs --beta"},
+		{func(c *Config) { c.Estimator, c.Alpha, c.Beta = "clip-sgd", 1, 2 }, "need --estimator ps-clip-sgd"},
+		{func(c *Config) { c.Batch = 0 }, "--batch"},
+		{func(c *Config) { c.Epochs = 0 }, "--epochs"},
+		{func(c *Config) { c.WidthDiv = 0 }, "--width-div"},
+		{func(c *Config) { c.LR = 0 }, "--lr"},
+		{func(c *Config) { c.Momentum = 1 }, "--momentum"},
+		{func(c *Config) { c.WeightDecay = -1 }, "--weight-decay"},
+		{func(c *Config) { c.Dropout = 1 }, "--dropout"},
+		{func(c *Config) { c.Augment = "mixup" }, "--augment"},
+		{func(c *Config) { c.MaxBadSteps = -1 }, "--max-bad-steps"},
+	} {
+		c := Default()
+		tc.edit(&c)
+		err := c.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: Validate() = %v, want %q", c, err, tc.want)
+		}
+	}
+}

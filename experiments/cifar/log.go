@@ -1,0 +1,146 @@
+package cifar
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/psclip/psclip/internal/atomicfile"
+)
+
+// LogFile is the name of the JSON-lines log in a run's output directory:
+// one EpochRecord per completed epoch.
+const LogFile = "log.jsonl"
+
+// Float is a float64 that JSON-encodes NaN and ±Inf as null, so that a
+// diverged run, or a statistic a method does not have, still writes valid
+// JSON; it decodes null as NaN.
+type Float float64
+
+// MarshalJSON writes the shortest representation that round-trips, or null.
+func (f Float) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number, or null as NaN.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.NaN())
+		return nil
+	}
+	x, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("cifar: %q is not a number", b)
+	}
+	*f = Float(x)
+	return nil
+}
+
+// EpochRecord is the log line of one training epoch. Accuracies are
+// fractions in [0, 1].
+type EpochRecord struct {
+	Epoch int `json:"epoch"` // epochs completed, including this one
+	// TrainLoss and TrainAcc are the running loss and accuracy over the
+	// epoch's training batches as the model saw them (augmented, with
+	// dropout, before each step's update), as PyTorch training loops
+	// report them; samples with a non-finite loss are left out of the loss.
+	TrainLoss Float `json:"train_loss"`
+	TrainAcc  Float `json:"train_acc"`
+	ValLoss   Float `json:"val_loss"`
+	ValAcc    Float `json:"val_acc"`
+	// Elapsed is the run's wall time up to the end of this epoch,
+	// evaluations included; EpochSeconds is this epoch's share.
+	Elapsed      float64 `json:"elapsed_s"`
+	EpochSeconds float64 `json:"epoch_s"`
+	// ImagesPerSec is the training throughput of the epoch, evaluation
+	// excluded.
+	ImagesPerSec float64 `json:"img_per_s"`
+	// MeanSampleNorm is the average per-sample gradient norm over the
+	// epoch's samples (the paper's appendix figure); null for estimators
+	// that do not compute per-sample norms.
+	MeanSampleNorm Float `json:"mean_sample_norm"`
+	// ClippedPerBatch is the average number of samples per batch whose
+	// gradient per-sample clipping shrank.
+	ClippedPerBatch float64 `json:"clipped_per_batch"`
+	// ClippedStepFraction is the fraction of steps whose batch gradient
+	// Clip-SGD (or normalized SGD) shrank.
+	ClippedStepFraction float64 `json:"clipped_step_fraction"`
+	// MeanGradNorm is the average norm of the update direction before the
+	// batch-level clip (what Clip-SGD compares with γ) over finite steps.
+	MeanGradNorm Float `json:"mean_grad_norm"`
+	// SkippedSteps made no update (Clip-SGD and SGD skip a batch with a
+	// non-finite sample); DroppedSamples were left out of the average by a
+	// per-sample estimator because their gradient was not finite.
+	SkippedSteps   int `json:"skipped_steps"`
+	DroppedSamples int `json:"dropped_samples"`
+}
+
+// openLog opens dir/log.jsonl for appending. A fresh run starts an empty
+// log; a resumed run first rewrites it atomically without the records past
+// epoch done (written after the checkpoint it resumes from) or a last line
+// cut by a crash, and returns the records kept.
+func openLog(dir string, done int, resume bool) (*os.File, []EpochRecord, error) {
+	path := filepath.Join(dir, LogFile)
+	var kept []byte
+	var curve []EpochRecord
+	if resume {
+		var err error
+		if kept, curve, err = keepLog(path, done); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := atomicfile.WriteFile(path, kept); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, curve, nil
+}
+
+// keepLog returns the lines of the log at path with epoch ≤ done and their
+// records. A missing log keeps nothing.
+func keepLog(path string, done int) ([]byte, []EpochRecord, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var kept bytes.Buffer
+	var curve []EpochRecord
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var r EpochRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Epoch > done || r.Epoch != len(curve)+1 {
+			continue
+		}
+		curve = append(curve, r)
+		kept.Write(sc.Bytes())
+		kept.WriteByte('\n')
+	}
+	return kept.Bytes(), curve, sc.Err()
+}
+
+// writeLine appends one record to the log as a line.
+func writeLine(f *os.File, rec EpochRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,320 @@
+package cifar
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/psclip/psclip/checkpoint"
+	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
+)
+
+// testData is a small synthetic data set with outliers: 200 training
+// images (180 after the validation split) of 4 classes and 40 test images.
+func testData(t testing.TB) *Data {
+	t.Helper()
+	s, err := cifardata.Synthesize(cifardata.SynthConfig{Train: 200, Test: 40, Classes: 4, Seed: 5, Noise: 24, Outliers: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Data{Dir: "synthetic", Train: s.Train, Test: s.Test}
+}
+
+// tinyConfig is a run of a fraction of a second: 12 steps of 16 images per
+// epoch, with dropout and both augmentations so that resuming must restore
+// every random stream.
+func tinyConfig(est string) Config {
+	c := Default()
+	c.Estimator, c.Clip = est, 1
+	c.Batch, c.Epochs, c.WidthDiv, c.Augment = 16, 2, 32, "cropflip+autoaugment"
+	return c
+}
+
+func trainRun(t *testing.T, cfg Config, d *Data, opts RunOptions) (*Summary, error) {
+	t.Helper()
+	r, err := New(cfg, d, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Train(context.Background())
+}
+
+// TestResumeIsExact interrupts a run in the middle of its first epoch,
+// resumes it, and checks that the final weights, optimizer state and log
+// match those of an uninterrupted run bit for bit.
+func TestResumeIsExact(t *testing.T) {
+	d := testData(t)
+	for _, est := range []string{"ps-clip-sgd", "clip-sgd"} {
+		t.Run(est, func(t *testing.T) {
+			cfg := tinyConfig(est)
+			whole, parts := t.TempDir(), t.TempDir()
+			want, err := trainRun(t, cfg, d, RunOptions{Out: whole})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r, err := New(cfg, d, RunOptions{Out: parts, afterStep: func(done int) {
+				if done == 5 {
+					cancel()
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
+				t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
+			}
+			if l, err := checkpoint.Load(filepath.Join(parts, CheckpointFile)); err != nil || l.Step != 5 {
+				t.Fatalf("checkpoint after the interrupt: %v, %+v; want step 5", err, l)
+			}
+			if _, err := os.Stat(filepath.Join(parts, ResultFile)); err == nil {
+				t.Error("an interrupted run wrote result.json")
+			}
+			got, err := trainRun(t, cfg, d, RunOptions{Out: parts, Resume: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameCheckpoints(t, filepath.Join(whole, CheckpointFile), filepath.Join(parts, CheckpointFile))
+			if a, b := logStats(t, whole), logStats(t, parts); a != b {
+				t.Errorf("logs differ:\nuninterrupted %s\nresumed       %s", a, b)
+			}
+			if got.TestAcc != want.TestAcc || got.TestLoss != want.TestLoss || len(got.Curve) != cfg.Epochs {
+				t.Errorf("resumed test accuracy %v loss %v, %d epochs; uninterrupted %v %v", got.TestAcc, got.TestLoss, len(got.Curve), want.TestAcc, want.TestLoss)
+			}
+		})
+	}
+}
+
+// sameCheckpoints fails unless the two checkpoints hold bit-identical
+// weights and optimizer state.
+func sameCheckpoints(t *testing.T, a, b string) {
+	t.Helper()
+	la, err := checkpoint.Load(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := checkpoint.Load(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Step != lb.Step || la.Optimizer.Steps != lb.Optimizer.Steps {
+		t.Fatalf("steps %d/%d vs %d/%d", la.Step, la.Optimizer.Steps, lb.Step, lb.Optimizer.Steps)
+	}
+	for _, pair := range []struct {
+		what string
+		x, y map[string]*tensor.Tensor
+	}{{"weight", la.Model, lb.Model}, {"optimizer state", la.Optimizer.Tensors, lb.Optimizer.Tensors}} {
+		if len(pair.x) == 0 || len(pair.x) != len(pair.y) {
+			t.Fatalf("%s: %d vs %d tensors", pair.what, len(pair.x), len(pair.y))
+		}
+		for name, x := range pair.x {
+			if !slices.Equal(x.Data, pair.y[name].Data) {
+				t.Fatalf("%s %s differs between the uninterrupted and the resumed run", pair.what, name)
+			}
+		}
+	}
+}
+
+// logStats returns the log's records without the timings.
+func logStats(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r EpochRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		r.Elapsed, r.EpochSeconds, r.ImagesPerSec = 0, 0, 0
+		fmt.Fprintf(&b, "%+v\n", r)
+	}
+	return b.String()
+}
+
+// poison sets every pixel of image i of the batch to NaN.
+func poison(b *train.Batch, i int) {
+	n := b.X.Len() / b.X.Dim(0)
+	for j := i * n; j < (i+1)*n; j++ {
+		b.X.Data[j] = float32(math.NaN())
+	}
+}
+
+// TestPoisonedSampleNeverReachesWeights feeds a NaN image at step 3: a
+// per-sample estimator drops that sample and updates from the others; a
+// batch estimator skips the step, leaving weights and momentum as they
+// were. Either way the count is logged and the weights stay finite.
+func TestPoisonedSampleNeverReachesWeights(t *testing.T) {
+	d := testData(t)
+	for _, tc := range []struct {
+		est              string
+		dropped, skipped int
+	}{
+		{"ps-clip-sgd", 1, 0},
+		{"clip-sgd", 0, 1},
+		{"sgd", 0, 1},
+	} {
+		t.Run(tc.est, func(t *testing.T) {
+			cfg := tinyConfig(tc.est)
+			cfg.Epochs = 1
+			dir := t.TempDir()
+			var r *Run
+			var before []float32
+			opts := RunOptions{Out: dir,
+				beforeStep: func(step int, b *train.Batch) {
+					if step == 3 {
+						poison(b, 2)
+						before = slices.Clone(r.model.Params()[0].Value.Data)
+					}
+				},
+				afterStep: func(done int) {
+					if done != 4 {
+						return
+					}
+					after := r.model.Params()[0].Value.Data
+					if unchanged := slices.Equal(before, after); unchanged != (tc.skipped == 1) {
+						t.Errorf("weights unchanged by the poisoned step: %v; want %v", unchanged, tc.skipped == 1)
+					}
+				}}
+			var err error
+			if r, err = New(cfg, d, opts); err != nil {
+				t.Fatal(err)
+			}
+			s, err := r.Train(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.DroppedSamples != tc.dropped || s.SkippedSteps != tc.skipped {
+				t.Errorf("summary: %d dropped samples, %d skipped steps; want %d, %d", s.DroppedSamples, s.SkippedSteps, tc.dropped, tc.skipped)
+			}
+			if ep := s.Curve[0]; ep.DroppedSamples != tc.dropped || ep.SkippedSteps != tc.skipped || !finite(float64(ep.TrainLoss)) {
+				t.Errorf("log: %+v; want %d dropped, %d skipped and a finite loss", ep, tc.dropped, tc.skipped)
+			}
+			for _, p := range r.model.Params() {
+				for _, v := range p.Value.Data {
+					if !finite(float64(v)) {
+						t.Fatalf("%s holds %v", p.Name, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBadStepsStop poisons every image: no step may touch the weights, and
+// after MaxBadSteps the run stops with an error and a checkpoint.
+func TestBadStepsStop(t *testing.T) {
+	d := testData(t)
+	for _, est := range []string{"ps-clip-sgd", "clip-sgd"} {
+		t.Run(est, func(t *testing.T) {
+			cfg := tinyConfig(est)
+			cfg.MaxBadSteps = 3
+			dir := t.TempDir()
+			r, err := New(cfg, d, RunOptions{Out: dir, beforeStep: func(_ int, b *train.Batch) {
+				for i := range b.Y {
+					poison(b, i)
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := r.model.Params()[0].Value.Clone()
+			_, err = r.Train(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "3 consecutive steps") {
+				t.Fatalf("error %v, want one about 3 consecutive bad steps", err)
+			}
+			if !slices.Equal(r.model.Params()[0].Value.Data, before.Data) {
+				t.Error("a NaN gradient reached the weights")
+			}
+			l, err := checkpoint.Load(filepath.Join(dir, CheckpointFile))
+			if err != nil || l.Step != 3 {
+				t.Fatalf("checkpoint: %v, %+v; want one at step 3", err, l)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+				t.Error("a failed run wrote result.json")
+			}
+		})
+	}
+}
+
+// TestGOMAXPROCSInvariant trains the same run on one and on two threads and
+// compares the final weights bit for bit.
+func TestGOMAXPROCSInvariant(t *testing.T) {
+	d := testData(t)
+	cfg := tinyConfig("ps-clip-sgd")
+	cfg.Epochs = 1
+	var dirs []string
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		dir := t.TempDir()
+		_, err := trainRun(t, cfg, d, RunOptions{Out: dir})
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	sameCheckpoints(t, filepath.Join(dirs[0], CheckpointFile), filepath.Join(dirs[1], CheckpointFile))
+}
+
+// TestResumeChecks refuses to resume with a changed setting, and extends a
+// finished run when only --epochs grew.
+func TestResumeChecks(t *testing.T) {
+	d := testData(t)
+	cfg := tinyConfig("ps-clip-sgd")
+	cfg.Epochs = 1
+	dir := t.TempDir()
+	if _, err := trainRun(t, cfg, d, RunOptions{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	changed := cfg
+	changed.LR = 0.02
+	if _, err := New(changed, d, RunOptions{Out: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "lr") {
+		t.Errorf("resume with another learning rate: %v, want an error naming lr", err)
+	}
+	if _, err := New(cfg, d, RunOptions{Out: t.TempDir(), Resume: true}); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
+		t.Errorf("resume without a checkpoint: %v", err)
+	}
+	longer := cfg
+	longer.Epochs = 2
+	s, err := trainRun(t, longer, d, RunOptions{Out: dir, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Curve) != 2 || s.Curve[0].Epoch != 1 || s.Curve[1].Epoch != 2 {
+		t.Errorf("extended run's curve has epochs %v, want 1, 2", s.Curve)
+	}
+}
+
+// TestCorrect checks the accuracy count against hand-computed rows,
+// including ties (the first maximum wins, as torch.argmax) and NaN.
+func TestCorrect(t *testing.T) {
+	nan := float32(math.NaN())
+	logits := &tensor.Tensor{Shape: []int{4, 3}, Data: []float32{
+		0.1, 0.7, 0.2, // argmax 1
+		2, 2, 1, // tie: 0
+		nan, 5, 1, // NaN: never correct
+		-3, -2, -1, // argmax 2
+	}}
+	if got := correct(logits, []int32{1, 1, 1, 2}); got != 2 {
+		t.Errorf("correct = %d, want 2", got)
+	}
+}

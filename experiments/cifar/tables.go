@@ -1,0 +1,157 @@
+package cifar
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/psclip/psclip/internal/plotting"
+)
+
+// MainTable is the paper's Table "performance comparison" as markdown:
+// train, validation and test accuracy in %, total training time in
+// minutes, and the validation accuracy reached within the fastest method's
+// total time, each mean ± sd over seeds, with the per-sample and batch
+// clipping rates. The best accuracy of each column is bold.
+func (r *Results) MainTable() string {
+	var b strings.Builder
+	b.WriteString("| method | train acc % | val acc % | test acc % | total time, min | val acc % within the fastest's time | clipped samples per batch | clipped steps |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	col := func(get func(Row) (Float, Float), i int, scale float64, prec int, bold bool) string {
+		m, sd := get(r.Table[i])
+		s := pm(m*Float(scale), sd*Float(scale), prec)
+		if bold && best(r.Table, get) == i {
+			s = "**" + s + "**"
+		}
+		return s
+	}
+	for i, row := range r.Table {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f | %.1f %% |\n", row.Name,
+			col(func(w Row) (Float, Float) { return w.TrainAcc, w.TrainAccSD }, i, 100, 2, true),
+			col(func(w Row) (Float, Float) { return w.ValAcc, w.ValAccSD }, i, 100, 2, true),
+			col(func(w Row) (Float, Float) { return w.TestAcc, w.TestAccSD }, i, 100, 2, true),
+			col(func(w Row) (Float, Float) { return w.Seconds, w.SecondsSD }, i, 1.0/60, 2, false),
+			col(func(w Row) (Float, Float) { return w.ValAtFastest, w.ValAtFastestSD }, i, 100, 2, true),
+			float64(row.ClippedPerBatch), 100*float64(row.ClippedStepFraction))
+	}
+	fmt.Fprintf(&b, "\n%s; %d epochs, width divisor %d, batch %d, lr %g, momentum %g, weight decay %g, augmentation %s.\n",
+		r.seedsLabel(), r.Experiment.Base.Epochs, r.Experiment.Base.WidthDiv, r.Experiment.Base.Batch,
+		r.Experiment.Base.LR, r.Experiment.Base.Momentum, r.Experiment.Base.WeightDecay, r.Experiment.Base.Augment)
+	return b.String()
+}
+
+// GridTable is the appendix's "increasing vs constant threshold" table as
+// markdown: the final validation accuracy of every grid point α·k^(1/β),
+// below those of the constant-threshold methods of the main table. The
+// best mean is bold.
+func (r *Results) GridTable() string {
+	if len(r.Grid) == 0 {
+		return ""
+	}
+	rows := make([]Row, 0, len(r.Table)+len(r.Grid))
+	for _, w := range r.Table {
+		if !w.Method.increasing() {
+			rows = append(rows, w)
+		}
+	}
+	rows = append(rows, r.Grid...)
+	get := func(w Row) (Float, Float) { return w.ValAcc, w.ValAccSD }
+	top := best(rows, get)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| method | γ | α | β | val acc %% after %d epochs (%s) |\n", r.Experiment.Base.Epochs, r.seedsLabel())
+	b.WriteString("|---|---|---|---|---|\n")
+	for i, w := range rows {
+		m := w.Method
+		gamma, alpha, beta := "–", "–", "–"
+		switch {
+		case m.increasing():
+			alpha, beta = num(m.Alpha), num(m.Beta)
+		case m.Estimator != "sgd" && m.Estimator != "nsgd":
+			gamma = num(m.Clip)
+		}
+		name, _, _ := strings.Cut(w.Name, " ")
+		acc := pm(w.ValAcc*100, w.ValAccSD*100, 2)
+		if i == top {
+			acc = "**" + acc + "**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, gamma, alpha, beta, acc)
+	}
+	return b.String()
+}
+
+// best returns the index of the row with the highest finite mean, -1 if
+// there is none.
+func best(rows []Row, get func(Row) (Float, Float)) int {
+	top, topV := -1, math.Inf(-1)
+	for i, w := range rows {
+		if m, _ := get(w); finite(float64(m)) && float64(m) > topV {
+			top, topV = i, float64(m)
+		}
+	}
+	return top
+}
+
+// pm formats mean ± sd with prec decimals, the mean alone when sd is NaN
+// (a single seed), or "–" when the mean is NaN.
+func pm(mean, sd Float, prec int) string {
+	switch {
+	case math.IsNaN(float64(mean)):
+		return "–"
+	case math.IsNaN(float64(sd)):
+		return fmt.Sprintf("%.*f", prec, float64(mean))
+	}
+	return fmt.Sprintf("%.*f ± %.*f", prec, float64(mean), prec, float64(sd))
+}
+
+// figures draws the accuracy curves (the paper's figure) and the clipping
+// statistics (the appendix figure) of the main methods, averaged over seeds
+// epoch by epoch, as PNG and SVG.
+func (r *Results) figures(dir string) error {
+	curve := func(m Method, get func(EpochRecord) float64, scale float64) plotting.Series {
+		s := plotting.Series{Name: m.Name()}
+		for ep := 1; ep <= r.Experiment.Base.Epochs; ep++ {
+			var sum float64
+			n := 0
+			for _, run := range r.Runs {
+				if run.Method == m && ep <= len(run.Curve) {
+					sum += get(run.Curve[ep-1])
+					n++
+				}
+			}
+			if n > 0 {
+				s.X = append(s.X, float64(ep))
+				s.Y = append(s.Y, scale*sum/float64(n))
+			}
+		}
+		return s
+	}
+	panel := func(title, ylabel string, get func(EpochRecord) float64, scale float64) plotting.Panel {
+		p := plotting.Panel{Title: title, XLabel: "epoch", YLabel: ylabel}
+		for _, m := range r.Experiment.Methods {
+			p.Series = append(p.Series, curve(m, get, scale))
+		}
+		return p
+	}
+	figs := []struct {
+		names  [2]string
+		panels []plotting.Panel
+	}{
+		{[2]string{AccuracyPNG, AccuracySVG}, []plotting.Panel{
+			panel("training accuracy", "accuracy %", func(e EpochRecord) float64 { return float64(e.TrainAcc) }, 100),
+			panel("validation accuracy", "accuracy %", func(e EpochRecord) float64 { return float64(e.ValAcc) }, 100),
+		}},
+		{[2]string{ClippingPNG, ClippingSVG}, []plotting.Panel{
+			panel("average per-sample gradient norm", "norm", func(e EpochRecord) float64 { return float64(e.MeanSampleNorm) }, 1),
+			panel("clipped samples per batch", "samples", func(e EpochRecord) float64 { return e.ClippedPerBatch }, 1),
+		}},
+	}
+	for _, f := range figs {
+		for _, name := range f.names {
+			if err := plotting.Save(filepath.Join(dir, name), f.panels); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
