@@ -74,9 +74,8 @@ type Run struct {
 	st state
 	// start is when this session began; elapsed time is st.Seconds plus
 	// the time since start.
-	start   time.Time
-	last    StepRecord // the latest step, for progress lines
-	clipped func(train.Stats) int
+	start time.Time
+	last  StepRecord // the latest step, for progress lines
 }
 
 // state is the run's progress apart from tensors: what a checkpoint's
@@ -87,8 +86,6 @@ type state struct {
 	Clipped      int64   `json:"clipped"`
 	Clippable    int64   `json:"clippable"`
 	SkippedSteps int     `json:"skipped_steps"`
-	Sampler      []byte  `json:"sampler"`
-	Dropout      []byte  `json:"dropout"`
 }
 
 // dropoutStream is the PCG stream of the dropout masks. They, the data
@@ -131,7 +128,6 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.clipped = clipCounter(cfg.ClipMode)
 	if s.train, err = text.NewSampler(corpus.Train, cfg.MicroBatch, cfg.BlockSize, cfg.Seed); err != nil {
 		return nil, err
 	}
@@ -184,16 +180,16 @@ func modelVocab(cfg Config, corpus *text.Corpus) (int, error) {
 	return cfg.VocabSize, nil
 }
 
-// clipCounter returns how many gradients a step's statistics say the mode
-// clipped, out of clippable(mode).
-func clipCounter(m ClipMode) func(train.Stats) int {
-	switch m {
+// clipped is how many gradients the mode clipped in a step, out of
+// clippable().
+func (c *Config) clipped(st train.Stats) int {
+	switch c.ClipMode {
 	case ClipGlobal, ClipMicroBatch:
-		return func(st train.Stats) int { return st.ClippedBatches }
+		return st.ClippedBatches
 	case ClipPerSample:
-		return func(st train.Stats) int { return st.Clipped }
+		return st.Clipped
 	}
-	return func(train.Stats) int { return 0 }
+	return 0
 }
 
 // clippable is how many gradients one step offers the mode to clip.
@@ -292,12 +288,7 @@ func (s *Run) step(i int) (bad bool, err error) {
 	s.opt.SetLR(lr)
 	for _, b := range s.batches {
 		s.train.Next(s.x, b.Y)
-		for j, t := range s.x {
-			b.X.Data[j] = float32(t)
-		}
-		if err := nn.CheckTokens(b.X, s.cfg.VocabSize); err != nil {
-			return false, err
-		}
+		setTokens(b.X, s.x)
 	}
 	t0 := time.Now()
 	st, err := s.trainer.Step(s.batches...)
@@ -305,7 +296,7 @@ func (s *Run) step(i int) (bad bool, err error) {
 		return false, err
 	}
 	dt := time.Since(t0).Seconds()
-	s.st.Clipped += int64(s.clipped(st))
+	s.st.Clipped += int64(s.cfg.clipped(st))
 	s.st.Clippable += int64(s.cfg.clippable())
 	if st.Skipped {
 		s.st.SkippedSteps++
@@ -349,12 +340,7 @@ func (s *Run) valLoss() (float64, error) {
 	var n int
 	for range s.cfg.EvalIters {
 		s.eval.Next(s.x, s.y)
-		for j, t := range s.x {
-			x.Data[j] = float32(t)
-		}
-		if err := nn.CheckTokens(x, s.cfg.VocabSize); err != nil {
-			return 0, err
-		}
+		setTokens(x, s.x)
 		losses, _, err := nn.CrossEntropy(s.model.Forward(ctx, x), s.y)
 		if err != nil {
 			return 0, err
@@ -365,4 +351,13 @@ func (s *Run) valLoss() (float64, error) {
 		n += len(losses)
 	}
 	return sum / float64(n), nil
+}
+
+// setTokens writes token ids into a model input. They need no check: the
+// corpus's tokens are below its vocabulary size (data/text checks token
+// files), and CheckCorpus made the model's vocabulary at least that large.
+func setTokens(x *tensor.Tensor, ids []int32) {
+	for j, t := range ids {
+		x.Data[j] = float32(t)
+	}
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/psclip/psclip/experiments/gpt"
+)
+
+func init() {
+	register(&command{
+		name:  "experiment gpt",
+		short: "GPT with gradient accumulation: global clipping vs MB-Clip over learning rates and seeds (tables, curves)",
+		run:   runExperimentGPT,
+	})
+}
+
+func runExperimentGPT(fs *flag.FlagSet, args []string) error {
+	c, d := gpt.ExperimentDefault(), gpt.DataSpec{}
+	gptFlags(fs, &c, &d)
+	lrs := fs.String("lrs", "6e-4,8e-4,1e-3", "comma-separated peak learning rates (each decays to a tenth)")
+	seeds := fs.Int("seeds", 3, "seeds per learning rate and clip mode: 1..N")
+	modes := fs.String("clip-modes", "global,micro-batch", "comma-separated clip modes to compare")
+	out := fs.String("out", "out-experiment-gpt", "output directory: results, tables, curves and one directory per run")
+	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	e := gpt.Experiment{Base: c}
+	for _, s := range strings.Split(*lrs, ",") {
+		lr, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return usagef("--lrs: %q is not a number", s)
+		}
+		e.LRs = append(e.LRs, lr)
+	}
+	for _, s := range strings.Split(*modes, ",") {
+		m, err := gpt.ParseClipMode(strings.TrimSpace(s))
+		if err != nil {
+			return usagef("--clip-modes: %v", err)
+		}
+		e.Modes = append(e.Modes, m)
+	}
+	if *seeds <= 0 {
+		return usagef("--seeds = %d, want > 0", *seeds)
+	}
+	for i := range *seeds {
+		e.Seeds = append(e.Seeds, uint64(i+1))
+	}
+	if err := e.Check(); err != nil {
+		return usageError{err.Error()}
+	}
+	d.VocabSize = c.VocabSize
+	corpus, err := gpt.LoadCorpus(d)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := c.CheckCorpus(corpus); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := makeOutDir(*out, *resume); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := gpt.RunExperiment(ctx, e, corpus, *out, *resume, os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
+		res.LossTable(), res.TimeTable(), *out, gpt.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
+	return nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyGPTFlags make a run that takes well under a second.
+var tinyGPTFlags = []string{"--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+	"--micro-batch", "2", "--accum", "2", "--steps", "3", "--warmup", "1", "--eval-interval", "2", "--eval-iters", "2"}
+
+// writeCorpus writes a small text file and returns its path.
+func writeCorpus(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "corpus.txt")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTrainGPTAndSample(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("to be or not to be, that is the question.\n", 60))
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "gpt", "--text", corpus, "--out", out, "--clip-mode", "micro-batch"}, tinyGPTFlags...)
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("train gpt: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"log.jsonl", "ckpt.safetensors"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// Resuming a finished run is a no-op that succeeds.
+	if code, _, stderr := runCLI(append(args, "--resume")...); code != 0 {
+		t.Fatalf("train gpt --resume: exit %d: %s", code, stderr)
+	}
+	// ... but not with a changed setting that alters the trajectory.
+	if code, _, stderr := runCLI(append(args, "--resume", "--lr", "0.01")...); code != 2 || !strings.Contains(stderr, "lr") {
+		t.Errorf("resume with another --lr: exit %d, %q; want 2 naming lr", code, stderr)
+	}
+	if code, _, stderr := runCLI("sample", "--ckpt", out, "--tokens", "20", "--prompt", "to "); code != 0 {
+		t.Fatalf("sample: exit %d: %s", code, stderr)
+	}
+}
+
+func TestExperimentGPT(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("all work and no play makes jack a dull boy\n", 60))
+	out := filepath.Join(t.TempDir(), "exp")
+	args := append([]string{"experiment", "gpt", "--text", corpus, "--out", out, "--lrs", "1e-3,2e-3", "--seeds", "1"}, tinyGPTFlags...)
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("experiment gpt: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"results.json", "results.csv", "final_val_loss.md", "train_time.md", "val_loss.png", "val_loss.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Every bad flag value is a usage error (exit 2) on one line naming the
+// problem, and leaves no output directory behind.
+func TestGPTBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	corpus := writeCorpus(t, strings.Repeat("abcdefgh\n", 40))
+	empty := writeCorpus(t, "")
+	file := writeCorpus(t, "not a directory")
+	noData := filepath.Join(dir, "nodata")
+	if err := os.Mkdir(noData, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	train := func(extra ...string) []string {
+		return append([]string{"train", "gpt", "--text", corpus, "--out", out, "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--block-size", "8"}, extra...)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{train("--n-embd", "10", "--n-head", "4"), "multiple of --n-head"},
+		{train("--n-layer", "0"), "--n-layer"},
+		{train("--micro-batch", "0"), "--micro-batch"},
+		{train("--accum", "-1"), "--accum"},
+		{train("--steps", "0"), "--steps"},
+		{train("--lr", "-1"), "--lr"},
+		{train("--lr", "1e-3", "--min-lr", "1e-2"), "--min-lr"},
+		{train("--warmup", "5000"), "--warmup"},
+		{train("--dropout", "1.5"), "--dropout"},
+		{train("--beta2", "1"), "--beta2"},
+		{train("--eps", "0"), "--eps"},
+		{train("--weight-decay", "-1"), "--weight-decay"},
+		{train("--clip", "0"), "--clip"},
+		{train("--clip-mode", "per-sample", "--clip", "-2"), "--clip"},
+		{train("--clip-mode", "sometimes"), "--clip-mode"},
+		{train("--eval-iters", "0"), "--eval-iters"},
+		{train("--vocab", "word"), "--vocab"},
+		{train("--block-size", "1000"), "--block-size"},
+		{train("--vocab-size", "3"), "--vocab-size"},
+		{train("--preset", "gpt5"), "--preset"},
+		{train("--preset", "gpt2-124m"), "--data"},
+		{train("--resume"), "--resume"},
+		{train("--data", noData), "exclusive"},
+		{[]string{"train", "gpt", "--data", noData, "--out", out}, "train.bin"},
+		{[]string{"train", "gpt", "--data", noData, "--vocab", "char", "--out", out}, "--vocab"},
+		{[]string{"train", "gpt", "--text", empty, "--out", out}, "empty"},
+		{[]string{"train", "gpt", "--text", filepath.Join(dir, "missing.txt"), "--out", out}, "missing.txt"},
+		{[]string{"train", "gpt", "--text", corpus, "--out", file, "--block-size", "8"}, "not a directory"},
+		{[]string{"train", "gpt", "stray"}, "unexpected argument"},
+		{[]string{"sample", "--ckpt", filepath.Join(dir, "none")}, "no checkpoint"},
+		{[]string{"sample", "--tokens", "0"}, "--tokens"},
+		{[]string{"sample", "--temperature", "0"}, "--temperature"},
+		{[]string{"sample", "--top-k", "-1"}, "--top-k"},
+		{[]string{"sample", "--prompt", ""}, "--prompt"},
+		{[]string{"experiment", "gpt", "--lrs", "fast", "--out", out}, "--lrs"},
+		{[]string{"experiment", "gpt", "--lrs", "1e-3,-1", "--out", out}, "--lr"},
+		{[]string{"experiment", "gpt", "--seeds", "0", "--out", out}, "--seeds"},
+		{[]string{"experiment", "gpt", "--clip-modes", "global,often", "--out", out}, "--clip-modes"},
+		{[]string{"experiment", "gpt", "--clip", "0", "--out", out}, "--clip"},
+		{[]string{"experiment", "gpt", "--text", corpus, "--block-size", "1000", "--out", out}, "--block-size"},
+	} {
+		code, stdout, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("psclip %s: exit %d, stderr %q; want exit 2 and one line naming %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("psclip %s left %s behind", strings.Join(tc.args, " "), out)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package gpt
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMeanSD(t *testing.T) {
+	m, sd := meanSD([]float64{2, 4, 4, 4, 5, 5, 7, 9})
+	// Sample variance: Σ(x−5)² / 7 = 32/7.
+	if m != 5 || math.Abs(float64(sd)-math.Sqrt(32.0/7)) > 1e-15 {
+		t.Errorf("meanSD = %v ± %v, want 5 ± %v", m, sd, math.Sqrt(32.0/7))
+	}
+	if m, sd := meanSD([]float64{3}); m != 3 || !math.IsNaN(float64(sd)) {
+		t.Errorf("one value: %v ± %v, want 3 ± NaN", m, sd)
+	}
+}
+
+// TestExperiment runs a tiny grid and checks the files, the tables, that
+// every mode starts from the same weights and data at a given seed, and that
+// a resumed experiment reuses its finished runs.
+func TestExperiment(t *testing.T) {
+	corpus := testCorpus(t)
+	base := tinyConfig(ClipGlobal)
+	base.Steps, base.Warmup, base.EvalInterval = 4, 1, 2
+	e := Experiment{Base: base, LRs: []float64{1e-3, 3e-3}, Modes: []ClipMode{ClipGlobal, ClipMicroBatch}, Seeds: []uint64{1, 2}}
+	dir := t.TempDir()
+	res, err := RunExperiment(context.Background(), e, corpus, dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 8 || len(res.Table) != 4 {
+		t.Fatalf("%d runs and %d table rows, want 8 and 4", len(res.Runs), len(res.Table))
+	}
+	initial := map[uint64]Float{}
+	for _, r := range res.Runs {
+		if len(r.Curve) != 3 || r.Curve[0].Step != 0 {
+			t.Fatalf("run %v %s %d: curve %v", r.LR, r.Mode, r.Seed, r.Curve)
+		}
+		// Same seed ⇒ same initial weights and evaluation batches, whatever
+		// the mode and learning rate.
+		v0 := r.Curve[0].ValLoss
+		if w, ok := initial[r.Seed]; ok && w != v0 {
+			t.Errorf("seed %d: initial validation loss %v, another run had %v", r.Seed, v0, w)
+		}
+		initial[r.Seed] = v0
+		if r.Clippable == 0 || r.ClippedFraction < 0 || r.ClippedFraction > 1 {
+			t.Errorf("run %v %s %d: clipped %d of %d", r.LR, r.Mode, r.Seed, r.Clipped, r.Clippable)
+		}
+	}
+	if initial[1] == initial[2] {
+		t.Error("seeds 1 and 2 start from the same validation loss")
+	}
+	row := res.Table[1]
+	var losses []float64
+	for _, r := range res.Runs {
+		if r.LR == row.LR && r.Mode == row.Mode {
+			losses = append(losses, float64(r.FinalValLoss))
+		}
+	}
+	if m, sd := meanSD(losses); row.N != 2 || row.ValLoss != m || row.ValLossSD != sd {
+		t.Errorf("row %+v does not aggregate the runs' losses %v", row, losses)
+	}
+	for _, f := range []string{ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+	var back Results
+	b, _ := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Runs) != 8 {
+		t.Errorf("results.json does not read back: %v", err)
+	}
+	table := res.LossTable()
+	if !strings.Contains(table, "MB-Clip-SGD") || strings.Count(table, "**") != 4 || strings.Count(table, "\n") != 6 {
+		t.Errorf("loss table:\n%s", table)
+	}
+	if csv := res.CSV(); strings.Count(csv, "\n") != 5 {
+		t.Errorf("CSV:\n%s", csv)
+	}
+
+	// Resuming a finished experiment trains nothing (no log is rewritten)
+	// and reports the same.
+	logs, _ := filepath.Glob(filepath.Join(dir, runsDir, "*", "*", "*", LogFile))
+	if len(logs) != 8 {
+		t.Fatalf("%d run logs, want 8", len(logs))
+	}
+	before := map[string]time.Time{}
+	for _, l := range logs {
+		fi, _ := os.Stat(l)
+		before[l] = fi.ModTime()
+	}
+	again, err := RunExperiment(context.Background(), e, corpus, dir, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range again.Runs {
+		if again.Runs[i].FinalValLoss != res.Runs[i].FinalValLoss || again.Runs[i].Seconds != res.Runs[i].Seconds {
+			t.Errorf("resumed run %d differs: %+v vs %+v", i, again.Runs[i].Summary, res.Runs[i].Summary)
+		}
+	}
+	for _, l := range logs {
+		if fi, _ := os.Stat(l); !fi.ModTime().Equal(before[l]) {
+			t.Errorf("%s was rewritten by the resume", l)
+		}
+	}
+}
+
+func TestExperimentCheck(t *testing.T) {
+	ok := Experiment{Base: tinyConfig(ClipGlobal), LRs: []float64{1e-3}, Modes: []ClipMode{ClipGlobal}, Seeds: []uint64{1}}
+	if err := ok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mutate := range map[string]func(*Experiment){
+		"no lr":      func(e *Experiment) { e.LRs = nil },
+		"no mode":    func(e *Experiment) { e.Modes = nil },
+		"no seed":    func(e *Experiment) { e.Seeds = nil },
+		"lr ≤ 0":     func(e *Experiment) { e.LRs = []float64{0} },
+		"clip 0":     func(e *Experiment) { e.Base.Clip = 0 },
+		"bad config": func(e *Experiment) { e.Base.NHead = 3 },
+	} {
+		e := ok
+		mutate(&e)
+		if e.Check() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
