@@ -301,6 +301,10 @@ func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr i
 			}
 			continue
 		}
+		if alpha == 1 && transposeRows != nil && rows == mr && mr <= 16 && (mr-1)*lda < 1<<31 {
+			transposeRows(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, mr)
+			continue
+		}
 		for r := range rows {
 			src := a[(i0+ir+r)*lda+p0:][:kc]
 			for p, v := range src {
@@ -331,9 +335,9 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 			}
 			continue
 		}
-		if transpose16 != nil && cols == nr && nr%16 == 0 && 15*ldb < 1<<31 {
+		if transposeRows != nil && cols == nr && nr%16 == 0 && 15*ldb < 1<<31 {
 			for j := 0; j < nr; j += 16 {
-				transpose16(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr)
+				transposeRows(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr, 16)
 			}
 			continue
 		}
@@ -351,11 +355,12 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 	}
 }
 
-// transpose16, where the CPU has a fast way, copies rows 0..15 of src (k
-// elements each, leading dimension ld) into dst transposed: element p of row
-// j goes to dst[p·stride+j]. Packing a transposed B is such a copy, and the
-// scalar loop is three times slower than a plain copy.
-var transpose16 func(src []float32, ld, k int, dst []float32, stride int)
+// transposeRows, where the CPU has a fast way, copies rows 0..rows-1 (at
+// most 16) of src, k elements each with leading dimension ld, into dst
+// transposed: element p of row j goes to dst[p·stride+j]. Packing a
+// transposed B or an untransposed A is such a copy, and the scalar loop is
+// three times slower than a plain copy.
+var transposeRows func(src []float32, ld, k int, dst []float32, stride, rows int)
 
 // sgemmSmall computes tiny products directly, skipping packing.
 func sgemmSmall(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

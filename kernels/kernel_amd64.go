@@ -20,7 +20,7 @@ func kernelAVX2(k int, a, b, c *float32, ldc int, beta float32)
 func kernelAVX512(k int, a, b, c *float32, ldc int, beta float32)
 
 //go:noescape
-func gatherT16(src *float32, ld, k int, dst *float32, dstStride int)
+func gatherRows(src *float32, ld, k int, dst *float32, dstStride, rows int)
 
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax uint32)
@@ -33,9 +33,9 @@ func tileAVX512(k int, a, b, c []float32, ldc int, beta float32) {
 	kernelAVX512(k, &a[0], &b[0], &c[0], ldc, beta)
 }
 
-func transpose16AVX512(src []float32, ld, k int, dst []float32, stride int) {
-	_, _ = src[15*ld+k-1], dst[(k-1)*stride+15] // the extent the assembly touches
-	gatherT16(&src[0], ld, k, &dst[0], stride)
+func transposeAVX512(src []float32, ld, k int, dst []float32, stride, rows int) {
+	_, _ = src[(rows-1)*ld+k-1], dst[(k-1)*stride+rows-1] // the extent the assembly touches
+	gatherRows(&src[0], ld, k, &dst[0], stride, rows)
 }
 
 // available lists the micro-kernels this CPU and OS can run, best first.
@@ -59,7 +59,7 @@ func detect() []*microKernel {
 	}
 	if xcr0&0xe6 == 0xe6 && ebx7&avx512f != 0 { // and opmask and ZMM state
 		ks = append([]*microKernel{avx512}, ks...)
-		transpose16 = transpose16AVX512
+		transposeRows = transposeAVX512
 	}
 	return ks
 }

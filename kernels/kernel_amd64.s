@@ -562,8 +562,13 @@ DATA iota16<>+56(SB)/4, $14
 DATA iota16<>+60(SB)/4, $15
 GLOBL iota16<>(SB), RODATA|NOPTR, $64
 
-// func gatherT16(src *float32, ld, k int, dst *float32, dstStride int)
-TEXT ·gatherT16(SB), NOSPLIT, $0-40
+// func gatherRows(src *float32, ld, k int, dst *float32, dstStride, rows int)
+TEXT ·gatherRows(SB), NOSPLIT, $0-48
+	MOVQ rows+40(FP), CX
+	MOVL $1, R8
+	SHLL CX, R8
+	DECL R8
+	KMOVW R8, K2
 	MOVQ src+0(FP), SI
 	MOVQ ld+8(FP), AX
 	MOVQ k+16(FP), CX
@@ -572,14 +577,14 @@ TEXT ·gatherT16(SB), NOSPLIT, $0-40
 	SHLQ $2, DX
 	VPBROADCASTD AX, Z31
 	VPMULLD iota16<>(SB), Z31, Z1
-loop:
-	KXNORW K0, K0, K1
+gatherRows_loop:
+	KMOVW K2, K1
 	VGATHERDPS (SI)(Z1*4), K1, Z0
-	VMOVUPS Z0, (DI)
+	VMOVUPS Z0, K2, (DI)
 	ADDQ $4, SI
 	ADDQ DX, DI
 	DECQ CX
-	JNZ loop
+	JNZ gatherRows_loop
 	VZEROUPPER
 	RET
 
