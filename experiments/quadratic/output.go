@@ -77,7 +77,7 @@ func (r Result) Panels() []plotting.Panel {
 	var iters []float64
 	for _, row := range r.Rows {
 		if len(panels) == 0 || panels[len(panels)-1].Title != pLabel(row.P) {
-			panels = append(panels, plotting.Panel{Title: pLabel(row.P), XLabel: "iteration t", YLabel: "mean |∇F(x_t)| over runs", LogY: true})
+			panels = append(panels, plotting.Panel{Title: pLabel(row.P), XLabel: "iteration t", YLabel: "gradient norm |x_t|, mean over runs", LogY: true})
 		}
 		if len(iters) != len(row.Curve) {
 			iters = make([]float64, len(row.Curve))
@@ -131,7 +131,7 @@ func (r HighProbResult) Panels() []plotting.Panel {
 	var panels []plotting.Panel
 	for _, row := range r.Rows {
 		if len(panels) == 0 || panels[len(panels)-1].Title != pLabel(row.P) {
-			panels = append(panels, plotting.Panel{Title: pLabel(row.P), XLabel: "log(1/δ)", YLabel: "(1−δ)-quantile of avg |∇F(x_t)|"})
+			panels = append(panels, plotting.Panel{Title: pLabel(row.P), XLabel: "log(1/δ)", YLabel: "(1-δ)-quantile of the mean gradient norm"})
 		}
 		pn := &panels[len(panels)-1]
 		if n := len(pn.Series); n == 0 || pn.Series[n-1].Name != displayName(row.Method) {

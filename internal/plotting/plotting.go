@@ -103,7 +103,7 @@ func newPlot(pn Panel) (*plot.Plot, error) {
 	p.Y.Label.Text = pn.YLabel
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	drawn := 0
+	drawn, named := 0, 0
 	for i, s := range pn.Series {
 		if len(s.X) != len(s.Y) {
 			return nil, fmt.Errorf("series %q has %d x values and %d y values", s.Name, len(s.X), len(s.Y))
@@ -128,13 +128,26 @@ func newPlot(pn Panel) (*plot.Plot, error) {
 		p.Add(l)
 		if s.Name != "" {
 			p.Legend.Add(s.Name, l)
+			named++
 		}
 		drawn++
 	}
-	// A log axis needs positive data to set its range.
-	if pn.LogY && drawn > 0 {
+	if drawn == 0 {
+		return p, nil
+	}
+	// Headroom above the data for the legend in the top right corner: each
+	// legend entry takes about 7% of the panel's height.
+	room := 0.07 * float64(named)
+	lo, hi := p.Y.Min, p.Y.Max
+	if pn.LogY {
+		// A log axis needs positive data to set its range.
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		if hi > lo {
+			p.Y.Max = hi * math.Pow(hi/lo, room/(1-room))
+		}
+	} else if hi > lo {
+		p.Y.Max = hi + (hi-lo)*room/(1-room)
 	}
 	return p, nil
 }
