@@ -141,14 +141,26 @@ func (c Config) Hyper(p float64, method string) (Hyper, error) {
 	return h, nil
 }
 
-// A method is an estimator with its step size.
+// A method is an estimator's name and parameters with its step size.
 type method struct {
-	e   estimator.Estimator
-	eta float64
+	name   string
+	params estimator.Params
+	eta    float64
 }
 
-// plan returns every method's estimator and step size, by p (outer) and
-// method, in Config order. Estimators are safe for concurrent use.
+// estimator returns a fresh estimator: every run gets its own, because an
+// adaptive estimator keeps state from batch to batch (and runs must not
+// share it, across goroutines or otherwise).
+func (m method) estimator() estimator.Estimator {
+	e, err := estimator.New(m.name, m.params)
+	if err != nil {
+		panic(err) // plan has built it once already
+	}
+	return e
+}
+
+// plan returns every method's parameters and step size, by p (outer) and
+// method, in Config order, after checking that the estimators build.
 func (c Config) plan() ([][]method, error) {
 	plan := make([][]method, len(c.P))
 	for pi, p := range c.P {
@@ -161,11 +173,11 @@ func (c Config) plan() ([][]method, error) {
 			if !(h.Eta > 0 && !math.IsInf(h.Eta, 1)) {
 				return nil, fmt.Errorf("step size eta = %v, want a finite eta > 0", h.Eta)
 			}
-			e, err := estimator.New(name, estimator.Params{Gamma: h.Gamma, Alpha: h.Alpha, Beta: h.Beta})
-			if err != nil {
+			params := estimator.Params{Gamma: h.Gamma, Alpha: h.Alpha, Beta: h.Beta}
+			if _, err := estimator.New(name, params); err != nil {
 				return nil, err
 			}
-			plan[pi][m] = method{e, h.Eta}
+			plan[pi][m] = method{name, params, h.Eta}
 		}
 	}
 	return plan, nil
@@ -205,16 +217,18 @@ func workers(c Config) int { return max(1, min(runtime.GOMAXPROCS(0), len(c.P)*c
 // noise mean ξ̄ is computed once per step for all of them.
 type sim struct {
 	c        Config
-	x        [][]float64 // per method
-	noise    []float64   // n×d
-	mean     []float64   // ξ̄
-	norms, w []float64   // per sample
+	ests     []estimator.Estimator // per method, fresh for every run
+	x        [][]float64           // per method
+	noise    []float64             // n×d
+	mean     []float64             // ξ̄
+	norms, w []float64             // per sample
 	dir      []float64
 }
 
 func newSim(c Config) *sim {
 	s := &sim{
 		c:     c,
+		ests:  make([]estimator.Estimator, len(c.Methods)),
 		x:     make([][]float64, len(c.Methods)),
 		noise: make([]float64, c.N*c.Dim),
 		mean:  make([]float64, c.Dim),
@@ -243,8 +257,9 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 		copy(s.x[m], x1)
 	}
 	plain := false
-	for _, m := range methods {
-		plain = plain || !m.e.PerSample()
+	for m, meth := range methods {
+		s.ests[m] = meth.estimator()
+		plain = plain || !s.ests[m].PerSample()
 	}
 	d := c.Dim
 	for t := range c.T {
@@ -262,7 +277,7 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 		}
 		for m, x := range s.x {
 			record(m, t, norm(x))
-			e := methods[m].e
+			e := s.ests[m]
 			if e.PerSample() {
 				for k := range s.norms {
 					var sq float64

@@ -31,6 +31,8 @@ func withProcs(n int, f func()) {
 
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	c := small()
+	// A stateful estimator too: every run must get its own.
+	c.Methods = append(c.Methods, "ps-clip-auto")
 	var r1, r2 Result
 	var h1, h2 HighProbResult
 	var err error
@@ -96,6 +98,7 @@ func TestTrajectoryMatchesDirection(t *testing.T) {
 	}
 	plan, _ := c.plan()
 	for m, meth := range plan[0] {
+		e := meth.estimator()
 		src := rand.NewPCG(c.Seed, streamID(1.2, 0))
 		rng := rand.New(src)
 		x := make([]float64, c.Dim)
@@ -109,13 +112,13 @@ func TestTrajectoryMatchesDirection(t *testing.T) {
 		dir := make([]float64, c.Dim)
 		for step := range c.T {
 			if got, want := res.Rows[m].Curve[step], norm(x); math.Abs(got-want) > 1e-9*want {
-				t.Fatalf("%s step %d: |x| = %v, replay %v", meth.e.Name(), step, got, want)
+				t.Fatalf("%s step %d: |x| = %v, replay %v", meth.name, step, got, want)
 			}
 			noise.fill(src, xi)
 			for k := range y {
 				y[k] = x[k%c.Dim] + xi[k]
 			}
-			estimator.Direction(meth.e, y, dir)
+			estimator.Direction(e, y, dir)
 			for j := range x {
 				x[j] -= meth.eta * dir[j]
 			}
@@ -288,7 +291,7 @@ func TestTuned(t *testing.T) {
 		t.Errorf("tuned clip-sgd at p = 1.8: %+v, %v", h, err)
 	}
 	plan, _ := c.plan()
-	if th := plan[2][1].e.(*estimator.PSClip).Threshold(); th.Alpha() != 1 || th.Beta() != 1.2 || plan[2][1].eta != 0.05 {
+	if th := plan[2][1].estimator().(*estimator.PSClip).Threshold(); th.Alpha() != 1 || th.Beta() != 1.2 || plan[2][1].eta != 0.05 {
 		t.Errorf("tuned ps-clip-sgd at p = 1.2: %v η=%v", th, plan[2][1].eta)
 	}
 }
