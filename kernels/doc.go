@@ -35,7 +35,8 @@
 // figures vary by tens of percent from run to run), the AVX-512 micro-kernel
 // runs a 480×512×512 product at about 58 GFLOP/s on one core, AVX2 at 36 and
 // the pure-Go kernel at 1.6. Against OpenBLAS 0.3.21 with two threads each,
-// measured interleaved in one process, Sgemm is 0.6–1.0× at 1024³ and
-// 0.4–2.9× at the AlexNet-CIFAR and GPT layer shapes; README.md has the table
-// and the command that reproduces it.
+// timed alternately in one process, Sgemm reached 0.81–0.90× at 1024³ (the
+// three transpose cases) and 0.64–4.3× at the AlexNet-CIFAR and GPT layer
+// shapes, the low end being the batch-64 classifier products; README.md has
+// the table and the command that reproduces it.
 package kernels
