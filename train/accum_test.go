@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
 )
 
 // captureOpt records the gradient it is asked to apply instead of applying it.
@@ -37,7 +38,7 @@ func mlp(seed uint64) nn.Sequential {
 	return m
 }
 
-func batch(rng *rand.Rand, m int) Batch {
+func batch(rng *rand.Rand, m int) train.Batch {
 	x := tensor.New(m, 5)
 	for i := range x.Data {
 		x.Data[i] = float32(3 * rng.NormFloat64())
@@ -46,12 +47,12 @@ func batch(rng *rand.Rand, m int) Batch {
 	for i := range y {
 		y[i] = int32(rng.IntN(3))
 	}
-	return Batch{X: x, Y: y}
+	return train.Batch{X: x, Y: y}
 }
 
 // sampleGrads computes every sample's gradient with a batch of one in the
 // plain mode: the brute force the one-pass machinery is checked against.
-func sampleGrads(t *testing.T, model nn.Layer, b Batch) [][]float64 {
+func sampleGrads(t *testing.T, model nn.Layer, b train.Batch) [][]float64 {
 	t.Helper()
 	var ctx nn.Context
 	m := b.X.Dim(0)
@@ -130,10 +131,10 @@ func assertClose(t *testing.T, got, want []float64, tol float64) {
 	}
 }
 
-func newTrainer(t *testing.T, model nn.Layer, e estimator.Estimator, scope Scope) (*Trainer, *captureOpt) {
+func newTrainer(t *testing.T, model nn.Layer, e estimator.Estimator, scope train.Scope) (*train.Trainer, *captureOpt) {
 	t.Helper()
 	opt := &captureOpt{params: model.Params()}
-	tr, err := New(Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: scope})
+	tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: scope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +143,12 @@ func newTrainer(t *testing.T, model nn.Layer, e estimator.Estimator, scope Scope
 
 // The accumulated gradient equals the one the definitions give, computed
 // from batch-of-one gradients: per-sample clipping, one clip of the summed
-// gradient (Global) and the sum of individually clipped micro-batch
-// gradients (MicroBatch, MB-Clip).
+// gradient (train.Global) and the sum of individually clipped micro-batch
+// gradients (train.MicroBatch, MB-Clip).
 func TestStepMatchesDefinitions(t *testing.T) {
 	const gamma = 0.4
 	rng := rand.New(rand.NewPCG(7, 7))
-	batches := []Batch{batch(rng, 4), batch(rng, 3), batch(rng, 5)}
+	batches := []train.Batch{batch(rng, 4), batch(rng, 3), batch(rng, 5)}
 	model := mlp(1)
 	var micro [][]float64 // each micro-batch's mean gradient
 	var all [][]float64   // every sample's gradient
@@ -163,21 +164,21 @@ func TestStepMatchesDefinitions(t *testing.T) {
 	tests := []struct {
 		name  string
 		e     estimator.Estimator
-		scope Scope
+		scope train.Scope
 		want  func() []float64
 	}{
-		{"global clip of the averaged gradient", clipSGD, Global, func() []float64 {
+		{"global clip of the averaged gradient", clipSGD, train.Global, func() []float64 {
 			return clip(mean(micro), gamma)
 		}},
-		{"micro-batch clip, then average", clipSGD, MicroBatch, func() []float64 {
+		{"micro-batch clip, then average", clipSGD, train.MicroBatch, func() []float64 {
 			var cs [][]float64
 			for _, g := range micro {
 				cs = append(cs, clip(g, gamma))
 			}
 			return mean(cs)
 		}},
-		{"no clipping", estimator.SGD{}, Global, func() []float64 { return mean(micro) }},
-		{"per-sample clip within each micro-batch", estimator.NewPSClip(constant), Global, func() []float64 {
+		{"no clipping", estimator.SGD{}, train.Global, func() []float64 { return mean(micro) }},
+		{"per-sample clip within each micro-batch", estimator.NewPSClip(constant), train.Global, func() []float64 {
 			s := make([]float64, len(all[0]))
 			i := 0
 			for _, b := range batches {
@@ -212,7 +213,7 @@ func TestIdenticalMicroBatchesMatchOneBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	b := batch(rng, 6)
 	clipSGD, _ := estimator.NewClipSGD(0.3)
-	for _, scope := range []Scope{Global, MicroBatch} {
+	for _, scope := range []train.Scope{train.Global, train.MicroBatch} {
 		model := mlp(2)
 		one, optOne := newTrainer(t, model, clipSGD, scope)
 		if _, err := one.Step(b); err != nil {
@@ -247,7 +248,7 @@ func TestNonFiniteSamples(t *testing.T) {
 				finite = append(finite, clip(g, 1))
 			}
 		}
-		tr, opt := newTrainer(t, model, estimator.NewPSClip(constant), Global)
+		tr, opt := newTrainer(t, model, estimator.NewPSClip(constant), train.Global)
 		st, err := tr.Step(poisoned)
 		if err != nil {
 			t.Fatal(err)
@@ -257,7 +258,7 @@ func TestNonFiniteSamples(t *testing.T) {
 		}
 		assertClose(t, flatten(opt.got), mean(finite), 1e-4)
 	})
-	for _, scope := range []Scope{Global, MicroBatch} {
+	for _, scope := range []train.Scope{train.Global, train.MicroBatch} {
 		t.Run("plain "+scope.String()+" skips the micro-batch", func(t *testing.T) {
 			model := mlp(4)
 			want := clip(mean(sampleGrads(t, model, good)), 1)
@@ -274,7 +275,7 @@ func TestNonFiniteSamples(t *testing.T) {
 	}
 	t.Run("nothing left: no update", func(t *testing.T) {
 		model := mlp(5)
-		tr, opt := newTrainer(t, model, clipSGD, Global)
+		tr, opt := newTrainer(t, model, clipSGD, train.Global)
 		st, err := tr.Step(poisoned)
 		if err != nil {
 			t.Fatal(err)
@@ -295,10 +296,10 @@ func TestNonFiniteSamples(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	model := mlp(6)
 	opt := &captureOpt{params: model.Params()}
-	if _, err := New(Config{Model: model, Loss: nn.CrossEntropy, Optimizer: opt}); err == nil {
+	if _, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Optimizer: opt}); err == nil {
 		t.Error("New without an estimator must fail")
 	}
-	tr, _ := newTrainer(t, model, estimator.SGD{}, Global)
+	tr, _ := newTrainer(t, model, estimator.SGD{}, train.Global)
 	if _, err := tr.Step(); err == nil {
 		t.Error("Step with no batch must fail")
 	}
