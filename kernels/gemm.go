@@ -22,8 +22,10 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 }
 
 // SgemmBatched runs batch independent Sgemm calls; the i-th uses A, B and C
-// starting at i·strideA, i·strideB and i·strideC. Small products are spread
-// over goroutines whole; large ones are each parallelised as Sgemm does. Either way the results are bit-identical to
+// starting at i·strideA, i·strideB and i·strideC, in order: with strideC 0
+// and beta 1 the products accumulate into one C. Small products with
+// separate outputs are spread over goroutines whole; others are each
+// parallelised as Sgemm does. Either way the results are bit-identical to
 // batch sequential Sgemm calls.
 func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
 	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
@@ -51,7 +53,10 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	// Whole products per goroutine need no synchronisation inside them, but
 	// large products split by rows keep each goroutine's share of a shared
 	// packed A in its own L2 from one product to the next.
-	if threads == 1 || batch == 1 || m*n*k >= batchSplitWork {
+	// Products whose outputs overlap (strideC 0 accumulates a weight
+	// gradient over a batch) must run one after another, in order.
+	overlap := strideC < (m-1)*ldc+n
+	if threads == 1 || batch == 1 || overlap || m*n*k >= batchSplitWork {
 		for i := range batch {
 			one(i, threads)
 		}

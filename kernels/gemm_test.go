@@ -292,6 +292,24 @@ func TestSgemmBatched(t *testing.T) {
 	}
 }
 
+// TestSgemmBatchedAccumulate checks that products sharing C (strideC 0) run
+// in order, as a weight gradient summed over a batch needs.
+func TestSgemmBatchedAccumulate(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const m, n, k, batch = 8, 9, 10, 16
+	a, b := randSlice(r, batch*m*k), randSlice(r, batch*k*n)
+	want := randSlice(r, m*n)
+	got := append([]float32(nil), want...)
+	for i := range batch {
+		Sgemm(false, true, m, n, k, 1, a[i*m*k:], k, b[i*k*n:], k, 1, want, n)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	SgemmBatched(false, true, m, n, k, 1, a, k, m*k, b, k, k*n, 1, got, n, 0, batch)
+	if !bitsEqual(got, want) {
+		t.Errorf("accumulated batch differs from sequential calls")
+	}
+}
+
 // FuzzSgemm checks random shapes, paddings, transposes and scalars against
 // the float64 reference, with every micro-kernel and one or two workers.
 func FuzzSgemm(f *testing.F) {
