@@ -14,10 +14,10 @@ func TestExperimentCIFAR(t *testing.T) {
 	if code, _, stderr := runCLI(args...); code != 0 {
 		t.Fatalf("experiment cifar: exit %d: %s", code, stderr)
 	}
-	// The default thresholds and grid: Clip-SGD γ=1, and β ∈ {1.5} at α=1.
+	// The default thresholds, and the grid β ∈ {1.5} at the default α.
 	for f, want := range map[string][]string{
-		"table.md": {"| SGD |", "| Clip-SGD γ=1 |", "| PS-Clip-SGD γ=3 |", "| Increasing-PS-Clip-SGD α=1 β=2 |", "±"},
-		"grid.md":  {"| Increasing-PS-Clip-SGD | – | 1 | 1.5 |"},
+		"table.md": {"| SGD |", "| Clip-SGD γ=3 |", "| PS-Clip-SGD γ=10 |", "| Increasing-PS-Clip-SGD α=3 β=2 |", "±"},
+		"grid.md":  {"| Increasing-PS-Clip-SGD | – | 3 | 1.5 |"},
 	} {
 		b, err := os.ReadFile(filepath.Join(out, f))
 		for _, w := range want {

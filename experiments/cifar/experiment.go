@@ -399,5 +399,5 @@ func (t Thresholds) Method(name string) (Method, error) {
 // PS-Clip-SGD a share of the samples of every batch, as the paper's
 // thresholds do for the full model.
 func ExperimentThresholds() Thresholds {
-	return Thresholds{ClipSGD: 1, PSClipSGD: 3, Alpha: 1, Beta: 2}
+	return Thresholds{ClipSGD: 3, PSClipSGD: 10, Alpha: 3, Beta: 2}
 }
