@@ -15,12 +15,14 @@ import (
 // backward pass.
 //
 // Per-sample rule. With dY_i the sample's output gradient [cout,P], its weight
-// gradient is g_i = dY_i·U_iᵀ.
-//   - 2P² ≤ cout·cin·k²: the ghost norm |g_i|² = ⟨U_iᵀU_i, dY_iᵀdY_i⟩ through
-//     two P×P Gram matrices, and the clipped gradient Σ_i c_i·g_i is formed by
-//     the same per-sample GEMMs as the plain weight gradient, on c-scaled dY_i.
-//   - otherwise g_i is materialised by those GEMMs (so the plain weight
-//     gradient's work is not repeated) and the clipped gradient is Σ_i c_i·g_i.
+// gradient is g_i = dY_i·U_iᵀ: the Linear rule with the P output positions
+// as the sequence (rule.choose decides between the two).
+//   - ghost: |g_i|² = ⟨U_iᵀU_i, dY_iᵀdY_i⟩ through the two P×P Gram matrices
+//     (ghostSqNorm), and the clipped gradient Σ_i c_i·g_i is formed by the
+//     same per-sample GEMMs as the plain weight gradient, on c-scaled dY_i.
+//   - materialise: g_i is formed by those GEMMs (so the plain weight
+//     gradient's work is not repeated) and the clipped gradient is
+//     Σ_i c_i·g_i.
 type Conv2d struct {
 	Weight *Param // [cout,cin,k,k]
 	Bias   *Param // [cout]; nil without bias
@@ -38,8 +40,8 @@ type Conv2d struct {
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout]
 	scaled  []float32      // Finish: one c-scaled output gradient
-	scratch []float32      // a chunk's column gradients or Gram matrices
-	sqs     []float64      // a chunk's ghost norms
+	scratch []float32      // a chunk's column gradients
+	gram    [][]float32    // per-worker scratch for ghostSqNorm
 }
 
 // NewConv2d returns a convolution whose parameters are named prefix+".weight"
@@ -170,32 +172,26 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, kk, p int) {
 		panic(fmt.Sprintf("nn: %s: batch of %d in per-sample mode for %d samples", c.Weight.Name, b, len(sq)))
 	}
 	cout := c.cout
-	ghost := c.rule == ruleGhost || (c.rule == ruleAuto && 2*p*p <= cout*kk)
-	if ghost {
-		c.sqs = resize(c.sqs, b)
-		c.chunks(b, 2*p*p, func(lo, hi int, buf []float32) {
-			n := hi - lo
-			gu, gy := buf[:n*p*p], buf[n*p*p:]
-			kernels.SgemmBatched(true, false, p, p, kk, 1, c.cols[lo*kk*p:], p, kk*p, c.cols[lo*kk*p:], p, kk*p, 0, gu, p, p*p, n)
-			kernels.SgemmBatched(true, false, p, p, cout, 1, dy.Data[lo*cout*p:], p, cout*p, dy.Data[lo*cout*p:], p, cout*p, 0, gy, p, p*p, n)
-			parallel(n, workers(n), func(_, a, z int) {
-				for i := a; i < z; i++ {
-					c.sqs[lo+i] = dot(gu[i*p*p:(i+1)*p*p], gy[i*p*p:(i+1)*p*p])
-				}
-			})
-		})
-	} else {
+	ghost := c.rule.choose(p, kk, cout)
+	if !ghost {
 		c.psW = resize(c.psW, b*cout*kk)
 		kernels.SgemmBatched(false, true, cout, kk, p, 1, dy.Data, p, cout*p, c.cols, p, kk*p, 0, c.psW, kk, cout*kk, b)
 	}
 	if c.Bias != nil {
 		c.psB = resize(c.psB, b*cout)
 	}
-	parallel(b, workers(b), func(_, lo, hi int) {
+	nw := workers(b)
+	for len(c.gram) < nw {
+		c.gram = append(c.gram, nil)
+	}
+	parallel(b, nw, func(w, lo, hi int) {
+		if ghost {
+			c.gram[w] = resize(c.gram[w], 2*p*p)
+		}
 		for i := lo; i < hi; i++ {
 			var s float64
 			if ghost {
-				s = c.sqs[i]
+				s = ghostSqNorm(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dy.Data[i*cout*p:(i+1)*cout*p], cout, c.gram[w])
 			} else {
 				s = sqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
 			}

@@ -53,8 +53,8 @@ func TestConv2dPerSample(t *testing.T) {
 }
 
 func TestConv2dRule(t *testing.T) {
-	// AlexNet-CIFAR's first two layers: 32×32 outputs materialise, 16×16
-	// outputs with 64→192 channels and 5×5 kernels use the ghost norm.
+	// AlexNet-CIFAR's first three convolutions: 32×32 and 16×16 outputs
+	// materialise, 8×8 outputs with 192→384 channels use the ghost norm.
 	ctx := &Context{}
 	for _, tc := range []struct {
 		c     *Conv2d
@@ -62,7 +62,8 @@ func TestConv2dRule(t *testing.T) {
 		ghost bool
 	}{
 		{NewConv2d("a", 3, 64, 3, 1, 1, true), tensor.New(1, 3, 32, 32), false},
-		{NewConv2d("b", 64, 192, 5, 1, 2, true), tensor.New(1, 64, 16, 16), true},
+		{NewConv2d("b", 64, 192, 5, 1, 2, true), tensor.New(1, 64, 16, 16), false},
+		{NewConv2d("c", 192, 384, 3, 1, 1, true), tensor.New(1, 192, 8, 8), true},
 	} {
 		tc.c.Forward(ctx, tc.x)
 		ctx.BeginPerSample(1)

@@ -16,12 +16,17 @@ import (
 // Per-sample rule. With A_i the sample's input rows [T,in] and B_i its output
 // gradient rows [T,out], the sample's weight gradient is g_i = B_iᵀA_i.
 //   - T = 1: |g_i|² = |a_i|²·|b_i|² (ghost norm, O(in+out)).
-//   - T > 1 and 2T² ≤ in·out: |g_i|² = ⟨A_iA_iᵀ, B_iB_iᵀ⟩ (ghost norm through
-//     the two T×T Gram matrices); the clipped gradient Σ_i c_i g_i is then one
-//     GEMM over the whole batch with the rows of the narrower of x and dy
-//     scaled by c_i, which replaces the plain weight-gradient GEMM.
-//   - otherwise g_i is materialised (cheaper than the Grams) and the clipped
-//     gradient is the weighted sum of the g_i.
+//   - ghost: |g_i|² = ⟨A_iA_iᵀ, B_iB_iᵀ⟩ through the two T×T Gram matrices
+//     (ghostSqNorm); the clipped gradient Σ_i c_i g_i is then one GEMM over
+//     the whole batch with the rows of the narrower of x and dy scaled by
+//     c_i, which replaces the plain weight-gradient GEMM.
+//   - materialise: g_i is formed by per-sample GEMMs that replace the plain
+//     weight-gradient GEMM, and the clipped gradient is the weighted sum of
+//     the g_i.
+//
+// The automatic choice between the two is a cost model (see rule.choose):
+// materialising adds no arithmetic, only passes over B·in·out floats and
+// their memory, while the ghost norm adds 2T²(in+out) flops per sample.
 //
 // The bias's per-sample gradient Σ_t b_it is always formed: it is small.
 type Linear struct {
@@ -34,23 +39,63 @@ type Linear struct {
 	in, out int
 	rule    rule // forced per-sample rule (tests); ruleAuto in use
 
-	x      *tensor.Tensor // input of the latest Forward
-	y, dx  *tensor.Tensor // reused output buffers
-	dy     *tensor.Tensor // per-sample mode: the output gradient, read by Finish
-	psW    []float32      // materialised per-sample weight gradients [B,out,in]
-	psB    []float32      // per-sample bias gradients [B,out]
-	scaled []float32      // Finish: c-scaled rows of x or dy
-	gram   [][]float32    // per-worker scratch for the two T×T Gram matrices
+	x     *tensor.Tensor // input of the latest Forward
+	y, dx *tensor.Tensor // reused output buffers
+	dy    *tensor.Tensor // per-sample mode: the output gradient, read by Finish
+	psW   []float32      // materialised per-sample weight gradients [B,out,in]
+	psB   []float32      // per-sample bias gradients [B,out]
+	gram  [][]float32    // per-worker scratch for ghostSqNorm
 }
 
 // rule selects how a layer computes per-sample gradient norms.
 type rule int
 
 const (
-	ruleAuto        rule = iota // the cheaper of the two for the layer's shapes
+	ruleAuto        rule = iota // the cost model of choose
 	ruleGhost                   // ghost norm, no per-sample gradient
 	ruleMaterialise             // per-sample gradients formed explicitly
+	ruleMixed                   // the DP literature's rule: ghost when 2T² ≤ in·out
 )
+
+// passCost is the cost of one float of a materialised per-sample gradient,
+// in flops of the GEMM kernel: the float is read for the sample's norm and
+// again for the weighted sum, by pure-Go loops that run about 100 times
+// slower per float than the kernel does flops (README.md: 173 µs for the two
+// passes over a 512×128 gradient against 122 µs for the 5.2 Mflop of its
+// Gram matrices).
+const passCost = 110
+
+// choose resolves r for a layer whose per-sample gradient is the product of
+// t positions (rows of a sequence, output pixels of a convolution) of in
+// inputs and out outputs, and returns whether that is the ghost norm.
+//
+// The literature's mixed rule (ghost when 2T² ≤ in·out) assumes that
+// materialising is work on top of the weight-gradient GEMM. Here the
+// per-sample GEMMs replace that GEMM, so materialising costs only the passes
+// over the per-sample gradients and their memory, while the ghost norm's
+// Gram matrices cost 2T²(in+out) flops on top. The automatic rule compares
+// the two, and materialises only while the per-sample gradients (in·out
+// floats a sample) take no more memory than the activations the layer holds
+// anyway (its input and output, T·(in+out) a sample), which bounds the extra
+// memory of a per-sample step by that of the plain step's activations.
+func (r rule) choose(t, in, out int) (ghost bool) {
+	switch r {
+	case ruleGhost:
+		return true
+	case ruleMaterialise:
+		return false
+	case ruleMixed:
+		return 2*float64(t)*float64(t) <= float64(in)*float64(out)
+	}
+	if t == 1 {
+		return true
+	}
+	tf, g := float64(t), float64(in)*float64(out)
+	if g > tf*float64(in+out) {
+		return true
+	}
+	return 2*tf*tf*float64(in+out) < passCost*g
+}
 
 // NewLinear returns a Linear layer from in to out features whose parameters
 // are named prefix+".weight" and prefix+".bias". The parameters are zero: see
@@ -138,7 +183,7 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 	t := x.Rows() / n
 	sq := ctx.SqNorms()
 	in, out := l.in, l.out
-	ghost := l.rule == ruleGhost || (l.rule == ruleAuto && 2*t*t <= in*out)
+	ghost := l.rule.choose(t, in, out)
 	if l.Bias != nil {
 		l.psB = resize(l.psB, n*out)
 		clear(l.psB)
@@ -153,10 +198,8 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 		}
 	}
 	parallel(n, nw, func(w, lo, hi int) {
-		var ga, gb []float32
 		if ghost && t > 1 {
 			l.gram[w] = resize(l.gram[w], 2*t*t)
-			ga, gb = l.gram[w][:t*t], l.gram[w][t*t:]
 		}
 		for i := lo; i < hi; i++ {
 			a := x.Data[i*t*in : (i+1)*t*in]
@@ -170,9 +213,7 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 			case t == 1:
 				s = sqNorm(a) * sqNorm(b)
 			default:
-				kernels.Sgemm(false, true, t, t, in, 1, a, in, a, in, 0, ga, t)
-				kernels.Sgemm(false, true, t, t, out, 1, b, out, b, out, 0, gb, t)
-				s = dot(ga, gb)
+				s = ghostSqNorm(false, t, a, in, b, out, l.gram[w])
 			}
 			if l.Bias != nil {
 				pb := l.psB[i*out : (i+1)*out]
@@ -212,20 +253,22 @@ func (l *Linear) clippedGEMM(c []float32, t int) {
 	if scaleX {
 		width = in
 	}
-	l.scaled = resize(l.scaled, len(c)*t*width)
+	buf := getScratch(len(c) * t * width)
+	defer scratchPool.Put(buf)
+	scaled := *buf
 	src := dy
 	if scaleX {
 		src = x
 	}
 	for i, ci := range c {
-		d := l.scaled[i*t*width : (i+1)*t*width]
+		d := scaled[i*t*width : (i+1)*t*width]
 		for j, v := range src[i*t*width : (i+1)*t*width] {
 			d[j] = ci * v
 		}
 	}
-	a, b := l.scaled, x // A = C·dy, B = x
+	a, b := scaled, x // A = C·dy, B = x
 	if scaleX {
-		a, b = dy, l.scaled
+		a, b = dy, scaled
 	}
 	for lo := 0; lo < len(c); {
 		if c[lo] == 0 {
@@ -239,6 +282,39 @@ func (l *Linear) clippedGEMM(c []float32, t int) {
 		kernels.Sgemm(true, false, out, in, (hi-lo)*t, 1, a[lo*t*out:], out, b[lo*t*in:], in, 1, l.Weight.Grad.Data, in)
 		lo = hi
 	}
+}
+
+// scratchPool holds the buffers of c-scaled activations that Finish needs
+// only while it runs: one buffer serves every layer in turn, where a buffer
+// per layer would add the size of all those activations to a per-sample
+// step's memory.
+var scratchPool sync.Pool
+
+func getScratch(n int) *[]float32 {
+	p, _ := scratchPool.Get().(*[]float32)
+	if p == nil {
+		p = new([]float32)
+	}
+	*p = resize(*p, n)
+	return p
+}
+
+// ghostSqNorm returns |YᵀX|² = ⟨XXᵀ, YYᵀ⟩ for one sample with t positions:
+// X [t,kx] and Y [t,ky] with positions as rows or, with cols, X [kx,t] and
+// Y [ky,t] with positions as columns (an unfolded image). scratch holds the
+// two t×t Gram matrices. (Forming only their upper strips, as symmetry
+// allows, halves the flops but measured 1.1–3× slower: the GEMM kernel's
+// per-call cost dominates products with few rows.)
+func ghostSqNorm(cols bool, t int, x []float32, kx int, y []float32, ky int, scratch []float32) float64 {
+	gx, gy := scratch[:t*t], scratch[t*t:2*t*t]
+	if cols {
+		kernels.Sgemm(true, false, t, t, kx, 1, x, t, x, t, 0, gx, t)
+		kernels.Sgemm(true, false, t, t, ky, 1, y, t, y, t, 0, gy, t)
+	} else {
+		kernels.Sgemm(false, true, t, t, kx, 1, x, kx, x, kx, 0, gx, t)
+		kernels.Sgemm(false, true, t, t, ky, 1, y, ky, y, ky, 0, gy, t)
+	}
+	return dot(gx, gy)
 }
 
 // weightedSum adds Σ_i c_i·g_i into dst, where g holds len(c) vectors of

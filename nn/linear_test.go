@@ -36,7 +36,8 @@ func TestLinearPerSample(t *testing.T) {
 		{"2d", []int{5, 7}, ruleAuto},
 		{"3d-ghost", []int{4, 3, 7}, ruleGhost},
 		{"3d-materialise", []int{4, 3, 7}, ruleMaterialise},
-		{"3d-auto-long", []int{4, 9, 7}, ruleAuto}, // 2·81 > 7·6: materialises
+		{"3d-auto-long", []int{4, 9, 7}, ruleAuto}, // 7·6 ≤ 9·13: materialises
+		{"3d-mixed", []int{3, 37, 7}, ruleMixed},
 	} {
 		for _, bias := range []bool{true, false} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +54,72 @@ func TestLinearPerSample(t *testing.T) {
 				out := append(append([]int(nil), tc.shape[:len(tc.shape)-1]...), 3)
 				checkPerSample(t, m, x, ids(tc.shape[0]), squareLoss(randTensor(rng, out...)), medianClip)
 			})
+		}
+	}
+}
+
+// ghostSqNorm against |YᵀX|² formed explicitly in float64, in both layouts.
+func TestGhostSqNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 5, 64} {
+		const kx, ky = 9, 6
+		x, y := randTensor(rng, n, kx).Data, randTensor(rng, n, ky).Data
+		var want float64
+		for a := range ky {
+			for b := range kx {
+				var g float64
+				for p := range n {
+					g += float64(y[p*ky+a]) * float64(x[p*kx+b])
+				}
+				want += g * g
+			}
+		}
+		// The same matrices with positions as columns.
+		xt, yt := make([]float32, n*kx), make([]float32, n*ky)
+		for p := range n {
+			for j := range kx {
+				xt[j*n+p] = x[p*kx+j]
+			}
+			for j := range ky {
+				yt[j*n+p] = y[p*ky+j]
+			}
+		}
+		scratch := make([]float32, 2*n*n)
+		for _, cols := range []bool{false, true} {
+			got := ghostSqNorm(false, n, x, kx, y, ky, scratch)
+			if cols {
+				got = ghostSqNorm(true, n, xt, kx, yt, ky, scratch)
+			}
+			if math.Abs(got-want) > 1e-5*want {
+				t.Errorf("t=%d cols=%v: %v, want %v", n, cols, got, want)
+			}
+		}
+	}
+}
+
+// The automatic rule on the shapes of the models it serves, and the mixed
+// rule it replaces.
+func TestRuleChoose(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		t, in, out  int
+		auto, mixed bool // ghost?
+	}{
+		{"alexnet classifier.1", 1, 9216, 4096, true, true},
+		{"alexnet features.0", 1024, 27, 64, false, false},
+		{"alexnet features.3", 256, 1600, 192, false, true},
+		{"alexnet features.6", 64, 1728, 384, true, true},
+		{"alexnet features.10", 64, 2304, 256, true, true},
+		{"gpt c_attn", 64, 128, 384, true, true},
+		{"gpt c_proj", 64, 128, 128, false, true},
+		{"gpt lm_head", 64, 128, 65, false, true},
+		{"short sequence", 2, 64, 64, true, true},
+	} {
+		if got := ruleAuto.choose(tc.t, tc.in, tc.out); got != tc.auto {
+			t.Errorf("%s: auto ghost = %v, want %v", tc.name, got, tc.auto)
+		}
+		if got := ruleMixed.choose(tc.t, tc.in, tc.out); got != tc.mixed {
+			t.Errorf("%s: mixed ghost = %v, want %v", tc.name, got, tc.mixed)
 		}
 	}
 }
