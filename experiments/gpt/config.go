@@ -149,9 +149,9 @@ func Default() Config {
 func ExperimentDefault() Config {
 	c := Default()
 	c.NLayer, c.NHead, c.NEmbd, c.BlockSize = 2, 4, 64, 64
-	c.MicroBatch, c.Accum, c.Steps, c.Warmup = 4, 8, 300, 30
+	c.MicroBatch, c.Accum, c.Steps, c.Warmup = 4, 8, 250, 25
 	c.Clip = 1
-	c.EvalInterval, c.EvalIters, c.CkptInterval = 25, 10, 0
+	c.EvalInterval, c.EvalIters, c.CkptInterval = 25, 50, 0
 	return c
 }
 
