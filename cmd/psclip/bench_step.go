@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
 
@@ -29,25 +31,43 @@ func init() {
 	})
 }
 
-// stepResult is one estimator's line of "bench step --json".
+// stepResult is one estimator's (or clip mode's) line of "bench step --json".
 type stepResult struct {
-	Estimator      string    `json:"estimator"`
-	StepMsMedian   float64   `json:"step_ms_median"`
-	StepMs         []float64 `json:"step_ms"`
-	ImagesPerS     float64   `json:"images_per_s,omitempty"`
-	TokensPerS     float64   `json:"tokens_per_s,omitempty"`
-	RatioToFirst   float64   `json:"ratio_to_first"`
-	AllocMBPerStep float64   `json:"alloc_mb_per_step"`
+	Estimator    string    `json:"estimator"`
+	ClipMode     string    `json:"clip_mode,omitempty"`
+	StepMsMedian float64   `json:"step_ms_median"`
+	StepMs       []float64 `json:"step_ms"`
+	// CPUMsMedian is the process's CPU time (user and system, all threads)
+	// per step: on a loaded machine it tracks the work done far more
+	// closely than wall time, which also counts waiting for a core.
+	CPUMsMedian  float64 `json:"cpu_ms_median,omitempty"`
+	ImagesPerS   float64 `json:"images_per_s,omitempty"`
+	TokensPerS   float64 `json:"tokens_per_s,omitempty"`
+	RatioToFirst float64 `json:"ratio_to_first"`
+	// PairedRatioToFirst is the median over rounds of the step time over
+	// the first's in the same round: less sensitive to load that drifts
+	// over the run than the ratio of the medians.
+	PairedRatioToFirst float64 `json:"paired_ratio_to_first"`
+	CPURatioToFirst    float64 `json:"cpu_ratio_to_first,omitempty"`
+	AllocMBPerStep     float64 `json:"alloc_mb_per_step"`
+}
+
+// benchCase is one configuration timed by bench step.
+type benchCase struct {
+	name, mode string
+	trainer    *train.Trainer
 }
 
 func runBenchStep(fs *flag.FlagSet, args []string) error {
 	var m modelFlags
 	defineModelFlags(fs, &m)
-	b := fs.Int("batch", 64, "samples per step")
+	b := fs.Int("batch", 64, "samples per micro-batch")
+	accum := fs.Int("accum", 1, "micro-batches per step (gradient accumulation)")
 	names := fs.String("estimators", "sgd,clip-sgd,ps-clip-sgd", "comma-separated estimators to time: "+strings.Join(estimator.Names, ", "))
+	modes := fs.String("clip-modes", "", "comma-separated clip modes to time instead of --estimators (global, micro-batch, per-sample, none), as train gpt runs them")
 	steps := fs.Int("steps", 5, "timed steps per estimator")
 	warmup := fs.Int("warmup", 1, "untimed steps per estimator first")
-	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd and ps-clip-sgd")
+	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd, ps-clip-sgd and the clip modes")
 	seed := fs.Uint64("seed", 1, "seed of the initialisation, batch and dropout")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parse(fs, args); err != nil {
@@ -56,101 +76,170 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	switch {
 	case *b < 1:
 		return usagef("--batch %d: need at least 1", *b)
+	case *accum < 1:
+		return usagef("--accum %d: need at least 1", *accum)
 	case *steps < 1:
 		return usagef("--steps %d: need at least 1", *steps)
 	case *warmup < 0:
 		return usagef("--warmup %d: must not be negative", *warmup)
 	}
-	var ests []estimator.Estimator
-	for _, name := range strings.Split(*names, ",") {
-		e, err := estimator.New(strings.TrimSpace(name), estimator.Params{Gamma: *gamma})
-		if err != nil {
-			return usagef("--estimators: %v", err)
-		}
-		ests = append(ests, e)
+	type config struct {
+		est   estimator.Estimator
+		scope train.Scope
+		mode  string
 	}
-	model, x, y, err := m.build(*b, *seed)
+	var cfgs []config
+	if *modes != "" {
+		for _, name := range strings.Split(*modes, ",") {
+			mode, err := gpt.ParseClipMode(strings.TrimSpace(name))
+			if err != nil {
+				return usagef("--clip-modes: %v", err)
+			}
+			e, scope, err := mode.Estimator(*gamma)
+			if err != nil {
+				return usagef("--gamma: %v", err)
+			}
+			cfgs = append(cfgs, config{e, scope, string(mode)})
+		}
+	} else {
+		for _, name := range strings.Split(*names, ",") {
+			e, err := estimator.New(strings.TrimSpace(name), estimator.Params{Gamma: *gamma})
+			if err != nil {
+				return usagef("--estimators: %v", err)
+			}
+			cfgs = append(cfgs, config{e, train.Global, ""})
+		}
+	}
+	model, x, y, err := m.build(*b**accum, *seed)
 	if err != nil {
 		return err
 	}
+	batches := split(x, y, *accum)
 	// One model and optimizer for all: the weights drift between steps,
 	// which does not change the work a step does.
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})
 	if err != nil {
 		return err
 	}
-	trainers := make([]*train.Trainer, len(ests))
-	for i, e := range ests {
-		trainers[i], err = train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt,
-			Rand: rand.New(rand.NewPCG(*seed, uint64(i)))})
+	cases := make([]benchCase, len(cfgs))
+	for i, c := range cfgs {
+		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
+			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i)))})
 		if err != nil {
 			return err
 		}
+		cases[i] = benchCase{c.est.Name(), c.mode, tr}
 	}
-	batch := train.Batch{X: x, Y: y}
-	times := make([][]float64, len(ests))
-	allocs := make([]uint64, len(ests))
+	load := loadAvg()
+	times := make([][]float64, len(cases))
+	cpus := make([][]float64, len(cases))
+	allocs := make([]uint64, len(cases))
 	var ms runtime.MemStats
 	for round := range *warmup + *steps {
 		// Rotate the order every round so no estimator always follows
 		// the same one (caches, GC debt).
-		for j := range ests {
-			i := (j + round) % len(ests)
+		for j := range cases {
+			i := (j + round) % len(cases)
 			runtime.ReadMemStats(&ms)
 			before := ms.TotalAlloc
+			cpu0 := cpuTime()
 			start := time.Now()
-			if _, err := trainers[i].Step(batch); err != nil {
+			if _, err := cases[i].trainer.Step(batches...); err != nil {
 				return err
 			}
 			d := time.Since(start)
+			cpu := cpuTime() - cpu0
 			runtime.ReadMemStats(&ms)
 			if round >= *warmup {
 				times[i] = append(times[i], float64(d.Microseconds())/1000)
+				cpus[i] = append(cpus[i], float64(cpu.Microseconds())/1000)
 				allocs[i] += ms.TotalAlloc - before
 			}
 		}
 		fmt.Fprintf(os.Stderr, "\rbench step: round %d/%d", round+1, *warmup+*steps)
 	}
 	fmt.Fprintln(os.Stderr)
-	items := float64(*b)
+	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
 		items *= float64(x.Dim(1))
 		unit = "tokens/s"
 	}
-	res := make([]stepResult, len(ests))
-	for i, e := range ests {
+	res := make([]stepResult, len(cases))
+	for i, c := range cases {
 		med := median(times[i])
-		res[i] = stepResult{Estimator: e.Name(), StepMsMedian: med, StepMs: times[i],
+		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: times[i],
+			RatioToFirst: med / median(times[0]), PairedRatioToFirst: median(ratios(times[i], times[0])),
 			AllocMBPerStep: float64(allocs[i]) / float64(*steps) / (1 << 20)}
+		if cpu := median(cpus[i]); cpu > 0 {
+			res[i].CPUMsMedian = cpu
+			res[i].CPURatioToFirst = cpu / median(cpus[0])
+		}
 		if m.name == "gpt" {
 			res[i].TokensPerS = items / med * 1000
 		} else {
 			res[i].ImagesPerS = items / med * 1000
 		}
-		res[i].RatioToFirst = med / res[0].StepMsMedian
 	}
 	if *asJSON {
 		out := struct {
 			Model      string       `json:"model"`
 			Batch      int          `json:"batch"`
+			Accum      int          `json:"accum"`
 			GOMAXPROCS int          `json:"gomaxprocs"`
+			LoadAvg    [2]float64   `json:"load_avg_1m,omitzero"`
 			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult `json:"results"`
-		}{m.name, *b, runtime.GOMAXPROCS(0), peakRSSMB(), res}
+		}{m.name, *b, *accum, runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "estimator\tstep ms (median)\t%s\tvs %s\talloc MB/step\t\n", unit, res[0].Estimator)
-	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.3f×\t%.1f\t\n", r.Estimator, r.StepMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.AllocMBPerStep)
+	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
+	for i, r := range res {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
 	}
 	if rss := peakRSSMB(); rss > 0 {
-		fmt.Fprintf(tw, "peak RSS %.0f MB (whole process)\t\t\t\t\t\n", rss)
+		fmt.Printf("peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}
-	return tw.Flush()
+	if l := loadAvg(); l > 0 {
+		fmt.Printf("load average %.2f before, %.2f after\n", load, l)
+	}
+	return nil
+}
+
+// ratios is a[r]/b[r] for every round r.
+func ratios(a, b []float64) []float64 {
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = a[i] / b[i]
+	}
+	return r
+}
+
+func (c benchCase) label() string {
+	if c.mode != "" {
+		return c.mode
+	}
+	return c.name
+}
+
+// split cuts a batch of k·b samples into k micro-batches of b. Targets are
+// per sample or, for sequences, per position: either way y's share of a
+// micro-batch is its share of the samples.
+func split(x *tensor.Tensor, y []int32, k int) []train.Batch {
+	n := x.Dim(0) / k
+	per, perY := x.Len()/x.Dim(0), len(y)/x.Dim(0)
+	shape := append([]int{n}, x.Shape[1:]...)
+	bs := make([]train.Batch, k)
+	for i := range bs {
+		bs[i] = train.Batch{X: &tensor.Tensor{Shape: shape, Data: x.Data[i*n*per : (i+1)*n*per]}, Y: y[i*n*perY : (i+1)*n*perY]}
+	}
+	return bs
 }
 
 func median(v []float64) float64 {
@@ -179,4 +268,19 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// loadAvg is the system's one-minute load average, or 0 where /proc does not
+// tell: timings on a shared machine mean little without it.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	l, _ := strconv.ParseFloat(f[0], 64)
+	return l
 }

@@ -54,12 +54,51 @@ func TestBenchStepJSON(t *testing.T) {
 	}
 }
 
+// Clip modes with accumulation: one line per mode, MB-Clip and global
+// clipping on the same micro-batches.
+func TestBenchStepClipModes(t *testing.T) {
+	var code int
+	var stderr string
+	out := captureStdout(t, func() {
+		code, _, stderr = runCLI("bench", "step", "--model", "gpt", "--n-layer", "1", "--n-head", "2", "--n-embd", "8",
+			"--block-size", "4", "--vocab-size", "11", "--batch", "2", "--accum", "3", "--steps", "2", "--warmup", "0",
+			"--clip-modes", "global,micro-batch", "--json")
+	})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Accum   int `json:"accum"`
+		Results []struct {
+			Estimator    string    `json:"estimator"`
+			ClipMode     string    `json:"clip_mode"`
+			StepMs       []float64 `json:"step_ms"`
+			TokensPerS   float64   `json:"tokens_per_s"`
+			RatioToFirst float64   `json:"ratio_to_first"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if res.Accum != 3 || len(res.Results) != 2 || res.Results[0].ClipMode != "global" || res.Results[1].ClipMode != "micro-batch" {
+		t.Fatalf("accum %d, results %+v", res.Accum, res.Results)
+	}
+	for _, r := range res.Results {
+		if r.Estimator != "clip-sgd" || len(r.StepMs) != 2 || !(r.TokensPerS > 0 && r.RatioToFirst > 0) {
+			t.Errorf("%+v", r)
+		}
+	}
+}
+
 func TestBenchStepBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--estimators", "adam"},
 		{"--batch", "0"},
 		{"--steps", "0"},
 		{"--model", "vgg"},
+		{"--accum", "0"},
+		{"--clip-modes", "global,sometimes"},
+		{"--clip-modes", "global", "--gamma", "0"},
 	} {
 		if code, _, stderr := runCLI(append([]string{"bench", "step"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
