@@ -29,6 +29,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/nn"
@@ -119,6 +121,8 @@ type Trainer struct {
 	params  []*nn.Param
 	ctx     nn.Context
 	acc     [][]float32 // MicroBatch only: the running sum of scaled micro-batch gradients
+	spans   []span      // the gradients cut into chunks for the passes over them
+	partial []float64   // gradNorm: one partial sum per span
 	norms   []float64
 	weights []float64
 	factors []float32
@@ -150,6 +154,12 @@ func New(cfg Config) (*Trainer, error) {
 			t.acc[i] = make([]float32, p.Grad.Len())
 		}
 	}
+	for i, p := range t.params {
+		for lo := 0; lo < p.Grad.Len(); lo += spanLen {
+			t.spans = append(t.spans, span{i, lo, min(lo+spanLen, p.Grad.Len())})
+		}
+	}
+	t.partial = make([]float64, len(t.spans))
 	return t, nil
 }
 
@@ -291,45 +301,88 @@ func (t *Trainer) zeroGrads() {
 }
 
 func (t *Trainer) scaleGrads(s float32) {
-	for _, p := range t.params {
-		scaleRows(p.Grad.Data, s)
-	}
+	t.each(func(_ int, sp span) { scaleRows(t.params[sp.param].Grad.Data[sp.lo:sp.hi], s) })
 }
 
-// gradNorm is the Euclidean norm of all gradients, summed in a fixed order.
+// gradNorm is the Euclidean norm of all gradients: a partial sum per span,
+// added in span order, so the rounding does not depend on GOMAXPROCS.
 func (t *Trainer) gradNorm() float64 {
+	t.each(func(j int, sp span) { t.partial[j] = sqNorm(t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
 	var s float64
-	for _, p := range t.params {
-		for _, g := range p.Grad.Data {
-			s += float64(g) * float64(g)
-		}
+	for _, v := range t.partial {
+		s += v
 	}
 	return math.Sqrt(s)
 }
 
 // accumulate adds s·grad into the running sum and clears the gradients for
-// the next micro-batch, in one pass.
+// the next micro-batch, span by span while the span is in cache. (Clearing
+// after the loop rather than storing zeros inside it measured 30 % faster:
+// memclr's vector stores.)
 func (t *Trainer) accumulate(s float32) {
-	for i, p := range t.params {
-		acc := t.acc[i]
-		g := p.Grad.Data[:len(acc)]
+	t.each(func(_ int, sp span) {
+		acc := t.acc[sp.param][sp.lo:sp.hi]
+		g := t.params[sp.param].Grad.Data[sp.lo:sp.hi]
+		g = g[:len(acc)]
 		for j, v := range g {
 			acc[j] += s * v
-			g[j] = 0
 		}
-	}
+		clear(g)
+	})
 }
 
 // takeAccumulated moves s·(running sum) into the gradients and clears the sum.
 func (t *Trainer) takeAccumulated(s float32) {
-	for i, p := range t.params {
-		acc := t.acc[i]
-		g := p.Grad.Data[:len(acc)]
+	t.each(func(_ int, sp span) {
+		acc := t.acc[sp.param][sp.lo:sp.hi]
+		g := t.params[sp.param].Grad.Data[sp.lo:sp.hi]
+		g = g[:len(acc)]
 		for j, v := range acc {
 			g[j] = s * v
-			acc[j] = 0
+		}
+		clear(acc)
+	})
+}
+
+// spanLen is the length of the chunks the passes over all gradients work
+// on: large enough to amortise a goroutine's share, small enough to balance
+// the work of models with one huge parameter.
+const spanLen = 1 << 15
+
+// span is elements [lo,hi) of the gradient of parameter param.
+type span struct{ param, lo, hi int }
+
+// each runs f on every span, the spans split evenly among up to GOMAXPROCS
+// goroutines. Every span is one fixed piece of work whichever goroutine
+// runs it, so results do not depend on GOMAXPROCS.
+func (t *Trainer) each(f func(j int, sp span)) {
+	n := len(t.spans)
+	nw := max(1, min(n, runtime.GOMAXPROCS(0)))
+	run := func(w int) {
+		for j := w * n / nw; j < (w+1)*n/nw; j++ {
+			f(j, t.spans[j])
 		}
 	}
+	if nw == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < nw; w++ {
+		wg.Go(func() { run(w) })
+	}
+	run(0)
+	wg.Wait()
+}
+
+// sqNorm is Σ x_j² in float64. (Four interleaved partial sums measured
+// slower here than this one loop, which the passes' memory traffic bounds.)
+func sqNorm(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
 }
 
 func uniqueParams(ps []*nn.Param) []*nn.Param {
