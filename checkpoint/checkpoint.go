@@ -184,6 +184,11 @@ func Save(path string, meta Meta, params []*nn.Param, opt optim.Optimizer) error
 	metadata := map[string]string{"format": "pt", metaKey: string(js)}
 	metadata[checksumKey] = digest(tensors, metadata)
 
+	// A process killed while saving leaves its temporary file: as large as
+	// the checkpoint, and one more per crash.
+	if err := atomicfile.RemoveStale(path); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	prev := PrevPath(path)
 	return atomicfile.Write(path, func(f *os.File) error {
 		w := bufio.NewWriterSize(f, 1<<20)

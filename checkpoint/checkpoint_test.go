@@ -363,6 +363,24 @@ func TestSaveErrorsLeaveFilesAlone(t *testing.T) {
 	}
 }
 
+// TestSaveRemovesTemporariesOfKilledSaves: a Save killed before its rename
+// leaves a temporary as large as the checkpoint; the next Save removes it.
+func TestSaveRemovesTemporariesOfKilledSaves(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ckpt.safetensors")
+	r := newRun(t, 1)
+	save(t, path, r, 1)
+	stale := filepath.Join(dir, ".ckpt.safetensors.tmp2718281828")
+	if err := os.WriteFile(stale, make([]byte, 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	save(t, path, r, 2)
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Fatalf("files left: %v; want the checkpoint and the previous one", entries)
+	}
+}
+
 func TestConfig(t *testing.T) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.Float64("lr", 0.01, "")

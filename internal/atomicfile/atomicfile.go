@@ -4,9 +4,12 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write calls fill with a file open for writing and, if fill succeeds,
@@ -14,7 +17,7 @@ import (
 // is left untouched and the temporary file is removed.
 func Write(path string, fill func(f *os.File) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
 		return err
 	}
@@ -57,4 +60,34 @@ func WriteFile(path string, data []byte) error {
 		_, err := f.Write(data)
 		return err
 	})
+}
+
+// tempPrefix starts the names of Write's temporary files for path;
+// os.CreateTemp appends a random decimal number.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// RemoveStale removes the temporary files that Writes to path left behind
+// when their process was killed before the rename. A writer of large files
+// that may be killed, such as a checkpoint, calls it before Write so that
+// every crash does not leave a copy behind. No other process may be writing
+// path at the time.
+func RemoveStale(path string) error {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
