@@ -121,7 +121,7 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", c.Weight.Name, dy, x))
 	}
 	if ctx.PerSample() {
-		c.perSample(ctx, dy, b, kk, p)
+		c.perSample(ctx, dy, b, h, w, ow)
 	} else {
 		for i := range b {
 			kernels.Sgemm(false, true, c.cout, kk, p, 1, dy.Data[i*c.cout*p:], p, c.cols[i*kk*p:], p, 1, c.Weight.Grad.Data, kk)
@@ -166,13 +166,27 @@ func (c *Conv2d) chunks(b, per int, f func(lo, hi int, buf []float32)) {
 
 // perSample adds every sample's squared gradient norm into ctx.SqNorms and
 // defers the clipped weight gradient.
-func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, kk, p int) {
+func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
+	kk, p := c.cin*c.k*c.k, dy.Len()/(b*c.cout)
 	sq := ctx.SqNorms()
 	if len(sq) != b {
 		panic(fmt.Sprintf("nn: %s: batch of %d in per-sample mode for %d samples", c.Weight.Name, b, len(sq)))
 	}
 	cout := c.cout
-	ghost := c.rule.choose(p, kk, cout)
+	// The Gram matrix of the unfolded input costs 2P²·cin·k² flops formed
+	// directly, or 2N²·cin + k²P² through the padded image's (N positions):
+	// several times less for small images with k > 1.
+	hp, wp := h+2*c.pad, w+2*c.pad
+	n := hp * wp
+	pf, nf := float64(p), float64(n)
+	direct := 2 * pf * pf * float64(kk)
+	padded := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
+	ghost := c.rule.choose(p, kk, cout, min(direct, padded)+2*pf*pf*float64(cout))
+	usePadded := padded < direct
+	per := 2 * p * p
+	if usePadded {
+		per = c.cin*n + n*n + 2*p*p
+	}
 	if !ghost {
 		c.psW = resize(c.psW, b*cout*kk)
 		kernels.SgemmBatched(false, true, cout, kk, p, 1, dy.Data, p, cout*p, c.cols, p, kk*p, 0, c.psW, kk, cout*kk, b)
@@ -184,15 +198,20 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, kk, p int) {
 	for len(c.gram) < nw {
 		c.gram = append(c.gram, nil)
 	}
-	parallel(b, nw, func(w, lo, hi int) {
+	parallel(b, nw, func(wk, lo, hi int) {
 		if ghost {
-			c.gram[w] = resize(c.gram[w], 2*p*p)
+			c.gram[wk] = resize(c.gram[wk], per)
 		}
+		img := c.cin * h * w
 		for i := lo; i < hi; i++ {
 			var s float64
-			if ghost {
-				s = ghostSqNorm(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dy.Data[i*cout*p:(i+1)*cout*p], cout, c.gram[w])
-			} else {
+			dyi := dy.Data[i*cout*p : (i+1)*cout*p]
+			switch {
+			case ghost && usePadded:
+				s = c.paddedSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk])
+			case ghost:
+				s = ghostSqNorm(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout, c.gram[wk])
+			default:
 				s = sqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
 			}
 			if c.Bias != nil {
@@ -217,6 +236,53 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, kk, p int) {
 		}
 		c.dy = nil
 	})
+}
+
+// paddedSqNorm returns one sample's ghost norm ⟨U_iᵀU_i, dY_iᵀdY_i⟩ without
+// the Gram matrix of its unfolded input: column p of U_i is the k×k window
+// of the zero-padded image X̃ [cin, hp·wp] at output position p, so
+//
+//	(U_iᵀU_i)[p,q] = Σ_{ky,kx} G[a_p + ky·wp + kx, a_q + ky·wp + kx],
+//
+// with G = X̃ᵀX̃ over channels and a_p the window's top-left corner in X̃.
+// x is the sample's image [cin,h,w], dy its output gradient [cout,P], and
+// scratch holds cin·N + N² + 2P² floats, N = hp·wp.
+func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
+	hp, wp := h+2*c.pad, w+2*c.pad
+	n, p := hp*wp, len(dy)/c.cout
+	xp, g := scratch[:c.cin*n], scratch[c.cin*n:c.cin*n+n*n]
+	gy := scratch[c.cin*n+n*n : c.cin*n+n*n+p*p]
+	clear(xp)
+	for ch := range c.cin {
+		for r := range h {
+			copy(xp[ch*n+(r+c.pad)*wp+c.pad:], x[(ch*h+r)*w:(ch*h+r+1)*w])
+		}
+	}
+	kernels.Sgemm(true, false, n, n, c.cin, 1, xp, n, xp, n, 0, g, n)
+	kernels.Sgemm(true, false, p, p, c.cout, 1, dy, p, dy, p, 0, gy, p)
+	corner := func(q int) int { return (q/ow)*c.stride*wp + (q%ow)*c.stride }
+	// Both Gram matrices are symmetric: sum the upper triangle, the
+	// off-diagonal entries twice.
+	var s float64
+	for q1 := range p {
+		a1 := corner(q1)
+		for q2 := q1; q2 < p; q2++ {
+			a2 := corner(q2)
+			var u float32
+			for ky := range c.k {
+				for kx := range c.k {
+					off := ky*wp + kx
+					u += g[(a1+off)*n+a2+off]
+				}
+			}
+			v := float64(u) * float64(gy[q1*p+q2])
+			if q2 != q1 {
+				v *= 2
+			}
+			s += v
+		}
+	}
+	return s
 }
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain

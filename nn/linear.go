@@ -67,7 +67,8 @@ const passCost = 110
 
 // choose resolves r for a layer whose per-sample gradient is the product of
 // t positions (rows of a sequence, output pixels of a convolution) of in
-// inputs and out outputs, and returns whether that is the ghost norm.
+// inputs and out outputs, its ghost norm costing gram flops a sample, and
+// returns whether that is the ghost norm.
 //
 // The literature's mixed rule (ghost when 2T² ≤ in·out) assumes that
 // materialising is work on top of the weight-gradient GEMM. Here the
@@ -78,7 +79,7 @@ const passCost = 110
 // floats a sample) take no more memory than the activations the layer holds
 // anyway (its input and output, T·(in+out) a sample), which bounds the extra
 // memory of a per-sample step by that of the plain step's activations.
-func (r rule) choose(t, in, out int) (ghost bool) {
+func (r rule) choose(t, in, out int, gram float64) (ghost bool) {
 	switch r {
 	case ruleGhost:
 		return true
@@ -94,7 +95,7 @@ func (r rule) choose(t, in, out int) (ghost bool) {
 	if g > tf*float64(in+out) {
 		return true
 	}
-	return 2*tf*tf*float64(in+out) < passCost*g
+	return gram < passCost*g
 }
 
 // NewLinear returns a Linear layer from in to out features whose parameters
@@ -183,7 +184,7 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 	t := x.Rows() / n
 	sq := ctx.SqNorms()
 	in, out := l.in, l.out
-	ghost := l.rule.choose(t, in, out)
+	ghost := l.rule.choose(t, in, out, 2*float64(t)*float64(t)*float64(in+out))
 	if l.Bias != nil {
 		l.psB = resize(l.psB, n*out)
 		clear(l.psB)

@@ -97,8 +97,8 @@ func TestGhostSqNorm(t *testing.T) {
 	}
 }
 
-// The automatic rule on the shapes of the models it serves, and the mixed
-// rule it replaces.
+// The automatic rule on the Linear shapes of the models it serves, and the
+// mixed rule it replaces (TestConv2dRule covers the convolutions).
 func TestRuleChoose(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -106,19 +106,18 @@ func TestRuleChoose(t *testing.T) {
 		auto, mixed bool // ghost?
 	}{
 		{"alexnet classifier.1", 1, 9216, 4096, true, true},
-		{"alexnet features.0", 1024, 27, 64, false, false},
-		{"alexnet features.3", 256, 1600, 192, false, true},
-		{"alexnet features.6", 64, 1728, 384, true, true},
-		{"alexnet features.10", 64, 2304, 256, true, true},
 		{"gpt c_attn", 64, 128, 384, true, true},
+		{"gpt c_fc", 64, 128, 512, true, true},
 		{"gpt c_proj", 64, 128, 128, false, true},
 		{"gpt lm_head", 64, 128, 65, false, true},
 		{"short sequence", 2, 64, 64, true, true},
+		{"long sequence, narrow layer", 256, 32, 32, false, false},
 	} {
-		if got := ruleAuto.choose(tc.t, tc.in, tc.out); got != tc.auto {
+		gram := 2 * float64(tc.t*tc.t) * float64(tc.in+tc.out)
+		if got := ruleAuto.choose(tc.t, tc.in, tc.out, gram); got != tc.auto {
 			t.Errorf("%s: auto ghost = %v, want %v", tc.name, got, tc.auto)
 		}
-		if got := ruleMixed.choose(tc.t, tc.in, tc.out); got != tc.mixed {
+		if got := ruleMixed.choose(tc.t, tc.in, tc.out, gram); got != tc.mixed {
 			t.Errorf("%s: mixed ghost = %v, want %v", tc.name, got, tc.mixed)
 		}
 	}
