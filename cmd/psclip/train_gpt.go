@@ -39,7 +39,9 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.Float64Var(&c.Beta1, "beta1", c.Beta1, "AdamW β1")
 	fs.Float64Var(&c.Beta2, "beta2", c.Beta2, "AdamW β2")
 	fs.Float64Var(&c.Eps, "eps", c.Eps, "AdamW ε")
-	fs.Float64Var(&c.Clip, "clip", c.Clip, "clipping threshold γ on a mean gradient (see --clip-mode)")
+	fs.Float64Var(&c.Clip, "clip", c.Clip, "clipping threshold γ (see --clip-mode and --clip-convention)")
+	fs.StringVar((*string)(&c.ClipConvention), "clip-convention", string(c.ClipConvention),
+		"what --clip bounds in micro-batch mode: nanogpt (each micro-batch's share g_j/K of the accumulated gradient, as nanoGPT and the paper) or mean (each micro-batch's mean gradient g_j)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
 	fs.IntVar(&c.EvalIters, "eval-iters", c.EvalIters, "validation batches per estimate")
 	fs.IntVar(&c.LogInterval, "log-interval", c.LogInterval, "steps between log.jsonl step records")
@@ -127,8 +129,8 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: %d steps, final validation loss %.4f, %.1f min, clipped %.1f %%, %d skipped steps; log and checkpoint in %s\n",
-		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, 100*s.ClippedFraction, s.SkippedSteps, f.out)
+	fmt.Printf("%s: %d steps, final validation loss %.4f, %.1f min, clipped %.1f %% at %v on mean gradients, %d skipped steps; log and checkpoint in %s\n",
+		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, 100*s.ClippedFraction, float64(s.ClipThreshold), s.SkippedSteps, f.out)
 	return nil
 }
 

@@ -94,6 +94,8 @@ func TestGPTBadFlags(t *testing.T) {
 		{train("--clip", "0"), "--clip"},
 		{train("--clip-mode", "per-sample", "--clip", "-2"), "--clip"},
 		{train("--clip-mode", "sometimes"), "--clip-mode"},
+		{train("--clip-convention", "sum"), "--clip-convention"},
+		{[]string{"experiment", "gpt", "--clip-convention", "nanoGPT", "--out", out}, "--clip-convention"},
 		{train("--eval-iters", "0"), "--eval-iters"},
 		{train("--vocab", "word"), "--vocab"},
 		{train("--block-size", "1000"), "--block-size"},

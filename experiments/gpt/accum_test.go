@@ -79,6 +79,15 @@ func addScaled(dst []float64, a float64, g []float64) {
 	}
 }
 
+// diff returns a − b.
+func diff(a, b []float64) []float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return d
+}
+
 func clipFactor(n, gamma float64) float64 { return min(1, gamma/n) }
 
 func assertClose(t *testing.T, what string, got, want []float64) {
@@ -86,11 +95,7 @@ func assertClose(t *testing.T, what string, got, want []float64) {
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d gradient entries, want %d", what, len(got), len(want))
 	}
-	d := make([]float64, len(got))
-	for i := range got {
-		d[i] = got[i] - want[i]
-	}
-	if e := norm(d) / norm(want); !(e < 2e-6) {
+	if e := norm(diff(got, want)) / norm(want); !(e < 2e-6) {
 		t.Errorf("%s: relative error %.3g between the step's gradient and the independent computation", what, e)
 	}
 }
@@ -117,28 +122,60 @@ func TestClipModesOnGPT(t *testing.T) {
 	}
 	n := len(g[0])
 
-	t.Run("micro-batch", func(t *testing.T) {
-		gamma := median(norms)
-		e, scope, err := ClipMicroBatch.Estimator(gamma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The sum of the individually clipped micro-batch gradients, over
-		// K: our threshold applies to micro-batch means.
-		want := make([]float64, n)
-		clipped := 0
-		for j := range g {
-			f := clipFactor(norms[j], gamma)
-			if f < 1 {
-				clipped++
+	// micro-batch mode is tested through Config, in both conventions, each
+	// against its own definition: nanoGPT's loop backpropagates loss/K, so
+	// its micro-batch gradients are g_j/K; it clips each of those to γ and
+	// sums them. The mean convention clips each g_j to γ and averages.
+	for _, tc := range []struct {
+		conv ClipConvention
+		// share is the gradient of micro-batch j that γ bounds.
+		share func(j int) []float64
+	}{
+		{ConventionNanoGPT, func(j int) []float64 { d := make([]float64, n); addScaled(d, 1.0/k, g[j]); return d }},
+		{ConventionMean, func(j int) []float64 { return g[j] }},
+	} {
+		t.Run("micro-batch/"+string(tc.conv), func(t *testing.T) {
+			shares := make([][]float64, k)
+			sn := make([]float64, k)
+			for j := range shares {
+				shares[j] = tc.share(j)
+				sn[j] = norm(shares[j])
 			}
-			addScaled(want, f/k, g[j])
-		}
-		if clipped == 0 || clipped == k {
-			t.Fatalf("γ = %v clips %d of %d micro-batches; the test needs some of each", gamma, clipped, k)
-		}
-		assertClose(t, "micro-batch", stepGrad(t, model, e, scope, batches...), want)
-	})
+			gamma := median(sn)
+			want := make([]float64, n)
+			clipped := 0
+			for j, h := range shares {
+				f := clipFactor(sn[j], gamma)
+				if f < 1 {
+					clipped++
+				}
+				addScaled(want, f, h)
+			}
+			if tc.conv == ConventionMean {
+				for i := range want {
+					want[i] /= k
+				}
+			}
+			if clipped == 0 || clipped == k {
+				t.Fatalf("γ = %v clips %d of %d micro-batches; the test needs some of each", gamma, clipped, k)
+			}
+			c := Config{ClipMode: ClipMicroBatch, Clip: gamma, ClipConvention: tc.conv, Accum: k}
+			e, scope, err := c.estimator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := stepGrad(t, model, e, scope, batches...)
+			assertClose(t, "micro-batch", got, want)
+
+			// The other convention at the same γ clips by another
+			// factor K and so gives another gradient.
+			c.ClipConvention = map[ClipConvention]ClipConvention{ConventionNanoGPT: ConventionMean, ConventionMean: ConventionNanoGPT}[tc.conv]
+			e, scope, _ = c.estimator()
+			if d := diff(stepGrad(t, model, e, scope, batches...), got); norm(d) < 1e-3*norm(got) {
+				t.Errorf("conventions %s and %s gave the same gradient", tc.conv, c.ClipConvention)
+			}
+		})
+	}
 
 	t.Run("global", func(t *testing.T) {
 		mean := make([]float64, n)
@@ -146,21 +183,22 @@ func TestClipModesOnGPT(t *testing.T) {
 			addScaled(mean, 1.0/k, g[j])
 		}
 		gamma := norm(mean) / 2
-		e, scope, err := ClipGlobal.Estimator(gamma)
-		if err != nil {
-			t.Fatal(err)
-		}
 		want := make([]float64, n)
 		addScaled(want, clipFactor(norm(mean), gamma), mean)
-		assertClose(t, "global", stepGrad(t, model, e, scope, batches...), want)
+		// Clipping the sum of nanoGPT's g_j/K is clipping ḡ: the
+		// conventions agree.
+		for _, conv := range ClipConventions {
+			c := Config{ClipMode: ClipGlobal, Clip: gamma, ClipConvention: conv, Accum: k}
+			e, scope, err := c.estimator()
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, "global/"+string(conv), stepGrad(t, model, e, scope, batches...), want)
+		}
 		// It is not MB-Clip: clipping each micro-batch to the same γ
 		// gives another direction.
 		mb, mbScope, _ := ClipMicroBatch.Estimator(gamma)
-		other := stepGrad(t, model, mb, mbScope, batches...)
-		d := make([]float64, n)
-		addScaled(d, 1, other)
-		addScaled(d, -1, want)
-		if norm(d) < 1e-3*norm(want) {
+		if d := diff(stepGrad(t, model, mb, mbScope, batches...), want); norm(d) < 1e-3*norm(want) {
 			t.Error("global and micro-batch clipping gave the same gradient")
 		}
 	})

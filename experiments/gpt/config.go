@@ -43,14 +43,10 @@ func ParseClipMode(s string) (ClipMode, error) {
 }
 
 // Estimator returns the estimator and the train.Scope that implement the
-// mode with threshold clip.
-//
-// The threshold applies to a mean gradient: in micro-batch mode each
-// micro-batch's mean gradient is clipped to clip and the clipped gradients
-// are averaged, so K identical micro-batches step exactly as one batch
-// clipped to clip. nanoGPT's loop divides the loss by K before backward, so
-// clipping its per-micro-batch gradients to γ (as the paper's MB-Clip-SGD
-// does) equals our micro-batch mode with threshold K·γ.
+// mode with threshold clip on mean gradients: the step's mean gradient ḡ
+// (global), each micro-batch's mean gradient g_j (micro-batch), each
+// sequence's gradient g_i (per-sample). Config.ClipThreshold converts a
+// command-line threshold to it.
 func (m ClipMode) Estimator(clip float64) (estimator.Estimator, train.Scope, error) {
 	switch m {
 	case ClipNone:
@@ -72,6 +68,37 @@ func (m ClipMode) Estimator(clip float64) (estimator.Estimator, train.Scope, err
 		return estimator.NewPSClip(t), train.Global, nil
 	}
 	return nil, 0, fmt.Errorf("unknown clip mode %q", string(m))
+}
+
+// ClipConvention says which micro-batch gradient the threshold --clip
+// bounds in micro-batch mode. It changes nothing in the other modes.
+type ClipConvention string
+
+const (
+	// ConventionNanoGPT holds each micro-batch's share of the accumulated
+	// gradient, g_j/K, to the threshold γ: nanoGPT's loop backpropagates
+	// loss/K, and the paper's MB-Clip-SGD clips those gradients. In mean
+	// gradients, MB-Clip clips each g_j to K·γ, and global clipping (which
+	// clips the sum of the shares, ḡ, to γ) is the same as in the paper, so
+	// one γ for both modes compares them as the paper did.
+	ConventionNanoGPT ClipConvention = "nanogpt"
+	// ConventionMean holds each micro-batch's mean gradient g_j to γ, so
+	// that K identical micro-batches step as one batch clipped to γ: a
+	// stronger clip than the paper's by the factor K.
+	ConventionMean ClipConvention = "mean"
+)
+
+// ClipConventions lists the conventions in their command-line spelling.
+var ClipConventions = []ClipConvention{ConventionNanoGPT, ConventionMean}
+
+// ParseClipConvention parses a command-line clip convention.
+func ParseClipConvention(s string) (ClipConvention, error) {
+	for _, c := range ClipConventions {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("unknown clip convention %q (want nanogpt or mean)", s)
 }
 
 // Config is one training run: the model, the nanoGPT optimisation recipe
@@ -103,8 +130,11 @@ type Config struct {
 	Beta2       float64 `json:"beta2"`
 	Eps         float64 `json:"eps"`
 
-	ClipMode ClipMode `json:"clip_mode"`
-	Clip     float64  `json:"clip"`
+	// ClipMode clips with threshold Clip under ClipConvention; see
+	// ClipThreshold.
+	ClipMode       ClipMode       `json:"clip_mode"`
+	Clip           float64        `json:"clip"`
+	ClipConvention ClipConvention `json:"clip_convention"`
 
 	// Validation loss is estimated on EvalIters batches every EvalInterval
 	// steps (and at the first and last step); a JSON record is logged every
@@ -134,7 +164,7 @@ func Default() Config {
 		MicroBatch: 12, Accum: 1, Steps: 2000,
 		LR: 1e-3, MinLR: 1e-4, Warmup: 100,
 		WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8,
-		ClipMode: ClipGlobal, Clip: 1,
+		ClipMode: ClipGlobal, Clip: 1, ClipConvention: ConventionNanoGPT,
 		EvalInterval: 250, EvalIters: 20, LogInterval: 1, CkptInterval: 250,
 		MaxBadSteps: 10,
 		Seed:        1337,
@@ -153,6 +183,24 @@ func ExperimentDefault() Config {
 	c.Clip = 1
 	c.EvalInterval, c.EvalIters, c.CkptInterval = 25, 50, 0
 	return c
+}
+
+// ClipThreshold is the threshold the clip mode holds mean gradients to
+// (see ClipMode.Estimator): K·Clip in micro-batch mode under the nanogpt
+// convention, Clip otherwise, and 0 in mode none.
+func (c *Config) ClipThreshold() float64 {
+	switch {
+	case c.ClipMode == ClipNone:
+		return 0
+	case c.ClipMode == ClipMicroBatch && c.ClipConvention == ConventionNanoGPT:
+		return float64(c.Accum) * c.Clip
+	}
+	return c.Clip
+}
+
+// estimator returns the estimator and scope of the configuration's clipping.
+func (c *Config) estimator() (estimator.Estimator, train.Scope, error) {
+	return c.ClipMode.Estimator(c.ClipThreshold())
 }
 
 // Presets lists the names Preset accepts.
@@ -236,7 +284,10 @@ func (c *Config) Validate() error {
 	if _, err := ParseClipMode(string(c.ClipMode)); err != nil {
 		return errors.New("--clip-mode: " + err.Error())
 	}
-	if c.ClipMode != ClipNone && !(finite(c.Clip) && c.Clip > 0) {
+	if _, err := ParseClipConvention(string(c.ClipConvention)); err != nil {
+		return errors.New("--clip-convention: " + err.Error())
+	}
+	if c.ClipMode != ClipNone && !(finite(c.Clip) && c.Clip > 0 && finite(c.ClipThreshold())) {
 		return fmt.Errorf("--clip = %v with --clip-mode %s, want a finite threshold > 0", c.Clip, c.ClipMode)
 	}
 	return nil

@@ -42,6 +42,9 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Clip = 0 }, "--clip"},
 		{func(c *Config) { c.ClipMode, c.Clip = ClipPerSample, -1 }, "--clip"},
 		{func(c *Config) { c.Clip = math.Inf(1) }, "--clip"},
+		{func(c *Config) { c.ClipMode, c.Accum, c.Clip = ClipMicroBatch, 8, math.MaxFloat64 }, "--clip"},
+		{func(c *Config) { c.ClipConvention = "sum" }, "--clip-convention"},
+		{func(c *Config) { c.ClipConvention = "" }, "--clip-convention"},
 		{func(c *Config) { c.EvalIters = 0 }, "--eval-iters"},
 		{func(c *Config) { c.CkptInterval = -1 }, "--ckpt-interval"},
 		{func(c *Config) { c.MaxBadSteps = -1 }, "--max-bad-steps"},
@@ -57,6 +60,27 @@ func TestValidate(t *testing.T) {
 	c.ClipMode, c.Clip = ClipNone, 0
 	if err := c.Validate(); err != nil {
 		t.Errorf("no clipping needs no threshold: %v", err)
+	}
+}
+
+func TestClipThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		mode ClipMode
+		conv ClipConvention
+		want float64
+	}{
+		{ClipGlobal, ConventionNanoGPT, 0.5},
+		{ClipGlobal, ConventionMean, 0.5},
+		{ClipMicroBatch, ConventionNanoGPT, 8 * 0.5},
+		{ClipMicroBatch, ConventionMean, 0.5},
+		{ClipPerSample, ConventionNanoGPT, 0.5},
+		{ClipPerSample, ConventionMean, 0.5},
+		{ClipNone, ConventionNanoGPT, 0},
+	} {
+		c := Config{ClipMode: tc.mode, ClipConvention: tc.conv, Clip: 0.5, Accum: 8}
+		if got := c.ClipThreshold(); got != tc.want {
+			t.Errorf("%s, %s: threshold %v, want %v", tc.mode, tc.conv, got, tc.want)
+		}
 	}
 }
 

@@ -79,6 +79,9 @@ type Row struct {
 	Seconds     Float    `json:"train_time_s_mean"`
 	SecondsSD   Float    `json:"train_time_s_sd"`
 	ClippedFrac Float    `json:"clipped_fraction_mean"`
+	// ClipThreshold is the threshold the mode held mean gradients to
+	// (Config.ClipThreshold), null without clipping.
+	ClipThreshold Float `json:"clip_threshold"`
 }
 
 // Results is the content of results.json.
@@ -128,19 +131,30 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, dir s
 	return res, res.write(dir)
 }
 
+// finishedRun is a finished run's summary.json.
+type finishedRun struct {
+	// Config lets a resumed experiment reuse the run only if nothing about
+	// it has changed.
+	Config  Config  `json:"config"`
+	Summary Summary `json:"summary"`
+}
+
 // experimentRun returns a finished run's summary, training it unless resume
-// finds it done.
+// finds it done with the same configuration.
 func experimentRun(ctx context.Context, c Config, corpus *text.Corpus, out string, resume bool, progress io.Writer) (*Summary, error) {
 	path := filepath.Join(out, runSummaryFn)
 	if resume {
-		var s Summary
+		var f finishedRun
 		b, err := os.ReadFile(path)
 		switch {
 		case err == nil:
-			if err := json.Unmarshal(b, &s); err != nil {
+			if err := json.Unmarshal(b, &f); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			return &s, nil
+			if f.Config != c {
+				return nil, fmt.Errorf("%s: the run was made with another configuration; use a new --out", path)
+			}
+			return &f.Summary, nil
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
@@ -161,7 +175,7 @@ func experimentRun(ctx context.Context, c Config, corpus *text.Corpus, out strin
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.MarshalIndent(s, "", "  ")
+	b, err := json.MarshalIndent(finishedRun{Config: c, Summary: *s}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +188,7 @@ func aggregate(runs []RunResult) []Row {
 	for _, r := range runs {
 		i := slices.IndexFunc(rows, func(w Row) bool { return w.LR == r.LR && w.Mode == r.Mode })
 		if i < 0 {
-			rows = append(rows, Row{LR: r.LR, Mode: r.Mode})
+			rows = append(rows, Row{LR: r.LR, Mode: r.Mode, ClipThreshold: r.ClipThreshold})
 			i = len(rows) - 1
 		}
 		rows[i].N++

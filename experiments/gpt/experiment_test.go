@@ -57,6 +57,15 @@ func TestExperiment(t *testing.T) {
 	if initial[1] == initial[2] {
 		t.Error("seeds 1 and 2 start from the same validation loss")
 	}
+	for _, row := range res.Table {
+		want := base.Clip
+		if row.Mode == ClipMicroBatch {
+			want *= float64(base.Accum) // the nanogpt convention
+		}
+		if float64(row.ClipThreshold) != want {
+			t.Errorf("%s row: threshold %v, want %v", row.Mode, row.ClipThreshold, want)
+		}
+	}
 	row := res.Table[1]
 	var losses []float64
 	for _, r := range res.Runs {
@@ -109,6 +118,12 @@ func TestExperiment(t *testing.T) {
 		if fi, _ := os.Stat(l); !fi.ModTime().Equal(before[l]) {
 			t.Errorf("%s was rewritten by the resume", l)
 		}
+	}
+
+	// Finished runs of another configuration are not reused.
+	e.Base.ClipConvention = ConventionMean
+	if _, err := RunExperiment(context.Background(), e, corpus, dir, true, nil); err == nil || !strings.Contains(err.Error(), "another configuration") {
+		t.Errorf("resume with another clip convention: %v", err)
 	}
 }
 

@@ -45,6 +45,17 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// RunRecord is the first line of a run's log: the configuration and the
+// threshold mean gradients are clipped to (Config.ClipThreshold: each
+// micro-batch's g_j in micro-batch mode, the accumulated ḡ in global mode,
+// each sequence's g_i in per-sample mode; null without clipping). A resumed
+// run writes none, so that its log is that of an uninterrupted run.
+type RunRecord struct {
+	Step          int    `json:"step"` // always 0
+	Config        Config `json:"config"`
+	ClipThreshold Float  `json:"clip_threshold"`
+}
+
 // StepRecord is the log line of one training step.
 type StepRecord struct {
 	Step int   `json:"step"` // steps completed, including this one

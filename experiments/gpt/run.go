@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -43,6 +44,9 @@ type Summary struct {
 	// Seconds is the run's wall time, evaluations included, summed over
 	// resumed sessions.
 	Seconds float64 `json:"train_time_s"`
+	// ClipThreshold is the threshold mean gradients were clipped to
+	// (Config.ClipThreshold); null without clipping.
+	ClipThreshold Float `json:"clip_threshold"`
 	// Clipped of Clippable gradients were clipped: steps (global),
 	// micro-batches (micro-batch) or sequences (per-sample).
 	Clipped         int64   `json:"clipped"`
@@ -116,7 +120,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	s.sched = optim.WarmupCosine{Peak: cfg.LR, Min: cfg.MinLR, Warmup: cfg.Warmup, Decay: cfg.Steps}
-	est, scope, err := cfg.ClipMode.Estimator(cfg.Clip)
+	est, scope, err := cfg.estimator()
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +222,11 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 			return nil, err
 		}
 		defer s.log.Close()
+		if !s.opts.Resume {
+			if err := s.log.write(s.runRecord()); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if s.st.Step == 0 {
 		p, err := s.evaluate(0)
@@ -268,7 +277,7 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{
-		Steps: s.cfg.Steps, Curve: curve, Seconds: s.elapsed(),
+		Steps: s.cfg.Steps, Curve: curve, Seconds: s.elapsed(), ClipThreshold: s.runRecord().ClipThreshold,
 		Clipped: s.st.Clipped, Clippable: s.st.Clippable, SkippedSteps: s.st.SkippedSteps,
 	}
 	if len(curve) > 0 {
@@ -278,6 +287,15 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 		sum.ClippedFraction = float64(s.st.Clipped) / float64(s.st.Clippable)
 	}
 	return sum, nil
+}
+
+// runRecord is the log record that opens a run.
+func (s *Run) runRecord() RunRecord {
+	t := Float(s.cfg.ClipThreshold())
+	if s.cfg.ClipMode == ClipNone {
+		t = Float(math.NaN())
+	}
+	return RunRecord{Config: s.cfg, ClipThreshold: t}
 }
 
 func (s *Run) elapsed() float64 { return s.st.Seconds + time.Since(s.start).Seconds() }

@@ -8,12 +8,12 @@ import (
 
 // LossTable is the paper's Table "performance comparison" as markdown: the
 // final validation loss per learning rate and clip mode (mean ± sd over
-// seeds), with the fraction of gradients the mode clipped. The best mean at
-// each learning rate is bold.
+// seeds), with the threshold on mean gradients and the fraction of
+// gradients the mode clipped. The best mean at each learning rate is bold.
 func (r *Results) LossTable() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| learning rate | method | final val loss (mean ± sd over %s) | clipped |\n", r.seedsLabel())
-	b.WriteString("|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| learning rate | method | final val loss (mean ± sd over %s) | threshold on mean gradients | clipped |\n", r.seedsLabel())
+	b.WriteString("|---|---|---|---|---|\n")
 	for i, row := range r.Table {
 		lr := fmtLR(row.LR)
 		if i > 0 && r.Table[i-1].LR == row.LR {
@@ -23,7 +23,7 @@ func (r *Results) LossTable() string {
 		if r.bestAt(row.LR) == i {
 			loss = "**" + loss + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", lr, modeLabel(row.Mode), loss, clippedLabel(row))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", lr, modeLabel(row.Mode), loss, thresholdLabel(row), clippedLabel(row))
 	}
 	return b.String()
 }
@@ -47,10 +47,10 @@ func (r *Results) TimeTable() string {
 // CSV is the table with one line per learning rate and clip mode.
 func (r *Results) CSV() string {
 	var b strings.Builder
-	b.WriteString("lr,clip_mode,n,final_val_loss_mean,final_val_loss_sd,train_time_s_mean,train_time_s_sd,clipped_fraction_mean\n")
+	b.WriteString("lr,clip_mode,n,final_val_loss_mean,final_val_loss_sd,train_time_s_mean,train_time_s_sd,clipped_fraction_mean,clip_threshold\n")
 	for _, row := range r.Table {
-		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s\n", fmtLR(row.LR), row.Mode, row.N,
-			csvFloat(row.ValLoss), csvFloat(row.ValLossSD), csvFloat(row.Seconds), csvFloat(row.SecondsSD), csvFloat(row.ClippedFrac))
+		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s,%s\n", fmtLR(row.LR), row.Mode, row.N,
+			csvFloat(row.ValLoss), csvFloat(row.ValLossSD), csvFloat(row.Seconds), csvFloat(row.SecondsSD), csvFloat(row.ClippedFrac), csvFloat(row.ClipThreshold))
 	}
 	return b.String()
 }
@@ -84,6 +84,15 @@ func clippedLabel(row Row) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f %% %s", 100*float64(row.ClippedFrac), unit)
+}
+
+// thresholdLabel names the threshold and the gradients it bounds.
+func thresholdLabel(row Row) string {
+	g := map[ClipMode]string{ClipGlobal: "ḡ", ClipMicroBatch: "each g_j", ClipPerSample: "each g_i"}[row.Mode]
+	if g == "" || math.IsNaN(float64(row.ClipThreshold)) {
+		return "—"
+	}
+	return fmt.Sprintf("%g on %s", float64(row.ClipThreshold), g)
 }
 
 // pm formats mean ± sd with prec decimals, or the mean alone when sd is NaN
