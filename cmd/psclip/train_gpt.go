@@ -39,7 +39,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.Float64Var(&c.Beta1, "beta1", c.Beta1, "AdamW β1")
 	fs.Float64Var(&c.Beta2, "beta2", c.Beta2, "AdamW β2")
 	fs.Float64Var(&c.Eps, "eps", c.Eps, "AdamW ε")
-	fs.Float64Var(&c.Clip, "clip", c.Clip, "clipping threshold γ (see --clip-mode and --clip-convention)")
+	fs.Float64Var(&c.Clip, "clip", c.Clip, "clipping threshold γ (see --clip-convention)")
 	fs.StringVar((*string)(&c.ClipConvention), "clip-convention", string(c.ClipConvention),
 		"what --clip bounds in micro-batch mode: nanogpt (each micro-batch's share g_j/K of the accumulated gradient, as nanoGPT and the paper) or mean (each micro-batch's mean gradient g_j)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")

@@ -174,8 +174,8 @@ func Default() Config {
 // ExperimentDefault is the base configuration of "psclip experiment gpt":
 // a GPT small enough that the default grid (3 learning rates × 2 clip modes
 // × 3 seeds) trains in about 15 minutes on a 2-core machine, on byte-level
-// Go source, with 8 micro-batches accumulated per step and a threshold at
-// which clipping is active (see experiments/gpt/README.md).
+// Go source, with 8 micro-batches accumulated per step and γ = 1, the
+// paper's threshold (see experiments/gpt/README.md).
 func ExperimentDefault() Config {
 	c := Default()
 	c.NLayer, c.NHead, c.NEmbd, c.BlockSize = 2, 4, 64, 64

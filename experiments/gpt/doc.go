@@ -18,13 +18,16 @@
 //	...
 //	summary, err := r.Train(ctx)
 //
-// Clip thresholds apply to mean gradients: in micro-batch mode the update
-// direction is (1/K) Σ_j min(1, γ/|g_j|) g_j over the K micro-batch mean
-// gradients g_j, in global mode min(1, γ/|ḡ|) ḡ with ḡ = (1/K) Σ_j g_j. With
-// K identical micro-batches both equal one batch clipped to γ. nanoGPT's
-// loop (and so the paper's MB-Clip-SGD) backpropagates loss/K, so its
-// micro-batch gradients are g_j/K; clipping those to γ is our micro-batch
-// mode with threshold K·γ. Global mode is the same in both conventions.
+// Config.Clip is the threshold γ as the paper sets it (under the default
+// Config.ClipConvention, nanogpt): global mode clips the accumulated
+// gradient ḡ = (1/K) Σ_j g_j to γ, and micro-batch mode clips each
+// micro-batch's share of it, g_j/K, to γ. nanoGPT's loop backpropagates
+// loss/K, so g_j/K is the gradient the paper's MB-Clip-SGD clips. In mean
+// gradients the direction is (1/K) Σ_j min(1, K·γ/|g_j|) g_j. Under the
+// mean convention micro-batch mode clips each g_j to γ instead, a K times
+// stronger clip. Per-sample mode clips each sequence's gradient to γ in
+// both. Config.ClipThreshold is the threshold on mean gradients a run
+// applies; the log's first record and the summaries carry it.
 //
 // See README.md in this directory for the commands, the nanoGPT quality
 // check and the experiment's results.
