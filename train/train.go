@@ -22,6 +22,16 @@
 // the per-micro-batch directions, so a threshold means the same whatever the
 // number of micro-batches: with K identical micro-batches every scope gives
 // the same update as one large batch.
+//
+// Memory. Global and per-sample clipping accumulate in place in Param.Grad.
+// MicroBatch keeps one running-sum buffer the size of the gradients: a
+// micro-batch's gradient norm is known only once its gradient is complete,
+// and once that gradient has been added in place to a running sum its own
+// part can no longer be scaled, so clipping it needs either a second buffer
+// or a second backward pass. psclip spends the buffer (the paper's
+// implementation kept one too) and no time: the norm, the scaled add and the
+// clearing of the gradients are fused passes, and the final move into
+// Param.Grad replaces the paper's copy-back.
 package train
 
 import (
