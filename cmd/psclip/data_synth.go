@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/psclip/psclip/data/cifar"
 )
@@ -39,8 +38,8 @@ func runDataSynthCIFAR(fs *flag.FlagSet, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	if fi, err := os.Stat(*out); err == nil && !fi.IsDir() {
-		return fmt.Errorf("--out %s is a file, not a directory", *out)
+	if err := checkOutDir(*out); err != nil {
+		return err
 	}
 	s, err := cifar.Synthesize(cfg)
 	if err != nil {

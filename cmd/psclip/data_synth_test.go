@@ -74,7 +74,7 @@ func TestDataSynthCIFAROutputErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, []byte("keep"), 0o644)
 	code, _, errOut := runCLI(append([]string{"data", "synth-cifar", "--out", file}, small...)...)
-	if b, _ := os.ReadFile(file); code != 1 || !strings.Contains(errOut, "is a file") || strings.Count(errOut, "\n") != 1 || string(b) != "keep" {
+	if b, _ := os.ReadFile(file); code != 2 || !strings.Contains(errOut, "is a file") || strings.Count(errOut, "\n") != 1 || string(b) != "keep" {
 		t.Errorf("--out a file: exit %d, stderr %q, file now %q", code, errOut, b)
 	}
 	// test.bin cannot be written: train.bin must not be left behind alone,

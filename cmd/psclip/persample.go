@@ -98,6 +98,9 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := checkOutDir(*out); err != nil {
+		return err
+	}
 	model, x, y, err := m.build(*b, *seed)
 	if err != nil {
 		return err
