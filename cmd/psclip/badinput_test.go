@@ -1,0 +1,355 @@
+package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// badCase is one invocation that must fail: exit status code, and a single
+// line on stderr that contains want (the flag or file at fault).
+type badCase struct {
+	args []string
+	code int
+	want string
+}
+
+// Placeholders in badCase.args, replaced by fixture paths (see
+// badFixtures). Each case runs in a fresh directory holding "file", a
+// regular file, so "--out file" names a file and "--out out" a directory
+// that does not exist yet.
+const (
+	fxData     = "@data"     // a good synthetic CIFAR directory
+	fxTrunc    = "@trunc"    // CIFAR directory whose train.bin ends mid-record
+	fxMissing  = "@missing"  // CIFAR directory without train.bin
+	fxOversize = "@oversize" // CIFAR directory whose train.bin has a byte too many
+	fxEmpty    = "@empty"    // an empty text file
+	fxShort    = "@short"    // a text file shorter than one block
+	fxText     = "@text"     // a good text corpus
+	fxOddTok   = "@oddtok"   // token directory whose train.bin has an odd size
+	fxNoVal    = "@noval"    // token directory without val.bin
+)
+
+// badInputs lists, for every psclip command, invocations with bad flags,
+// bad values or bad files. TestBadInput fails for a command without cases,
+// so a new command must add its own here.
+var badInputs = map[string][]badCase{
+	"bench gemm": {
+		{[]string{"--m", "0"}, 2, "--m 0"},
+		{[]string{"--n", "-1"}, 2, "--n -1"},
+		{[]string{"--runs", "0"}, 2, "--runs 0"},
+		{[]string{"--threads", "0"}, 2, "--threads 0"},
+	},
+	"bench step": {
+		{[]string{"--batch", "0"}, 2, "--batch 0"},
+		{[]string{"--gamma", "0"}, 2, "γ = 0"},
+		{[]string{"--gamma", "-1"}, 2, "γ = -1"},
+		{[]string{"--steps", "0"}, 2, "--steps 0"},
+		{[]string{"--accum", "0"}, 2, "--accum 0"},
+		{[]string{"--model", "resnet"}, 2, "resnet"},
+		{[]string{"--estimators", "adam"}, 2, "adam"},
+		{[]string{"--clip-modes", "layer"}, 2, "layer"},
+		{[]string{"--width-div", "0"}, 2, "width divisor"},
+	},
+	"data synth-cifar": {
+		{[]string{}, 2, "--out is required"},
+		{[]string{"--out", "out", "--train", "0"}, 2, "0 training images"},
+		{[]string{"--out", "out", "--classes", "1"}, 2, "1 classes"},
+		{[]string{"--out", "out", "--noise", "-1"}, 2, "noise -1"},
+		{[]string{"--out", "out", "--outliers", "1"}, 2, "outlier fraction 1"},
+		{[]string{"--out", "out", "--outliers", "-0.1"}, 2, "outlier fraction -0.1"},
+		{[]string{"--out", "out", "--outlier-kind", "blur"}, 2, "blur"},
+		{[]string{"--out", "file", "--train", "4", "--test", "2", "--classes", "2"}, 2, "--out file"},
+	},
+	"experiment cifar": {
+		{[]string{"--out", "out"}, 2, "--data is required"},
+		{[]string{"--out", "out", "--data", fxTrunc}, 2, "train.bin"},
+		{[]string{"--out", "out", "--data", fxMissing}, 2, "train.bin is missing"},
+		{[]string{"--out", "out", "--data", fxOversize}, 2, "train.bin"},
+		{[]string{"--out", "file", "--data", fxData}, 2, "--out file"},
+		{[]string{"--out", "out", "--data", fxData, "--batch", "0"}, 2, "--batch = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--ps-gamma", "0"}, 2, "threshold > 0"},
+		{[]string{"--out", "out", "--data", fxData, "--clip-sgd-gamma", "-1"}, 2, "threshold > 0"},
+		{[]string{"--out", "out", "--data", fxData, "--inc-alpha", "0"}, 2, "α > 0"},
+		{[]string{"--out", "out", "--data", fxData, "--inc-beta", "0"}, 2, "beta"},
+		{[]string{"--out", "out", "--data", fxData, "--grid-betas", "-1"}, 2, "β = -1"},
+		{[]string{"--out", "out", "--data", fxData, "--seeds", "0"}, 2, "--seeds = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "adam"}, 2, "adam"},
+	},
+	"experiment gpt": {
+		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
+		{[]string{"--out", "out", "--text", fxShort}, 2, "fewer than block size"},
+		{[]string{"--out", "out", "--data", fxOddTok}, 2, "odd size"},
+		{[]string{"--out", "file", "--text", fxText, "--block-size", "16"}, 2, "--out file"},
+		{[]string{"--out", "out", "--text", fxText, "--clip", "0"}, 2, "--clip = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "0"}, 2, "--micro-batch = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--lrs", "-1"}, 2, "= -1"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "layer"}, 2, "layer"},
+	},
+	"highprob": {
+		{[]string{"--p", "1"}, 2, "tail index p = 1"},
+		{[]string{"--p", "0.5"}, 2, "tail index p = 0.5"},
+		{[]string{"--n", "0"}, 2, "batch size n = 0"},
+		{[]string{"--gamma", "0"}, 2, "--gamma 0"},
+		{[]string{"--gamma", "-1"}, 2, "--gamma -1"},
+		{[]string{"--alpha", "0"}, 2, "--alpha 0"},
+		{[]string{"--beta", "0"}, 2, "--beta 0"},
+		{[]string{"--beta", "-1"}, 2, "--beta -1"},
+		{[]string{"--eta", "0"}, 2, "--eta 0"},
+		{[]string{"--runs", "0"}, 2, "runs = 0"},
+		{[]string{"--T", "0"}, 2, "T = 0"},
+		{[]string{"--methods", "adam"}, 2, "adam"},
+		{[]string{"--out", "file", "--runs", "2", "--T", "5"}, 2, "--out file"},
+	},
+	"quadratic": {
+		{[]string{"--p", "1"}, 2, "tail index p = 1"},
+		{[]string{"--p", "-2"}, 2, "tail index p = -2"},
+		{[]string{"--n", "0"}, 2, "batch size n = 0"},
+		{[]string{"--gamma", "0"}, 2, "--gamma 0"},
+		{[]string{"--alpha", "-1"}, 2, "--alpha -1"},
+		{[]string{"--beta", "0"}, 2, "--beta 0"},
+		{[]string{"--eta", "-1"}, 2, "--eta -1"},
+		{[]string{"--runs", "0"}, 2, "runs = 0"},
+		{[]string{"--T", "0"}, 2, "T = 0"},
+		{[]string{"--methods", "adam"}, 2, "adam"},
+		{[]string{"--out", "file", "--runs", "1", "--T", "5"}, 2, "--out file"},
+	},
+	"persample": {
+		{[]string{}, 2, "--out is required"},
+		{[]string{"--out", "out", "--batch", "0"}, 2, "--batch 0"},
+		{[]string{"--out", "out", "--model", "resnet"}, 2, "resnet"},
+		{[]string{"--out", "out", "--width-div", "0"}, 2, "width divisor"},
+		{[]string{"--out", "out", "--model", "gpt", "--n-head", "3"}, 2, "n_head 3"},
+		{[]string{"--out", "file", "--width-div", "16", "--classes", "10"}, 2, "--out file"},
+	},
+	"sample": {
+		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
+		{[]string{"--ckpt", "file"}, 1, "file"},
+		{[]string{"--ckpt", "out", "--tokens", "0"}, 2, "--tokens = 0"},
+		{[]string{"--ckpt", "out", "--temperature", "0"}, 2, "--temperature = 0"},
+		{[]string{"--ckpt", "out", "--top-k", "-1"}, 2, "--top-k = -1"},
+	},
+	"tail": {
+		{[]string{}, 2, "--from is required"},
+		{[]string{"--from", "no-such.jsonl"}, 1, "no-such.jsonl"},
+		{[]string{"--from", fxEmpty}, 1, "no per-sample norms"},
+		{[]string{"--from", "file"}, 1, "file"},
+		{[]string{"--from", fxEmpty, "--rows", "0"}, 2, "--rows 0"},
+		{[]string{"--from", fxEmpty, "--window", "-1"}, 2, "--window -1"},
+		{[]string{"--from", fxEmpty, "--out", "file"}, 2, "--out file"},
+	},
+	"tail quadratic": {
+		{[]string{"--p", "1"}, 2, "tail index p = 1"},
+		{[]string{"--n", "0"}, 2, "n = 0"},
+		{[]string{"--runs", "0"}, 2, "runs = 0"},
+		{[]string{"--T", "0"}, 2, "T = 0"},
+		{[]string{"--window", "-1"}, 2, "window of -1"},
+		{[]string{"--out", "file", "--runs", "1", "--T", "5"}, 2, "--out file"},
+	},
+	"train cifar": {
+		{[]string{"--out", "out"}, 2, "--data is required"},
+		{[]string{"--out", "out", "--data", fxTrunc}, 2, "truncated"},
+		{[]string{"--out", "out", "--data", fxMissing}, 2, "train.bin is missing"},
+		{[]string{"--out", "out", "--data", fxOversize}, 2, "train.bin"},
+		{[]string{"--out", "out", "--data", "no-such-dir"}, 2, "no-such-dir"},
+		{[]string{"--out", "file", "--data", fxData}, 2, "--out file"},
+		{[]string{"--out", "out", "--data", fxData, "--resume"}, 2, "--resume"},
+		{[]string{"--out", "out", "--data", fxData, "--batch", "0"}, 2, "--batch = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--epochs", "0"}, 2, "--epochs = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--lr", "0"}, 2, "--lr = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--clip", "0"}, 2, "--clip = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--clip", "-1", "--estimator", "clip-sgd"}, 2, "--clip = -1"},
+		{[]string{"--out", "out", "--data", fxData, "--alpha", "1", "--beta", "0"}, 2, "--beta = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--alpha", "1", "--beta", "-1"}, 2, "--beta = -1"},
+		{[]string{"--out", "out", "--data", fxData, "--alpha", "0", "--beta", "2"}, 2, "--alpha = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--dropout", "1"}, 2, "--dropout = 1"},
+		{[]string{"--out", "out", "--data", fxData, "--width-div", "0"}, 2, "--width-div = 0"},
+		{[]string{"--out", "out", "--data", fxData, "--max-bad-steps", "-1"}, 2, "--max-bad-steps = -1"},
+		{[]string{"--out", "out", "--data", fxData, "--estimator", "adam"}, 2, "adam"},
+		{[]string{"--out", "out", "--data", fxData, "--augment", "mixup"}, 2, "mixup"},
+	},
+	"train gpt": {
+		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
+		{[]string{"--out", "out", "--text", fxShort, "--block-size", "16"}, 2, "fewer than block size + 1 = 17"},
+		{[]string{"--out", "out", "--text", "no-such.txt"}, 2, "no-such.txt"},
+		{[]string{"--out", "out", "--data", fxOddTok}, 2, "odd size"},
+		{[]string{"--out", "out", "--data", fxNoVal}, 2, "no val.bin"},
+		{[]string{"--out", "out", "--text", fxText, "--data", fxOddTok}, 2, "exclusive"},
+		{[]string{"--out", "file", "--text", fxText, "--block-size", "16"}, 2, "--out file"},
+		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--resume"}, 2, "--resume"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "0"}, 2, "--micro-batch = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--accum", "0"}, 2, "--accum = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--block-size", "0"}, 2, "--block-size = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--steps", "0"}, 2, "--steps = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--lr", "0"}, 2, "--lr = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--clip", "0"}, 2, "--clip = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--clip", "-1", "--clip-mode", "per-sample"}, 2, "--clip = -1"},
+		{[]string{"--out", "out", "--text", fxText, "--beta1", "1"}, 2, "--beta1 = 1"},
+		{[]string{"--out", "out", "--text", fxText, "--dropout", "1"}, 2, "--dropout = 1"},
+		{[]string{"--out", "out", "--text", fxText, "--n-head", "3"}, 2, "--n-head = 3"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "layer"}, 2, "layer"},
+		{[]string{"--out", "out", "--text", fxText, "--vocab", "word"}, 2, "word"},
+		{[]string{"--out", "out", "--text", fxText, "--steps", "10", "--warmup", "20"}, 2, "--warmup = 20"},
+	},
+}
+
+// badFixtures writes the damaged inputs the cases name and returns the
+// placeholder → path map.
+func badFixtures(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	good := cifarData(t)
+	fx := map[string]string{fxData: good, fxText: textCorpus(t)}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(good, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, d := range []struct {
+		ph    string
+		train func([]byte) []byte // nil: no train.bin
+	}{
+		{fxTrunc, func(b []byte) []byte { return b[:len(b)-200] }},
+		{fxMissing, nil},
+		{fxOversize, func(b []byte) []byte { return append(b, 0) }},
+	} {
+		for _, n := range []string{"test.bin", "fine_label_names.txt", "coarse_label_names.txt"} {
+			write(filepath.Join(d.ph[1:], n), read(n))
+		}
+		if d.train != nil {
+			write(filepath.Join(d.ph[1:], "train.bin"), d.train(read("train.bin")))
+		}
+		fx[d.ph] = filepath.Join(dir, d.ph[1:])
+	}
+	fx[fxEmpty] = write("empty.txt", nil)
+	fx[fxShort] = write("short.txt", []byte("To be, or not"))
+	write("oddtok/train.bin", []byte{1, 0, 2})
+	write("oddtok/val.bin", []byte{1, 0})
+	fx[fxOddTok] = filepath.Join(dir, "oddtok")
+	write("noval/train.bin", []byte{1, 0, 2, 0})
+	fx[fxNoVal] = filepath.Join(dir, "noval")
+	return fx
+}
+
+// TestBadInput runs every command with bad flags, values and files: each
+// must exit with the case's status (2: usage) and one line on stderr naming
+// the problem, print nothing on stdout, and leave its working directory
+// and the input files exactly as they were (no output directory, no
+// partial file, the file given as --out untouched).
+func TestBadInput(t *testing.T) {
+	help := psclip(t, "", nil, "help")
+	names := helpCommands(help.stdout)
+	if len(names) < 10 {
+		t.Fatalf("psclip help lists %d commands: %v", len(names), names)
+	}
+	for name := range badInputs {
+		if !slices.Contains(names, name) {
+			t.Errorf("badInputs has cases for %q, which psclip help does not list", name)
+		}
+	}
+	fx := badFixtures(t)
+	inputs := snapshot(t, filepath.Dir(fx[fxTrunc]))
+	data := snapshot(t, fx[fxData])
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			cases := badInputs[name]
+			if len(cases) == 0 {
+				t.Fatalf("no bad-input cases for %q: add them to badInputs", name)
+			}
+			// Every command refuses an unknown flag and a stray argument.
+			cases = append(cases,
+				badCase{[]string{"--no-such-flag"}, 2, "no-such-flag"},
+				badCase{[]string{"stray"}, 2, `unexpected argument "stray"`})
+			for _, c := range cases {
+				args := strings.Fields(name)
+				for _, a := range c.args {
+					if p, ok := fx[a]; ok {
+						a = p
+					}
+					args = append(args, a)
+				}
+				work := t.TempDir()
+				if err := os.WriteFile(filepath.Join(work, "file"), []byte("keep"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				before := snapshot(t, work)
+				r := psclip(t, work, nil, args...)
+				line := strings.TrimSuffix(r.stderr, "\n")
+				switch {
+				case r.code != c.code:
+					t.Errorf("%s: exit %d, want %d; stderr %q", strings.Join(c.args, " "), r.code, c.code, r.stderr)
+				case strings.Contains(line, "\n") || !strings.HasSuffix(r.stderr, "\n"):
+					t.Errorf("%s: stderr is not one line: %q", strings.Join(c.args, " "), r.stderr)
+				case !strings.HasPrefix(line, "psclip "+name+": ") || !strings.Contains(line, c.want):
+					t.Errorf("%s: stderr %q, want psclip %s: ...%s...", strings.Join(c.args, " "), line, name, c.want)
+				case r.stdout != "":
+					t.Errorf("%s: printed %q on stdout", strings.Join(c.args, " "), r.stdout)
+				}
+				if after := snapshot(t, work); !reflect.DeepEqual(before, after) {
+					t.Errorf("%s: the working directory changed: %v, then %v", strings.Join(c.args, " "), before, after)
+				}
+			}
+		})
+	}
+	if !reflect.DeepEqual(inputs, snapshot(t, filepath.Dir(fx[fxTrunc]))) || !reflect.DeepEqual(data, snapshot(t, fx[fxData])) {
+		t.Error("a command changed its input files")
+	}
+}
+
+// helpCommands returns the command names "psclip help" lists: the lines
+// after "Commands:", name and description separated by two spaces or more.
+func helpCommands(help string) []string {
+	_, list, _ := strings.Cut(help, "Commands:\n")
+	var names []string
+	for _, l := range strings.Split(list, "\n") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(l), "  "); ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// snapshot describes every file and directory under root: its path, mode
+// and a hash of its content.
+func snapshot(t *testing.T, root string) []string {
+	t.Helper()
+	var s []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			s = append(s, rel+"/")
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s = append(s, fmt.Sprintf("%s %x", rel, sha256.Sum256(b)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
