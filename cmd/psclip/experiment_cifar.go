@@ -26,13 +26,14 @@ func init() {
 // cifarFlags and the thresholds.
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
-	full, paper, resume               bool
+	full, paper, resume, logNorms     bool
 	seeds                             int
 }
 
 func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
 	cifarFlags(fs, c, &f.data)
-	fs.StringVar(&f.methods, "methods", f.methods, "comma-separated methods to compare: "+strings.Join(cifar.MethodNames, ", "))
+	fs.StringVar(&f.methods, "methods", f.methods, "comma-separated methods to compare: "+strings.Join(cifar.MethodNames, ", ")+
+		"; clip-sgd=γ and ps-clip-sgd=γ give a method its own threshold")
 	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's: 15)")
 	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
 	fs.Float64Var(&th.Alpha, "inc-alpha", th.Alpha, "Increasing-PS-Clip-SGD's α (the paper's: 15)")
@@ -44,10 +45,11 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
 	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
 	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
+	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "log every step's per-sample gradient norms in the runs that compute them (input of 'psclip tail --from RUN/log.jsonl')")
 }
 
 func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
-	defaults := experimentCIFARFlags{methods: strings.Join(cifar.MethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
+	defaults := experimentCIFARFlags{methods: strings.Join(cifar.PaperMethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
 	c, th, f := cifar.ExperimentDefault(), cifar.ExperimentThresholds(), defaults
 	defineExperimentCIFAR(fs, &c, &th, &f)
 	if err := parse(fs, args); err != nil {
@@ -64,7 +66,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	}
-	e := cifar.Experiment{Base: c}
+	e := cifar.Experiment{Base: c, LogNorms: f.logNorms}
 	for _, name := range strings.Split(f.methods, ",") {
 		m, err := th.Method(strings.TrimSpace(name))
 		if err != nil {

@@ -32,3 +32,27 @@ func TestExperimentCIFAR(t *testing.T) {
 		}
 	}
 }
+
+// TestExperimentCIFARAdaptive compares the parameter-free methods with a
+// constant threshold of its own, and logs the norms of the per-sample runs.
+func TestExperimentCIFARAdaptive(t *testing.T) {
+	data := writeCIFAR(t)
+	out := filepath.Join(t.TempDir(), "exp")
+	args := append([]string{"experiment", "cifar", "--data", data, "--out", out, "--seeds", "1", "--grid-betas", "", "--log-norms",
+		"--methods", "sgd,ps-clip-sgd=40,ps-clip-auto,ps-clip-quantile"}, tinyCIFARFlags...)
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("experiment cifar: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "table.md"))
+	for _, w := range []string{"| SGD |", "| PS-Clip-SGD γ=40 |", "| Auto-PS-Clip-SGD |", "| Quantile-PS-Clip-SGD q=0.5 |"} {
+		if err != nil || !strings.Contains(string(b), w) {
+			t.Errorf("table.md lacks %q (%v):\n%s", w, err, b)
+		}
+	}
+	for dir, norms := range map[string]bool{"sgd": false, "ps-clip-sgd_gamma=40": true, "ps-clip-auto": true, "ps-clip-quantile": true} {
+		b, err := os.ReadFile(filepath.Join(out, "runs", dir, "seed=1", "log.jsonl"))
+		if err != nil || strings.Contains(string(b), `"sample_norms"`) != norms {
+			t.Errorf("runs/%s: log.jsonl (%v) has sample_norms: %v, want %v", dir, err, !norms, norms)
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&command{
 		name:  "train cifar",
-		short: "train AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant or increasing threshold)",
+		short: "train AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant, increasing or automatic threshold)",
 		run:   runTrainCIFAR,
 	})
 }
@@ -53,24 +53,27 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	c := cifar.Default()
 	var data string
 	cifarFlags(fs, &c, &data)
-	fs.StringVar(&c.Estimator, "estimator", c.Estimator, "gradient estimator: "+strings.Join(estimator.Names, ", "))
-	fs.Float64Var(&c.Clip, "clip", c.Clip, "threshold γ of clip-sgd and of ps-clip-sgd's constant threshold (default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd)")
-	fs.Float64Var(&c.Alpha, "alpha", 0, "ps-clip-sgd's increasing threshold α·k^(1/β): α")
-	fs.Float64Var(&c.Beta, "beta", 0, "ps-clip-sgd's increasing threshold α·k^(1/β): β (selects the increasing threshold)")
+	ef := estimator.AddFlags(fs, c.Estimator, estimator.Params{})
+	fs.Lookup("clip").Usage += "; default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd"
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
 	out := fs.String("out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
 	resume := fs.Bool("resume", false, "continue the run checkpointed in --out (--epochs may grow)")
+	logNorms := fs.Bool("log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	c.SetEstimator(ef.Method(), ef.Params())
 	if !flagSet(fs, "clip") {
 		c.Clip = cifar.PaperClip(c.Estimator)
 	}
-	if flagSet(fs, "beta") && !(c.Beta > 0) {
-		return usagef("--beta = %v, want a finite β > 0", c.Beta)
+	if flagSet(fs, "beta") && !c.AutoBeta && !(c.Beta > 0) {
+		return usagef("--beta = %v, want a finite β > 0 or auto", c.Beta)
 	}
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	if *logNorms && !c.PerSample() {
+		return usagef("--log-norms: %s computes no per-sample gradient norms", c.Method())
 	}
 	if *out == "" {
 		return usagef("--out is empty")
@@ -82,7 +85,7 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	if err := makeOutDir(*out, *resume); err != nil {
 		return err
 	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: os.Stderr, Label: c.Method()})
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: os.Stderr, Label: c.Method(), LogNorms: *logNorms})
 	if err != nil {
 		return usageError{err.Error()}
 	}

@@ -52,6 +52,37 @@ func TestTrainCIFAR(t *testing.T) {
 	}
 }
 
+// TestTrainCIFARAuto trains with the automatic threshold from the shared
+// estimator flags, logging the norms, and reads them back with psclip tail;
+// the run resumes with its estimator's state.
+func TestTrainCIFARAuto(t *testing.T) {
+	data := writeCIFAR(t)
+	out := filepath.Join(t.TempDir(), "run")
+	// 3 epochs of 7 steps: 336 norms, past the tail estimate's minimum 256.
+	args := []string{"train", "cifar", "--data", data, "--out", out, "--estimator", "ps-clip-sgd", "--alpha", "auto", "--beta", "auto",
+		"--window", "1024", "--log-norms", "--width-div", "32", "--batch", "16", "--epochs", "3", "--augment", "none"}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("train cifar: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "result.json")); err != nil || !strings.Contains(string(b), `"auto_alpha": true`) || !strings.Contains(string(b), `"p_hat": `) {
+		t.Errorf("result.json (%v): want auto_alpha and the epochs' p_hat:\n%.1500s", err, b)
+	}
+	log := filepath.Join(out, "log.jsonl")
+	if b, err := os.ReadFile(log); err != nil || strings.Count(string(b), `"sample_norms"`) != 21 {
+		t.Errorf("log.jsonl (%v): want 21 lines of norms:\n%.1000s", err, b)
+	}
+	traced := filepath.Join(t.TempDir(), "tail")
+	if code, _, stderr := runCLI("tail", "--from", log, "--window", "1024", "--out", traced, "--json"); code != 0 {
+		t.Fatalf("psclip tail --from %s: exit %d: %s", log, code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(traced, "tail.json")); err != nil || !strings.Contains(string(b), `"steps": 21`) {
+		t.Errorf("tail.json (%v): want 21 steps traced:\n%.500s", err, b)
+	}
+	if code, _, stderr := runCLI(append(args, "--resume", "--epochs", "4")...); code != 0 {
+		t.Errorf("train cifar --resume --epochs 4: exit %d: %s", code, stderr)
+	}
+}
+
 // Every bad flag value or data directory is a usage error (exit 2) on one
 // line naming the problem, and leaves no output directory behind.
 func TestCIFARBadFlags(t *testing.T) {
@@ -103,6 +134,16 @@ func TestCIFARBadFlags(t *testing.T) {
 		{train("--augment", "mixup"), "--augment"},
 		{train("--max-bad-steps", "-1"), "--max-bad-steps"},
 		{train("--resume"), "--resume"},
+		{train("--alpha", "auto"), "--alpha needs --beta"},
+		{train("--alpha", "x", "--beta", "2"), "auto"},
+		{train("--estimator", "ps-clip-auto", "--alpha", "auto", "--beta", "2"), "ps-clip-sgd"},
+		{train("--window", "512"), "--window"},
+		{train("--alpha", "auto", "--beta", "auto", "--window", "100"), "window"},
+		{train("--target-quantile", "0.7"), "--target-quantile"},
+		{train("--estimator", "ps-clip-quantile", "--target-quantile", "1"), "target quantile"},
+		{train("--estimator", "ps-clip-quantile", "--clip", "-1"), "--clip"},
+		{train("--estimator", "auto-clip", "--auto-clip-r", "-1"), "auto-clip"},
+		{train("--estimator", "clip-sgd", "--log-norms"), "--log-norms"},
 		{train("stray"), "unexpected argument"},
 		{[]string{"train", "cifar", "--out", out}, "--data is required"},
 		{[]string{"train", "cifar", "--data", filepath.Join(dir, "missing"), "--out", out}, "missing"},
@@ -110,6 +151,7 @@ func TestCIFARBadFlags(t *testing.T) {
 		{[]string{"train", "cifar", "--data", data, "--out", file}, "not a directory"},
 		{exp("--seeds", "0"), "--seeds"},
 		{exp("--methods", "sgd,adam"), "--methods"},
+		{exp("--methods", "sgd=3"), "--methods"},
 		{exp("--clip-sgd-gamma", "0"), "--clip"},
 		{exp("--ps-gamma", "-3"), "--clip"},
 		{exp("--inc-beta", "0"), "β"},

@@ -1,6 +1,7 @@
 package cifar
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,8 @@ func (r *Run) ckptPath() string { return filepath.Join(r.opts.Out, CheckpointFil
 
 // save writes the checkpoint of the run after r.st.Step steps: weights,
 // momentum buffers, the dropout stream, the data-order position (which is
-// the iterator's whole state) and the epoch's running statistics. Without
+// the iterator's whole state), the epoch's running statistics and an
+// adaptive estimator's state. Without
 // an output directory there is nowhere to write, and nothing to do.
 func (r *Run) save() error {
 	if r.opts.Out == "" {
@@ -37,6 +39,13 @@ func (r *Run) save() error {
 	}
 	st := r.st
 	st.Seconds = r.elapsed()
+	if m, ok := r.est.(encoding.BinaryMarshaler); ok {
+		b, err := m.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		st.Estimator = b
+	}
 	js, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -83,9 +92,18 @@ func (r *Run) restore() error {
 	if err := l.RestoreRNG(rngDropout, r.dropout); err != nil {
 		return err
 	}
+	if u, ok := r.est.(encoding.BinaryUnmarshaler); ok {
+		if st.Estimator == nil {
+			return fmt.Errorf("checkpoint %s: no state of the estimator %s", l.Path, r.cfg.Method())
+		}
+		if err := u.UnmarshalBinary(st.Estimator); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", l.Path, err)
+		}
+	}
 	if err := l.Restore(r.model.Params(), r.opt); err != nil {
 		return err
 	}
+	st.Estimator = nil
 	r.st = st
 	return nil
 }

@@ -23,6 +23,22 @@ type Config struct {
 	Clip      float64 `json:"clip"`
 	Alpha     float64 `json:"alpha"`
 	Beta      float64 `json:"beta"`
+	// AutoAlpha and AutoBeta estimate PS-Clip-SGD's α = σ̂ and β = p̂ while
+	// training ("--alpha auto", "--beta auto"; they override Alpha and
+	// Beta) from the last Window per-sample norms (0:
+	// estimator.DefaultWindow), which "ps-clip-auto" also reads.
+	// TargetQuantile and QuantileRate are ps-clip-quantile's target
+	// fraction of unclipped samples and rate, whose initial threshold is
+	// Clip (0: the first batch's median); AutoClipR is auto-clip's r. Zero
+	// selects the estimator package's default. They are left out of the
+	// JSON when zero, so a run without them keeps the configuration older
+	// checkpoints hold.
+	AutoAlpha      bool    `json:"auto_alpha,omitempty"`
+	AutoBeta       bool    `json:"auto_beta,omitempty"`
+	Window         int     `json:"window,omitempty"`
+	TargetQuantile float64 `json:"target_quantile,omitempty"`
+	QuantileRate   float64 `json:"quantile_rate,omitempty"`
+	AutoClipR      float64 `json:"auto_clip_r,omitempty"`
 
 	// SGD with momentum and weight decay at a constant learning rate.
 	LR          float64 `json:"lr"`
@@ -101,14 +117,39 @@ func ParseAugment(s string) (cifardata.Augment, error) {
 	return cifardata.Augment{}, fmt.Errorf("--augment = %q, want one of %s", s, strings.Join(Augments, ", "))
 }
 
-// increasing reports whether the run uses PS-Clip-SGD's increasing
-// threshold.
-func (c *Config) increasing() bool { return c.Beta != 0 }
+// SetEstimator sets the estimator and its settings from its command-line
+// name and parameters, as estimator.Flags parses them.
+func (c *Config) SetEstimator(name string, p estimator.Params) {
+	c.Estimator, c.Clip, c.Alpha, c.Beta = name, p.Gamma, p.Alpha, p.Beta
+	c.AutoAlpha, c.AutoBeta, c.Window = p.AutoAlpha, p.AutoBeta, p.Window
+	c.TargetQuantile, c.QuantileRate, c.AutoClipR = p.TargetQuantile, p.QuantileRate, p.R
+}
 
-// usesClip reports whether the estimator reads Clip.
+// increasing reports whether the run uses PS-Clip-SGD's increasing
+// threshold (with a given or an automatic β).
+func (c *Config) increasing() bool { return c.Beta != 0 || c.AutoBeta }
+
+// automatic reports whether the threshold is estimated from a window of
+// norms (PSAuto), the only user of Window.
+func (c *Config) automatic() bool {
+	return c.Estimator == "ps-clip-auto" || (c.Estimator == "ps-clip-sgd" && (c.AutoAlpha || c.AutoBeta))
+}
+
+// usesClip reports whether the estimator needs Clip as its threshold.
 func (c *Config) usesClip() bool {
 	return c.Estimator == "clip-sgd" || (c.Estimator == "ps-clip-sgd" && !c.increasing())
 }
+
+// PerSample reports whether the estimator computes per-sample gradient
+// norms, as RunOptions.LogNorms needs.
+func (c *Config) PerSample() bool {
+	e, err := c.estimator()
+	return err == nil && e.PerSample()
+}
+
+// readsClip reports whether the estimator reads Clip at all:
+// ps-clip-quantile takes it as its initial threshold.
+func (c *Config) readsClip() bool { return c.usesClip() || c.Estimator == "ps-clip-quantile" }
 
 // Validate checks the configuration. The error names the offending setting
 // by its command-line flag.
@@ -139,12 +180,29 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--beta = %v, want a finite β > 0", c.Beta)
 	case c.increasing() && c.Estimator != "ps-clip-sgd":
 		return fmt.Errorf("--alpha/--beta (increasing threshold) need --estimator ps-clip-sgd, not %s", c.Estimator)
-	case c.increasing() && !(finite(c.Alpha) && c.Alpha > 0):
-		return fmt.Errorf("--alpha = %v with --beta %v, want a finite α > 0", c.Alpha, c.Beta)
-	case !c.increasing() && c.Alpha != 0:
+	case c.increasing() && !c.AutoAlpha && !(finite(c.Alpha) && c.Alpha > 0):
+		return fmt.Errorf("--alpha = %v with --beta %s, want a finite α > 0 or auto", c.Alpha, autoNum(c.Beta, c.AutoBeta))
+	case !c.increasing() && (c.Alpha != 0 || c.AutoAlpha):
 		return errors.New("--alpha needs --beta (the increasing threshold α·k^(1/β))")
 	case c.usesClip() && !(finite(c.Clip) && c.Clip > 0):
 		return fmt.Errorf("--clip = %v with --estimator %s, want a finite threshold > 0", c.Clip, c.Estimator)
+	case c.Estimator == "ps-clip-quantile" && !(finite(c.Clip) && c.Clip >= 0):
+		return fmt.Errorf("--clip = %v with --estimator ps-clip-quantile, want a finite initial threshold > 0, or 0 for the first batch's median", c.Clip)
+	}
+	// The settings only one estimator reads are refused by the others
+	// rather than ignored, as estimator.Flags does.
+	for _, s := range []struct {
+		flag, reader string
+		set, reads   bool
+	}{
+		{"window", "ps-clip-auto, or ps-clip-sgd with --alpha or --beta auto", c.Window != 0, c.automatic()},
+		{"target-quantile", "ps-clip-quantile", c.TargetQuantile != 0, c.Estimator == "ps-clip-quantile"},
+		{"quantile-rate", "ps-clip-quantile", c.QuantileRate != 0, c.Estimator == "ps-clip-quantile"},
+		{"auto-clip-r", "auto-clip", c.AutoClipR != 0, c.Estimator == "auto-clip"},
+	} {
+		if s.set && !s.reads {
+			return fmt.Errorf("--%s applies only to --estimator %s, not to %s", s.flag, s.reader, c.Method())
+		}
 	}
 	if _, err := ParseAugment(c.Augment); err != nil {
 		return err
@@ -153,18 +211,30 @@ func (c *Config) Validate() error {
 	return err
 }
 
-// estimator builds the configured estimator.
+// estimator builds the configured estimator; its errors name the estimator
+// as estimator.Flags's do.
 func (c *Config) estimator() (estimator.Estimator, error) {
-	p := estimator.Params{Gamma: c.Clip, Alpha: c.Alpha, Beta: c.Beta}
-	if !c.usesClip() {
-		p.Gamma = 0
+	p := estimator.Params{
+		Alpha: c.Alpha, Beta: c.Beta, AutoAlpha: c.AutoAlpha, AutoBeta: c.AutoBeta, Window: c.Window,
+		TargetQuantile: c.TargetQuantile, QuantileRate: c.QuantileRate, R: c.AutoClipR,
 	}
-	return estimator.New(c.Estimator, p)
+	if c.readsClip() {
+		p.Gamma = c.Clip
+	}
+	e, err := estimator.New(c.Estimator, p)
+	if err != nil {
+		return nil, fmt.Errorf("--estimator %s: %s", c.Estimator, strings.TrimPrefix(err.Error(), "estimator: "))
+	}
+	return e, nil
 }
 
 // Method is the paper's name for the configured estimator, e.g.
-// "PS-Clip-SGD γ=45" or "Increasing-PS-Clip-SGD α=15 β=2".
+// "PS-Clip-SGD γ=45" or "Increasing-PS-Clip-SGD α=15 β=2", and a name in
+// the same style for the others: "Increasing-PS-Clip-SGD α=auto β=2",
+// "Auto-PS-Clip-SGD" (α = σ̂, β = p̂), "Quantile-PS-Clip-SGD q=0.5",
+// "Auto-Clip r=0.01".
 func (c *Config) Method() string {
+	var name string
 	switch {
 	case c.Estimator == "sgd":
 		return "SGD"
@@ -172,10 +242,43 @@ func (c *Config) Method() string {
 		return fmt.Sprintf("Clip-SGD γ=%g", c.Clip)
 	case c.Estimator == "nsgd":
 		return "Normalized-SGD"
+	case c.Estimator == "auto-clip":
+		return fmt.Sprintf("Auto-Clip r=%g", orDefault(c.AutoClipR, estimator.DefaultAutoClipR))
+	case c.Estimator == "ps-clip-quantile":
+		name = fmt.Sprintf("Quantile-PS-Clip-SGD q=%g", orDefault(c.TargetQuantile, estimator.DefaultTargetQuantile))
+		if c.QuantileRate != 0 {
+			name += fmt.Sprintf(" rate=%g", c.QuantileRate)
+		}
+		if c.Clip != 0 {
+			name += fmt.Sprintf(" γ0=%g", c.Clip)
+		}
+		return name
+	case c.Estimator == "ps-clip-auto":
+		name = "Auto-PS-Clip-SGD"
 	case c.increasing():
-		return fmt.Sprintf("Increasing-PS-Clip-SGD α=%g β=%g", c.Alpha, c.Beta)
+		name = fmt.Sprintf("Increasing-PS-Clip-SGD α=%s β=%s", autoNum(c.Alpha, c.AutoAlpha), autoNum(c.Beta, c.AutoBeta))
+	default:
+		return fmt.Sprintf("PS-Clip-SGD γ=%g", c.Clip)
 	}
-	return fmt.Sprintf("PS-Clip-SGD γ=%g", c.Clip)
+	if c.Window != 0 {
+		name += fmt.Sprintf(" window=%d", c.Window)
+	}
+	return name
+}
+
+// autoNum is x as a flag value: "auto" if auto.
+func autoNum(x float64, auto bool) string {
+	if auto {
+		return "auto"
+	}
+	return num(x)
+}
+
+func orDefault(x, def float64) float64 {
+	if x == 0 {
+		return def
+	}
+	return x
 }
 
 // configMap is c as a checkpoint stores it: every setting's JSON value under

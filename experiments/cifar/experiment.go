@@ -55,7 +55,7 @@ func (m Method) key() string {
 	switch {
 	case c.increasing():
 		return fmt.Sprintf("%s_alpha=%s_beta=%s", m.Estimator, num(m.Alpha), num(m.Beta))
-	case c.usesClip():
+	case c.readsClip() && m.Clip != 0:
 		return fmt.Sprintf("%s_gamma=%s", m.Estimator, num(m.Clip))
 	}
 	return m.Estimator
@@ -80,6 +80,9 @@ type Experiment struct {
 	GridAlphas []float64 `json:"grid_alphas"`
 	GridBetas  []float64 `json:"grid_betas"`
 	Seeds      []uint64  `json:"seeds"`
+	// LogNorms logs the per-sample gradient norms of every step of the
+	// runs whose estimator computes them (RunOptions.LogNorms).
+	LogNorms bool `json:"log_norms,omitempty"`
 }
 
 // grid returns the grid's methods.
@@ -203,7 +206,9 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, dir string, re
 		for _, seed := range e.Seeds {
 			out := filepath.Join(dir, runsDir, m.key(), fmt.Sprintf("seed=%d", seed))
 			label := fmt.Sprintf("%s seed=%d", m.Name(), seed)
-			s, err := experimentRun(ctx, m.config(e.Base, seed), data, out, resume, progress, label)
+			c := m.config(e.Base, seed)
+			opts := RunOptions{Out: out, Resume: resume, Progress: progress, Label: label, LogNorms: e.LogNorms && c.PerSample()}
+			s, err := experimentRun(ctx, c, data, opts)
 			if err != nil {
 				return nil, fmt.Errorf("run %s: %w", label, err)
 			}
@@ -214,10 +219,11 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, dir string, re
 	return res, res.write(dir)
 }
 
-// experimentRun returns a finished run's summary, training it unless resume
-// finds it done.
-func experimentRun(ctx context.Context, c Config, data *Data, out string, resume bool, progress io.Writer, label string) (*Summary, error) {
-	if resume {
+// experimentRun returns a finished run's summary, training it unless
+// opts.Resume finds it done.
+func experimentRun(ctx context.Context, c Config, data *Data, opts RunOptions) (*Summary, error) {
+	out := opts.Out
+	if opts.Resume {
 		path := filepath.Join(out, ResultFile)
 		b, err := os.ReadFile(path)
 		switch {
@@ -232,13 +238,13 @@ func experimentRun(ctx context.Context, c Config, data *Data, out string, resume
 		}
 		// Resume only a run that got as far as a checkpoint.
 		if _, err := os.Stat(filepath.Join(out, CheckpointFile)); err != nil {
-			resume = false
+			opts.Resume = false
 		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	r, err := New(c, data, RunOptions{Out: out, Resume: resume, Progress: progress, Label: label})
+	r, err := New(c, data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -360,9 +366,14 @@ func (r *Results) seedsLabel() string {
 	return "1 seed"
 }
 
-// MethodNames are the names Thresholds.Method accepts, in the order of the
-// paper's tables.
-var MethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-sgd"}
+// PaperMethodNames are the paper's four methods, in the order of its
+// tables: the default of "psclip experiment cifar --methods".
+var PaperMethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-sgd"}
+
+// MethodNames are the names Thresholds.Method accepts: the paper's methods,
+// then the parameter-free per-sample ones (estimator.PSAuto,
+// estimator.Quantile, estimator.AutoClip at their default settings).
+var MethodNames = append(slices.Clone(PaperMethodNames), "ps-clip-auto", "ps-clip-quantile", "auto-clip")
 
 // Thresholds are the clipping thresholds of an experiment's four methods.
 type Thresholds struct {
@@ -377,19 +388,35 @@ func PaperThresholds() Thresholds {
 	return Thresholds{ClipSGD: PaperClipSGD, PSClipSGD: PaperPSClipSGD, Alpha: PaperAlpha, Beta: PaperBeta}
 }
 
-// Method returns the method called name in MethodNames with its threshold.
-func (t Thresholds) Method(name string) (Method, error) {
+// Method returns the method spec names with its threshold. A spec is one
+// of MethodNames, or "clip-sgd=γ" or "ps-clip-sgd=γ" with a threshold of
+// its own, so that one experiment can compare several of them.
+func (t Thresholds) Method(spec string) (Method, error) {
+	name, value, hasValue := strings.Cut(spec, "=")
+	var m Method
 	switch name {
-	case "sgd":
-		return Method{Estimator: "sgd"}, nil
+	case "sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip":
+		m = Method{Estimator: name}
 	case "clip-sgd":
-		return Method{Estimator: "clip-sgd", Clip: t.ClipSGD}, nil
+		m = Method{Estimator: "clip-sgd", Clip: t.ClipSGD}
 	case "ps-clip-sgd":
-		return Method{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}, nil
+		m = Method{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}
 	case "inc-ps-clip-sgd":
-		return Method{Estimator: "ps-clip-sgd", Alpha: t.Alpha, Beta: t.Beta}, nil
+		m = Method{Estimator: "ps-clip-sgd", Alpha: t.Alpha, Beta: t.Beta}
+	default:
+		return Method{}, fmt.Errorf("unknown method %q (want one of %s, or clip-sgd=γ, ps-clip-sgd=γ)", spec, strings.Join(MethodNames, ", "))
 	}
-	return Method{}, fmt.Errorf("unknown method %q (want one of %s)", name, strings.Join(MethodNames, ", "))
+	if hasValue {
+		gamma, err := strconv.ParseFloat(value, 64)
+		switch {
+		case name != "clip-sgd" && name != "ps-clip-sgd":
+			return Method{}, fmt.Errorf("method %q: only clip-sgd and ps-clip-sgd take a threshold =γ", spec)
+		case err != nil:
+			return Method{}, fmt.Errorf("method %q: %q is not a number", spec, value)
+		}
+		m.Clip = gamma
+	}
+	return m, nil
 }
 
 // ExperimentThresholds are the default thresholds of "psclip experiment

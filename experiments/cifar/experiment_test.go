@@ -19,7 +19,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 	base.Epochs, base.Augment = 1, "none"
 	th := Thresholds{ClipSGD: 1, PSClipSGD: 2, Alpha: 1, Beta: 2}
 	e := Experiment{Base: base, GridAlphas: []float64{1}, GridBetas: []float64{1.5, 2}, Seeds: []uint64{1, 2}}
-	for _, name := range MethodNames {
+	for _, name := range PaperMethodNames {
 		m, err := th.Method(name)
 		if err != nil {
 			t.Fatal(err)
@@ -161,12 +161,75 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Dropout = 1 }, "--dropout"},
 		{func(c *Config) { c.Augment = "mixup" }, "--augment"},
 		{func(c *Config) { c.MaxBadSteps = -1 }, "--max-bad-steps"},
+		{func(c *Config) { c.AutoAlpha, c.AutoBeta = true, true }, ""},
+		{func(c *Config) { c.AutoAlpha, c.Beta = true, 2 }, ""},
+		{func(c *Config) { c.Alpha, c.AutoBeta, c.Window = 15, true, 512 }, ""},
+		{func(c *Config) { c.Estimator, c.Clip = "ps-clip-auto", 0 }, ""},
+		{func(c *Config) {
+			c.Estimator, c.Clip, c.TargetQuantile, c.QuantileRate = "ps-clip-quantile", 0, 0.7, 0.1
+		}, ""},
+		{func(c *Config) { c.Estimator, c.AutoClipR = "auto-clip", 0.1 }, ""},
+		{func(c *Config) { c.AutoAlpha = true }, "--alpha needs --beta"},
+		{func(c *Config) { c.AutoBeta = true }, "--alpha = 0 with --beta auto"},
+		{func(c *Config) { c.Estimator, c.AutoAlpha, c.AutoBeta = "ps-clip-auto", true, true }, "need --estimator ps-clip-sgd"},
+		{func(c *Config) { c.Window = 512 }, "--window applies only"},
+		{func(c *Config) { c.AutoAlpha, c.AutoBeta, c.Window = true, true, 100 }, "window"},
+		{func(c *Config) { c.TargetQuantile = 0.5 }, "--target-quantile applies only"},
+		{func(c *Config) { c.Estimator, c.Clip = "ps-clip-quantile", -1 }, "--clip"},
+		{func(c *Config) { c.Estimator, c.TargetQuantile = "ps-clip-quantile", 1 }, "target quantile"},
+		{func(c *Config) { c.Estimator, c.QuantileRate = "ps-clip-quantile", -1 }, "rate"},
+		{func(c *Config) { c.Estimator, c.QuantileRate = "auto-clip", 1 }, "--quantile-rate applies only"},
+		{func(c *Config) { c.Estimator, c.AutoClipR = "auto-clip", -1 }, "auto-clip"},
 	} {
 		c := Default()
 		tc.edit(&c)
 		err := c.Validate()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: Validate() = %v, want %q", c, err, tc.want)
+		}
+	}
+}
+
+func TestMethodNames(t *testing.T) {
+	th := Thresholds{ClipSGD: 3, PSClipSGD: 10, Alpha: 3, Beta: 2}
+	for _, tc := range []struct {
+		spec, name, key string
+	}{
+		{"sgd", "SGD", "sgd"},
+		{"clip-sgd", "Clip-SGD γ=3", "clip-sgd_gamma=3"},
+		{"clip-sgd=5", "Clip-SGD γ=5", "clip-sgd_gamma=5"},
+		{"ps-clip-sgd", "PS-Clip-SGD γ=10", "ps-clip-sgd_gamma=10"},
+		{"ps-clip-sgd=40", "PS-Clip-SGD γ=40", "ps-clip-sgd_gamma=40"},
+		{"inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=2", "ps-clip-sgd_alpha=3_beta=2"},
+		{"ps-clip-auto", "Auto-PS-Clip-SGD", "ps-clip-auto"},
+		{"ps-clip-quantile", "Quantile-PS-Clip-SGD q=0.5", "ps-clip-quantile"},
+		{"auto-clip", "Auto-Clip r=0.01", "auto-clip"},
+	} {
+		m, err := th.Method(tc.spec)
+		if err != nil || m.Name() != tc.name || m.key() != tc.key {
+			t.Errorf("Method(%q) = %q, key %q, %v; want %q, %q", tc.spec, m.Name(), m.key(), err, tc.name, tc.key)
+		}
+	}
+	for _, spec := range []string{"adam", "sgd=3", "inc-ps-clip-sgd=3", "ps-clip-sgd=x"} {
+		if _, err := th.Method(spec); err == nil || !strings.Contains(err.Error(), spec) {
+			t.Errorf("Method(%q): %v, want an error naming it", spec, err)
+		}
+	}
+	// The automatic thresholds of train cifar's flags.
+	for _, tc := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.AutoAlpha, c.AutoBeta = true, true }, "Increasing-PS-Clip-SGD α=auto β=auto"},
+		{func(c *Config) { c.Alpha, c.AutoBeta, c.Window = 15, true, 512 }, "Increasing-PS-Clip-SGD α=15 β=auto window=512"},
+		{func(c *Config) {
+			c.Estimator, c.Clip, c.TargetQuantile, c.QuantileRate = "ps-clip-quantile", 4, 0.7, 0.1
+		}, "Quantile-PS-Clip-SGD q=0.7 rate=0.1 γ0=4"},
+	} {
+		c := Default()
+		tc.edit(&c)
+		if got := c.Method(); got != tc.want {
+			t.Errorf("Method() = %q, want %q", got, tc.want)
 		}
 	}
 }

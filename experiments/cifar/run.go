@@ -12,6 +12,7 @@ import (
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/models"
@@ -64,6 +65,11 @@ type RunOptions struct {
 	Progress io.Writer
 	// Label prefixes the progress lines.
 	Label string
+	// LogNorms adds a line {"step": s, "sample_norms": [...]} to the log
+	// after every step s, with the per-sample gradient norms in batch order
+	// (null for a non-finite one), the input of "psclip tail --from". It
+	// needs an estimator that computes per-sample norms.
+	LogNorms bool
 
 	// beforeStep, if set, may alter each step's batch (tests: poison an
 	// image); afterStep is called after every step (tests: interrupt).
@@ -99,6 +105,8 @@ type Run struct {
 	it               *cifardata.Iterator
 	model            nn.Sequential
 	opt              *optim.SGD
+	est              estimator.Estimator // the configured one, whose state a checkpoint keeps
+	norms            *normRecorder       // with LogNorms: what train sees as its estimator
 	trainer          *train.Trainer
 	dropout          *rand.PCG
 	perSample        bool
@@ -120,6 +128,9 @@ type state struct {
 	Epoch      epochAcc `json:"epoch_acc"`
 	Skipped    int      `json:"skipped_steps"`
 	Dropped    int      `json:"dropped_samples"`
+	// Estimator is an adaptive estimator's state (its MarshalBinary), in
+	// checkpoints only.
+	Estimator []byte `json:"estimator,omitempty"`
 }
 
 // epochAcc accumulates the current epoch's statistics.
@@ -170,11 +181,18 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	est, err := cfg.estimator()
-	if err != nil {
+	if r.est, err = cfg.estimator(); err != nil {
 		return nil, err
 	}
-	r.perSample = est.PerSample()
+	r.perSample = r.est.PerSample()
+	est := r.est
+	if opts.LogNorms {
+		if !r.perSample {
+			return nil, fmt.Errorf("--log-norms: %s computes no per-sample gradient norms", cfg.Method())
+		}
+		r.norms = &normRecorder{Estimator: r.est}
+		est = r.norms
+	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	r.trainer, err = train.New(train.Config{
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout),
@@ -248,7 +266,7 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	r.start = time.Now()
 	var curve []EpochRecord
 	if r.opts.Out != "" {
-		f, kept, err := openLog(r.opts.Out, r.st.Step/r.batchesPerEpoch, r.opts.Resume)
+		f, kept, err := openLog(r.opts.Out, r.st.Step, r.batchesPerEpoch, r.opts.Resume)
 		if err != nil {
 			return nil, err
 		}
@@ -362,6 +380,11 @@ func (r *Run) step(i int) (bad bool, err error) {
 		e.GradNormN++
 	}
 	r.st.Pos = r.it.Position()
+	if r.norms != nil && r.log != nil {
+		if err := writeLine(r.log, normsRecord{Step: i + 1, SampleNorms: r.norms.take()}); err != nil {
+			return false, err
+		}
+	}
 	return st.Skipped, nil
 }
 
@@ -385,6 +408,15 @@ func (r *Run) endEpoch(epoch int) (EpochRecord, error) {
 	}
 	if r.perSample {
 		rec.MeanSampleNorm = ratio(e.NormSum, e.NormN)
+	}
+	rec.PHat, rec.SigmaHat, rec.Gamma = Float(math.NaN()), Float(math.NaN()), Float(math.NaN())
+	switch est := r.est.(type) {
+	case *estimator.PSAuto:
+		if te, ok := est.Estimate(); ok {
+			rec.PHat, rec.SigmaHat = Float(te.P), Float(te.Sigma)
+		}
+	case *estimator.Quantile:
+		rec.Gamma = Float(est.Gamma())
 	}
 	r.st.Skipped += e.Skipped
 	r.st.Dropped += e.Dropped
@@ -430,4 +462,27 @@ func (r *Run) evaluate(d *cifardata.Dataset) (acc, loss float64) {
 		hits += correct(out, y)
 	}
 	return float64(hits) / float64(d.Len()), sum / float64(d.Len())
+}
+
+// normRecorder is the estimator train sees with RunOptions.LogNorms: it
+// passes everything to the configured estimator and keeps the norms of the
+// last batch for the log.
+type normRecorder struct {
+	estimator.Estimator
+	norms []Float
+}
+
+func (n *normRecorder) Weights(norms []float64, w []float64) estimator.Stats {
+	n.norms = n.norms[:0]
+	for _, x := range norms {
+		n.norms = append(n.norms, Float(x))
+	}
+	return n.Estimator.Weights(norms, w)
+}
+
+// take returns the norms recorded since the last call.
+func (n *normRecorder) take() []Float {
+	x := n.norms
+	n.norms = n.norms[:0]
+	return x
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
@@ -51,24 +52,36 @@ func trainRun(t *testing.T, cfg Config, d *Data, opts RunOptions) (*Summary, err
 	return r.Train(context.Background())
 }
 
-// TestResumeIsExact interrupts a run in the middle of its first epoch,
-// resumes it, and checks that the final weights, optimizer state and log
-// match those of an uninterrupted run bit for bit.
+// TestResumeIsExact interrupts a run in the middle of an epoch, resumes
+// it, and checks that the final weights, optimizer state and log match
+// those of an uninterrupted run bit for bit. The adaptive estimators are
+// interrupted after their warm-up (16 steps of 16 norms), so that their
+// threshold depends on the window or γ the checkpoint must restore; their
+// runs log the per-sample norms, which must match too.
 func TestResumeIsExact(t *testing.T) {
 	d := testData(t)
-	for _, est := range []string{"ps-clip-sgd", "clip-sgd"} {
-		t.Run(est, func(t *testing.T) {
-			cfg := tinyConfig(est)
+	for _, tc := range []struct {
+		cfg       Config
+		interrupt int
+	}{
+		{tinyConfig("ps-clip-sgd"), 5},
+		{tinyConfig("clip-sgd"), 5},
+		{autoConfig("ps-clip-auto"), 18},
+		{autoConfig("ps-clip-quantile"), 18},
+	} {
+		t.Run(tc.cfg.Estimator, func(t *testing.T) {
+			cfg := tc.cfg
+			logNorms := cfg.Estimator != "ps-clip-sgd" && cfg.Estimator != "clip-sgd"
 			whole, parts := t.TempDir(), t.TempDir()
-			want, err := trainRun(t, cfg, d, RunOptions{Out: whole})
+			want, err := trainRun(t, cfg, d, RunOptions{Out: whole, LogNorms: logNorms})
 			if err != nil {
 				t.Fatal(err)
 			}
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := New(cfg, d, RunOptions{Out: parts, afterStep: func(done int) {
-				if done == 5 {
+			r, err := New(cfg, d, RunOptions{Out: parts, LogNorms: logNorms, afterStep: func(done int) {
+				if done == tc.interrupt {
 					cancel()
 				}
 			}})
@@ -78,19 +91,24 @@ func TestResumeIsExact(t *testing.T) {
 			if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
 				t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
 			}
-			if l, err := checkpoint.Load(filepath.Join(parts, CheckpointFile)); err != nil || l.Step != 5 {
-				t.Fatalf("checkpoint after the interrupt: %v, %+v; want step 5", err, l)
+			if l, err := checkpoint.Load(filepath.Join(parts, CheckpointFile)); err != nil || l.Step != tc.interrupt {
+				t.Fatalf("checkpoint after the interrupt: %v, %+v; want step %d", err, l, tc.interrupt)
 			}
 			if _, err := os.Stat(filepath.Join(parts, ResultFile)); err == nil {
 				t.Error("an interrupted run wrote result.json")
 			}
-			got, err := trainRun(t, cfg, d, RunOptions{Out: parts, Resume: true})
+			got, err := trainRun(t, cfg, d, RunOptions{Out: parts, Resume: true, LogNorms: logNorms})
 			if err != nil {
 				t.Fatal(err)
 			}
 			sameCheckpoints(t, filepath.Join(whole, CheckpointFile), filepath.Join(parts, CheckpointFile))
 			if a, b := logStats(t, whole), logStats(t, parts); a != b {
 				t.Errorf("logs differ:\nuninterrupted %s\nresumed       %s", a, b)
+			}
+			// The epoch records carry the adaptive estimator's state.
+			ep := want.Curve[len(want.Curve)-1]
+			if hasP, hasGamma := ep.PHat > 0 && ep.SigmaHat > 0, ep.Gamma > 0; hasP != (cfg.Estimator == "ps-clip-auto") || hasGamma != (cfg.Estimator == "ps-clip-quantile") {
+				t.Errorf("last epoch's p_hat %v, sigma_hat %v, gamma %v", ep.PHat, ep.SigmaHat, ep.Gamma)
 			}
 			if got.TestAcc != want.TestAcc || got.TestLoss != want.TestLoss || len(got.Curve) != cfg.Epochs {
 				t.Errorf("resumed test accuracy %v loss %v, %d epochs; uninterrupted %v %v", got.TestAcc, got.TestLoss, len(got.Curve), want.TestAcc, want.TestLoss)
@@ -129,7 +147,15 @@ func sameCheckpoints(t *testing.T, a, b string) {
 	}
 }
 
-// logStats returns the log's records without the timings.
+// autoConfig is tinyConfig for an adaptive estimator (no clipping
+// threshold to give).
+func autoConfig(est string) Config {
+	c := tinyConfig(est)
+	c.Clip = 0
+	return c
+}
+
+// logStats returns the log's lines, the epoch records without the timings.
 func logStats(t *testing.T, dir string) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, LogFile))
@@ -140,6 +166,10 @@ func logStats(t *testing.T, dir string) string {
 	var b strings.Builder
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"sample_norms"`) {
+			fmt.Fprintln(&b, sc.Text())
+			continue
+		}
 		var r EpochRecord
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("log line %q: %v", sc.Text(), err)
@@ -316,5 +346,45 @@ func TestCorrect(t *testing.T) {
 	}}
 	if got := correct(logits, []int32{1, 1, 1, 2}); got != 2 {
 		t.Errorf("correct = %d, want 2", got)
+	}
+}
+
+// TestNormsLogTrace checks the norms a run logs against the automatic
+// threshold's own estimate: tail.Trace, reading the log, feeds the logged
+// norms through its own window, so its p̂ and σ̂ after the last step equal
+// the p̂ and σ̂ the run logs at the end of the epoch only if every norm
+// train gave the estimator was logged, in order, exactly.
+func TestNormsLogTrace(t *testing.T) {
+	d := testData(t)
+	cfg := autoConfig("ps-clip-auto")
+	dir := t.TempDir()
+	s, err := trainRun(t, cfg, d, RunOptions{Out: dir, LogNorms: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := tail.Trace(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(cfg, d, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := r.TotalSteps()
+	last, ep := tr.Points[len(tr.Points)-1], s.Curve[len(s.Curve)-1]
+	if tr.Steps != steps || last.Step != steps {
+		t.Errorf("trace of %d steps ending at step %d; want %d", tr.Steps, last.Step, steps)
+	}
+	if last.P != float64(ep.PHat) || last.Sigma != float64(ep.SigmaHat) || !(last.P > 0) {
+		t.Errorf("trace's last p̂ = %v, σ̂ = %v; the run's estimator: %v, %v", last.P, last.Sigma, ep.PHat, ep.SigmaHat)
+	}
+	// Estimators without per-sample norms have none to log.
+	if _, err := New(tinyConfig("clip-sgd"), d, RunOptions{Out: t.TempDir(), LogNorms: true}); err == nil || !strings.Contains(err.Error(), "--log-norms") {
+		t.Errorf("clip-sgd with LogNorms: %v, want an error naming --log-norms", err)
 	}
 }

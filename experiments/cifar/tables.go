@@ -64,11 +64,17 @@ func (r *Results) GridTable() string {
 	for i, w := range rows {
 		m := w.Method
 		gamma, alpha, beta := "–", "–", "–"
-		switch {
-		case m.increasing():
-			alpha, beta = num(m.Alpha), num(m.Beta)
-		case m.Estimator != "sgd" && m.Estimator != "nsgd":
-			gamma = num(m.Clip)
+		switch m.Estimator {
+		case "ps-clip-auto":
+			alpha, beta = "auto", "auto"
+		case "ps-clip-quantile":
+			gamma = "auto"
+		case "clip-sgd", "ps-clip-sgd":
+			if m.increasing() {
+				alpha, beta = num(m.Alpha), num(m.Beta)
+			} else {
+				gamma = num(m.Clip)
+			}
 		}
 		name, _, _ := strings.Cut(w.Name, " ")
 		acc := pm(w.ValAcc*100, w.ValAccSD*100, 2)
