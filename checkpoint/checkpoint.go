@@ -261,7 +261,7 @@ func (l *Loaded) Warning() string {
 	if l.Fallback == nil {
 		return ""
 	}
-	return fmt.Sprintf("warning: %v; resuming from the previous checkpoint %s (step %d)", l.Fallback, l.Path, l.Step)
+	return fmt.Sprintf("warning: %v; using the previous checkpoint %s (step %d)", l.Fallback, l.Path, l.Step)
 }
 
 // Load reads the checkpoint at path, or, if it is missing or damaged, the
