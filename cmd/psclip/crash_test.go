@@ -206,7 +206,8 @@ func TestCrashResumeGPT(t *testing.T) {
 // TestDamagedCheckpointFallsBack damages the latest checkpoint of a
 // finished run (a flipped byte, a truncation) and resumes: psclip must say
 // so on stderr, resume from the previous checkpoint, and end with the
-// uninterrupted run's weights. With both checkpoints damaged it must refuse
+// uninterrupted run's weights ("sample" too must say so, and use the
+// previous one). With both checkpoints damaged it must refuse
 // with a one-line error.
 func TestDamagedCheckpointFallsBack(t *testing.T) {
 	trainers := []struct {
@@ -234,6 +235,12 @@ func TestDamagedCheckpointFallsBack(t *testing.T) {
 				dir := t.TempDir()
 				mustRun(t, nil, append(tr.args, "--out", dir)...)
 				damage(t, filepath.Join(dir, ckptName), dm.do)
+				if tr.name == "gpt" {
+					r := mustRun(t, nil, "sample", "--ckpt", dir, "--tokens", "5")
+					if !strings.HasPrefix(r.stderr, "warning:") || !strings.Contains(r.stderr, "previous checkpoint") {
+						t.Errorf("sample from a damaged checkpoint said nothing about it:\n%s", r.stderr)
+					}
+				}
 				r := mustRun(t, nil, append(tr.args, "--out", dir, "--resume")...)
 				if !strings.Contains(r.stderr, "warning:") || !strings.Contains(r.stderr, "previous checkpoint") {
 					t.Errorf("resume from a damaged checkpoint said nothing about it:\n%s", r.stderr)
