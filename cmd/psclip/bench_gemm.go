@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"runtime"
 
 	"github.com/psclip/psclip/kernels"
@@ -59,7 +58,7 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 	res := gemmResult{M: *m, N: *n, K: *k, MsMedian: med.Seconds() * 1e3,
 		GFLOPS: 2 * float64(*m) * float64(*n) * float64(*k) / med.Seconds() / 1e9}
 	if *asJSON {
-		return json.NewEncoder(os.Stdout).Encode(res)
+		return json.NewEncoder(stdout).Encode(res)
 	}
 	op := func(t bool) string {
 		if t {
@@ -67,7 +66,7 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 		}
 		return "n"
 	}
-	_, err := fmt.Printf("sgemm %s%s %d×%d×%d, %d threads: %.3f ms median of %d, %.1f GFLOP/s\n",
+	_, err := fmt.Fprintf(stdout, "sgemm %s%s %d×%d×%d, %d threads: %.3f ms median of %d, %.1f GFLOP/s\n",
 		op(*transA), op(*transB), res.M, res.N, res.K, *threads, res.MsMedian, *runs, res.GFLOPS)
 	return err
 }

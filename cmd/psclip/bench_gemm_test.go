@@ -9,9 +9,8 @@ import (
 func TestBenchGemmJSON(t *testing.T) {
 	var code int
 	var stderr string
-	out := captureStdout(t, func() {
-		code, _, stderr = runCLI("bench", "gemm", "--m", "37", "--n", "20", "--k", "64", "--trans-b", "--threads", "2", "--runs", "3", "--json")
-	})
+	var out string
+	code, out, stderr = runCLI("bench", "gemm", "--m", "37", "--n", "20", "--k", "64", "--trans-b", "--threads", "2", "--runs", "3", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -26,9 +25,8 @@ func TestBenchGemmJSON(t *testing.T) {
 
 func TestBenchGemmText(t *testing.T) {
 	var code int
-	out := captureStdout(t, func() {
-		code, _, _ = runCLI("bench", "gemm", "--m", "8", "--n", "8", "--k", "8", "--trans-a", "--runs", "1")
-	})
+	var out string
+	code, out, _ = runCLI("bench", "gemm", "--m", "8", "--n", "8", "--k", "8", "--trans-a", "--runs", "1")
 	if code != 0 || !strings.Contains(out, "sgemm tn 8×8×8") || !strings.Contains(out, "GFLOP/s") {
 		t.Errorf("exit %d, output %q", code, out)
 	}

@@ -156,9 +156,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 				allocs[i] += ms.TotalAlloc - before
 			}
 		}
-		fmt.Fprintf(os.Stderr, "\rbench step: round %d/%d", round+1, *warmup+*steps)
+		fmt.Fprintf(stderr, "\rbench step: round %d/%d", round+1, *warmup+*steps)
 	}
-	fmt.Fprintln(os.Stderr)
+	fmt.Fprintln(stderr)
 	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
@@ -191,11 +191,11 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult `json:"results"`
 		}{m.name, *b, *accum, runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
 	for i, r := range res {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep)
@@ -204,10 +204,10 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if rss := peakRSSMB(); rss > 0 {
-		fmt.Printf("peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
+		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}
 	if l := loadAvg(); l > 0 {
-		fmt.Printf("load average %.2f before, %.2f after\n", load, l)
+		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
 	}
 	return nil
 }

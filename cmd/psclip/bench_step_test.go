@@ -2,35 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"os"
 	"testing"
 )
-
-// captureStdout runs f with os.Stdout redirected and returns what it wrote.
-func captureStdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	f()
-	os.Stdout = old
-	w.Close()
-	return string(<-done)
-}
 
 func TestBenchStepJSON(t *testing.T) {
 	var code int
 	var stderr string
-	out := captureStdout(t, func() {
-		code, _, stderr = runCLI("bench", "step", "--model", "alexnet-cifar", "--width-div", "32", "--classes", "10",
-			"--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")
-	})
+	var out string
+	code, out, stderr = runCLI("bench", "step", "--model", "alexnet-cifar", "--width-div", "32", "--classes", "10",
+		"--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -59,11 +39,10 @@ func TestBenchStepJSON(t *testing.T) {
 func TestBenchStepClipModes(t *testing.T) {
 	var code int
 	var stderr string
-	out := captureStdout(t, func() {
-		code, _, stderr = runCLI("bench", "step", "--model", "gpt", "--n-layer", "1", "--n-head", "2", "--n-embd", "8",
-			"--block-size", "4", "--vocab-size", "11", "--batch", "2", "--accum", "3", "--steps", "2", "--warmup", "0",
-			"--clip-modes", "global,micro-batch", "--json")
-	})
+	var out string
+	code, out, stderr = runCLI("bench", "step", "--model", "gpt", "--n-layer", "1", "--n-head", "2", "--n-embd", "8",
+		"--block-size", "4", "--vocab-size", "11", "--batch", "2", "--accum", "3", "--steps", "2", "--warmup", "0",
+		"--clip-modes", "global,micro-batch", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -54,7 +54,7 @@ func runDataSynthCIFAR(fs *flag.FlagSet, args []string) error {
 			mislabelled++
 		}
 	}
-	fmt.Printf("wrote %s: %d training images (%d outliers: %d mislabelled, %d corrupted), %d test images, %d classes\n",
+	fmt.Fprintf(stdout, "wrote %s: %d training images (%d outliers: %d mislabelled, %d corrupted), %d test images, %d classes\n",
 		*out, s.Train.Len(), len(s.Outliers), mislabelled, len(s.Outliers)-mislabelled, s.Test.Len(), cfg.Classes)
 	return nil
 }

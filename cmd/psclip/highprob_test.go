@@ -13,7 +13,8 @@ func TestHighProbJSONAndFiles(t *testing.T) {
 	args := []string{"highprob", "--runs", "50", "--T", "20", "--p", "1.5", "--tuned", "--json", "--out", dir}
 	var code int
 	var errOut string
-	out := captureStdout(t, func() { code, _, errOut = runCLI(args...) })
+	var out string
+	code, out, errOut = runCLI(args...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -35,7 +36,8 @@ func TestHighProbJSONAndFiles(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	table := captureStdout(t, func() { code, _, _ = runCLI(args[:len(args)-3]...) })
+	var table string
+	code, table, _ = runCLI(args[:len(args)-3]...)
 	if code != 0 || !strings.Contains(table, "log(1/δ)=9") || !strings.Contains(table, "PS-Clip-SGD") {
 		t.Errorf("table:\n%s", table)
 	}

@@ -31,6 +31,10 @@ type command struct {
 
 var commands = map[string]*command{}
 
+// stdout and stderr are where commands print results and progress. run
+// points them at its arguments, so tests see exactly what a user would.
+var stdout, stderr io.Writer = os.Stdout, os.Stderr
+
 func register(c *command) {
 	if _, dup := commands[c.name]; dup {
 		panic("psclip: command registered twice: " + c.name)
@@ -52,7 +56,8 @@ func main() {
 
 // run executes one psclip invocation and returns the process exit status:
 // 0 on success, 1 when the work failed, 2 for a usage mistake.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, out, errOut io.Writer) int {
+	stdout, stderr = out, errOut
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 && args[0] == "help" {
 			return run(append(args[1:], "-h"), stdout, stderr)

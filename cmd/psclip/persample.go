@@ -151,7 +151,7 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	if err := atomicfile.WriteFile(filepath.Join(*out, "norms.json"), append(j, '\n')); err != nil {
 		return err
 	}
-	fmt.Printf("%s: %d samples, mean loss %.4f, mean gradient norm %.4f; wrote model.safetensors, batch.safetensors and norms.json to %s\n",
+	fmt.Fprintf(stdout, "%s: %d samples, mean loss %.4f, mean gradient norm %.4f; wrote model.safetensors, batch.safetensors and norms.json to %s\n",
 		m.name, *b, mean32(losses), mean(norms), *out)
 	return nil
 }

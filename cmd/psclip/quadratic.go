@@ -107,11 +107,11 @@ func (c *quadraticCLI) emit(res any, table func(io.Writer) error, save func(dir 
 		}
 	}
 	if c.json {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return table(os.Stdout)
+	return table(stdout)
 }
 
 func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }

@@ -51,7 +51,8 @@ func TestQuadraticTableJSONAndFiles(t *testing.T) {
 	args := []string{"quadratic", "--T", "50", "--runs", "2", "--p", "1.5,1.2", "--out", dir}
 	var code int
 	var errOut string
-	table := captureStdout(t, func() { code, _, errOut = runCLI(args...) })
+	var table string
+	code, table, errOut = runCLI(args...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -65,7 +66,8 @@ func TestQuadraticTableJSONAndFiles(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	out := captureStdout(t, func() { code, _, _ = runCLI(append(args[:len(args)-2], "--json")...) })
+	var out string
+	code, out, _ = runCLI(append(args[:len(args)-2], "--json")...)
 	var res struct {
 		Rows []struct {
 			P           float64 `json:"p"`
@@ -81,7 +83,7 @@ func TestQuadraticTableJSONAndFiles(t *testing.T) {
 	if len(res.Rows) != 6 || res.Rows[0].P != 1.5 || res.Rows[0].Method != "clip-sgd" || res.Config["T"] != 50.0 {
 		t.Errorf("--json rows %+v config %v", res.Rows, res.Config)
 	}
-	again := captureStdout(t, func() { runCLI(append(args[:len(args)-2], "--json")...) })
+	_, again, _ := runCLI(append(args[:len(args)-2], "--json")...)
 	if again != out {
 		t.Error("the same flags gave different output")
 	}

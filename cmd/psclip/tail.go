@@ -118,9 +118,9 @@ func emitTail(dir string, asJSON bool, res any, save func(string) error, table f
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return table(os.Stdout)
+	return table(stdout)
 }

@@ -12,9 +12,8 @@ func TestTailQuadraticAndTrace(t *testing.T) {
 	out, log := filepath.Join(dir, "out"), filepath.Join(dir, "norms.jsonl")
 	var code int
 	var errOut string
-	table := captureStdout(t, func() {
-		code, _, errOut = runCLI("tail", "quadratic", "--T", "40", "--runs", "1", "--p", "1.5", "--window", "256", "--out", out, "--norms-log", log)
-	})
+	var table string
+	code, table, errOut = runCLI("tail", "quadratic", "--T", "40", "--runs", "1", "--p", "1.5", "--window", "256", "--out", out, "--norms-log", log)
 	if code != 0 || errOut != "" {
 		t.Fatalf("tail quadratic: exit %d, stderr %q", code, errOut)
 	}
@@ -29,9 +28,7 @@ func TestTailQuadraticAndTrace(t *testing.T) {
 		}
 	}
 	traceOut := filepath.Join(dir, "trace")
-	table = captureStdout(t, func() {
-		code, _, errOut = runCLI("tail", "--from", log, "--window", "256", "--rows", "3", "--out", traceOut)
-	})
+	code, table, errOut = runCLI("tail", "--from", log, "--window", "256", "--rows", "3", "--out", traceOut)
 	if code != 0 || errOut != "" || strings.Count(table, "\n") != 5 || !strings.Contains(table, "p̂") {
 		t.Fatalf("tail --from: exit %d, stderr %q, table:\n%s", code, errOut, table)
 	}
