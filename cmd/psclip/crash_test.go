@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/psclip/psclip/checkpoint"
 )
 
 // Checkpoint file names in a training run's --out directory.
@@ -271,5 +273,64 @@ func damage(t *testing.T, path string, f func([]byte) []byte) {
 	}
 	if err := os.WriteFile(path, f(b), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInterruptSavesAndResumes stops each trainer with SIGINT (Ctrl-C) in
+// the middle of its run: it must save a checkpoint of the step in flight,
+// say so, and exit with status 1; resuming must then end exactly where an
+// uninterrupted run does. For CIFAR the interrupt lands mid-epoch, so the
+// epoch's running statistics and data position are restored too.
+func TestInterruptSavesAndResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interrupts and resumes a training process")
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		lines int // interrupt once log.jsonl has this many lines
+	}{
+		{"cifar", []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "4",
+			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1},
+		{"gpt", []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
+			"--block-size", "32", "--micro-batch", "4", "--steps", "400", "--warmup", "10", "--dropout", "0.1",
+			"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, _ := timed(t, tc.args...)
+			dir := t.TempDir()
+			cmd := exec.Command(binary(t), append(tc.args, "--out", dir)...)
+			var errOut bytes.Buffer
+			cmd.Stderr = &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+		poll:
+			for {
+				select {
+				case <-done:
+					t.Fatal("the run ended before it could be interrupted")
+				case <-time.After(5 * time.Millisecond):
+					if b, _ := os.ReadFile(filepath.Join(dir, "log.jsonl")); bytes.Count(b, []byte("\n")) >= tc.lines {
+						break poll
+					}
+				}
+			}
+			cmd.Process.Signal(os.Interrupt)
+			<-done
+			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errOut.String(), "interrupted; checkpoint saved") {
+				t.Fatalf("interrupted run: exit %d, stderr %q", code, errOut.String())
+			}
+			l, err := checkpoint.Load(filepath.Join(dir, ckptName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("interrupted after step %d", l.Step)
+			mustRun(t, nil, append(tc.args, "--out", dir, "--resume")...)
+			sameTensors(t, filepath.Join(ref, ckptName), filepath.Join(dir, ckptName))
+			sameLog(t, filepath.Join(ref, "log.jsonl"), filepath.Join(dir, "log.jsonl"))
+		})
 	}
 }
