@@ -288,13 +288,14 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		args  []string
-		lines int // interrupt once log.jsonl has this many lines
+		lines int           // interrupt once log.jsonl has this many lines,
+		after time.Duration // and this much later
 	}{
 		{"cifar", []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "4",
-			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1},
+			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond},
 		{"gpt", []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
 			"--block-size", "32", "--micro-batch", "4", "--steps", "400", "--warmup", "10", "--dropout", "0.1",
-			"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}, 20},
+			"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}, 20, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, _ := timed(t, tc.args...)
@@ -318,6 +319,7 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 					}
 				}
 			}
+			time.Sleep(tc.after)
 			cmd.Process.Signal(os.Interrupt)
 			<-done
 			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errOut.String(), "interrupted; checkpoint saved") {
