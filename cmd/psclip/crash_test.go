@@ -23,34 +23,55 @@ const (
 	prevName = "ckpt.prev.safetensors"
 )
 
-// crashAndResume runs "psclip args --out dir" and kills it with SIGKILL
-// after a seeded random delay in [0, maxDelay), kills times, each time
-// starting again with --resume once a checkpoint exists; then it lets the
-// last session finish. It returns how many kills hit a running process and
-// how many sessions resumed from a checkpoint.
-func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills int, maxDelay time.Duration) (landed, resumed int) {
+// crashAndResume runs "psclip args --out dir" and kills it with SIGKILL,
+// kills times, each time starting again with --resume once a checkpoint
+// exists; then it lets the last session finish. It returns how many kills
+// hit a running process and how many sessions resumed from a checkpoint.
+//
+// The kill instants are drawn from seed in terms of progress, so that they
+// do not depend on the machine's speed or load: a session is killed once
+// its log has grown past a random line before the end of the whole run's
+// log (total lines), plus a random part of the time a line takes (unit).
+// Its log grows past where the previous session's stopped, so every
+// session gets further, and kills land during steps, evaluations and
+// checkpoint writes alike.
+func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills, total int, unit time.Duration) (landed, resumed int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0))
+	logPath := filepath.Join(dir, "log.jsonl")
 	for session := 0; ; session++ {
 		a := append(append([]string{}, args...), "--out", dir)
 		if hasCheckpoint(dir) {
 			a = append(a, "--resume")
 			resumed++
 		}
+		n0 := lineCount(logPath)
 		cmd := exec.Command(binary(t), a...)
 		var errOut bytes.Buffer
 		cmd.Stderr = &errOut
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if session < kills {
-			delay := time.Duration(rng.Int64N(int64(maxDelay)))
-			timer := time.AfterFunc(delay, func() { cmd.Process.Kill() })
-			cmd.Wait()
-			timer.Stop()
-		} else {
-			cmd.Wait()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		if session < kills && n0 < total-1 {
+			target := n0 + 1 + rng.IntN(total-1-n0)
+			extra := time.Duration(rng.Int64N(int64(unit)))
+		wait:
+			for lineCount(logPath) < target {
+				select {
+				case <-done:
+					break wait
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+			select {
+			case <-done:
+			case <-time.After(extra):
+				cmd.Process.Kill()
+			}
 		}
+		<-done
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 			landed++
 			continue
@@ -60,6 +81,13 @@ func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills 
 		}
 		return landed, resumed // finished (before its kill, or unkilled)
 	}
+}
+
+// lineCount is the number of complete lines in the file at path (0 if
+// there is no such file).
+func lineCount(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte("\n"))
 }
 
 // hasCheckpoint reports whether a run directory holds a checkpoint (the
@@ -148,11 +176,12 @@ func TestCrashResumeCIFAR(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and resumes a training process several times")
 	}
-	args := []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "5",
+	args := []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "64", "--epochs", "8",
 		"--lr", "0.05", "--augment", "cropflip", "--dropout", "0.5", "--estimator", "ps-clip-sgd", "--clip", "1"}
 	ref, took := timed(t, args...)
+	lines := lineCount(filepath.Join(ref, "log.jsonl"))
 	dir := t.TempDir()
-	landed, resumed := crashAndResume(t, args, dir, 1, 4, took/2)
+	landed, resumed := crashAndResume(t, args, dir, 1, 4, lines, took/time.Duration(lines))
 	t.Logf("uninterrupted run %v; %d kills landed, %d sessions resumed", took.Round(time.Millisecond), landed, resumed)
 	if landed == 0 || resumed == 0 {
 		t.Fatal("no kill landed after a checkpoint: nothing was resumed")
@@ -194,8 +223,9 @@ func TestCrashResumeGPT(t *testing.T) {
 		"--dropout", "0.1", "--clip-mode", "per-sample", "--clip", "0.5", "--eval-interval", "20", "--eval-iters", "2",
 		"--ckpt-interval", "7"}
 	ref, took := timed(t, args...)
+	lines := lineCount(filepath.Join(ref, "log.jsonl"))
 	dir := t.TempDir()
-	landed, resumed := crashAndResume(t, args, dir, 2, 4, took/2)
+	landed, resumed := crashAndResume(t, args, dir, 2, 4, lines, took/time.Duration(lines))
 	t.Logf("uninterrupted run %v; %d kills landed, %d sessions resumed", took.Round(time.Millisecond), landed, resumed)
 	if landed == 0 || resumed == 0 {
 		t.Fatal("no kill landed after a checkpoint: nothing was resumed")
