@@ -1,8 +1,10 @@
 // Package cifar is the paper's AlexNet/CIFAR-100 experiment as library
 // code: training AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant
-// or increasing threshold), all with momentum and weight decay; exact
-// resume from checkpoints; and the comparison of the four methods over
-// seeds, with the paper's tables and figures. The commands "psclip train
+// or increasing threshold, or one of the estimator package's adaptive
+// thresholds: α = σ̂, β = p̂ estimated online, the quantile-adaptive γ, or
+// automatic clipping), all with momentum and weight decay; exact resume
+// from checkpoints; and the comparison of the methods over seeds, with the
+// paper's tables and figures. The commands "psclip train
 // cifar" and "psclip experiment cifar" are thin wrappers over it.
 //
 // A run is built on the public packages only: data/cifar for the data
@@ -21,11 +23,14 @@
 // A run logs one EpochRecord per epoch to log.jsonl (training and
 // validation accuracy and loss, wall time, throughput, the average
 // per-sample gradient norm, clipped samples per batch, the fraction of
-// clipped steps, skipped steps and dropped samples), checkpoints after
-// every epoch and on Ctrl-C, and writes result.json with the test accuracy
-// at the end. A checkpoint holds the weights, the momentum buffers, the
-// dropout stream, the iterator's position (which is its whole state) and
-// the epoch's running statistics, so a resumed run is bit-identical to an
+// clipped steps, skipped steps and dropped samples, and an adaptive
+// threshold's state: p̂, σ̂ or γ), with RunOptions.LogNorms also every
+// step's per-sample norms (the input of "psclip tail --from"), checkpoints
+// after every epoch and on Ctrl-C, and writes result.json with the test
+// accuracy at the end. A checkpoint holds the weights, the momentum
+// buffers, the dropout stream, the iterator's position (which is its whole
+// state), the epoch's running statistics and an adaptive estimator's state
+// (its MarshalBinary), so a resumed run is bit-identical to an
 // uninterrupted one.
 //
 // A sample whose loss or gradient is not finite never reaches the weights:
