@@ -480,7 +480,8 @@ func (n *normRecorder) Weights(norms []float64, w []float64) estimator.Stats {
 	return n.Estimator.Weights(norms, w)
 }
 
-// take returns the norms recorded since the last call.
+// take returns the norms recorded since the last call; they are valid
+// until the next batch.
 func (n *normRecorder) take() []Float {
 	x := n.norms
 	n.norms = n.norms[:0]
