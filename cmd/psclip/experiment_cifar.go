@@ -107,15 +107,15 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := cifar.RunExperiment(ctx, e, d, f.out, f.resume, os.Stderr)
+	res, err := cifar.RunExperiment(ctx, e, d, f.out, f.resume, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Performance comparison\n\n%s\n", res.MainTable())
+	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
 	if g := res.GridTable(); g != "" {
-		fmt.Printf("Increasing vs constant threshold\n\n%s\n", g)
+		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
-	fmt.Printf("Results in %s (%s, %s, %s, %s, %s)\n", f.out, cifar.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
+	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, cifar.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
 	return nil
 }
 

@@ -85,7 +85,7 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	if err := makeOutDir(*out, *resume); err != nil {
 		return err
 	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: os.Stderr, Label: c.Method(), LogNorms: *logNorms})
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: stderr, Label: c.Method(), LogNorms: *logNorms})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -95,7 +95,7 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
+	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Method(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, strings.Join([]string{cifar.LogFile, cifar.CheckpointFile, cifar.ResultFile}, ", "), *out)
 	return nil
