@@ -129,8 +129,12 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: %d steps, final validation loss %.4f, %.1f min, clipped %.1f %% at %v on mean gradients, %d skipped steps; log and checkpoint in %s\n",
-		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, 100*s.ClippedFraction, float64(s.ClipThreshold), s.SkippedSteps, f.out)
+	clip := "no clipping"
+	if c.ClipMode != gpt.ClipNone {
+		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
+	}
+	fmt.Printf("%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; log and checkpoint in %s\n",
+		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, f.out)
 	return nil
 }
 
