@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/stats"
 )
 
 // Method is one estimator setting of an experiment: the estimator's
@@ -281,16 +282,16 @@ func (r *Results) aggregate() {
 			clippedSteps = append(clippedSteps, s/float64(len(run.Curve)))
 		}
 		w := Row{Method: m, Name: m.Name(), N: len(val)}
-		w.TrainAcc, w.TrainAccSD = meanSD(train)
-		w.ValAcc, w.ValAccSD = meanSD(val)
-		w.TestAcc, w.TestAccSD = meanSD(test)
-		w.Seconds, w.SecondsSD = meanSD(secs)
+		w.TrainAcc, w.TrainAccSD = stats.MeanSD(train)
+		w.ValAcc, w.ValAccSD = stats.MeanSD(val)
+		w.TestAcc, w.TestAccSD = stats.MeanSD(test)
+		w.Seconds, w.SecondsSD = stats.MeanSD(secs)
 		w.ValAtFastest, w.ValAtFastestSD = Float(math.NaN()), Float(math.NaN())
 		if withFastest {
-			w.ValAtFastest, w.ValAtFastestSD = meanSD(atFastest)
+			w.ValAtFastest, w.ValAtFastestSD = stats.MeanSD(atFastest)
 		}
-		w.ClippedPerBatch, _ = meanSD(clipped)
-		w.ClippedStepFraction, _ = meanSD(clippedSteps)
+		w.ClippedPerBatch, _ = stats.MeanSD(clipped)
+		w.ClippedStepFraction, _ = stats.MeanSD(clippedSteps)
 		return w
 	}
 	r.Table = r.Table[:0]
@@ -313,27 +314,6 @@ func valWithin(curve []EpochRecord, t float64) float64 {
 		}
 	}
 	return v
-}
-
-// meanSD returns the mean and the sample standard deviation (NaN for fewer
-// than two values).
-func meanSD(x []float64) (mean, sd Float) {
-	if len(x) == 0 {
-		return Float(math.NaN()), Float(math.NaN())
-	}
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	m := s / float64(len(x))
-	if len(x) < 2 {
-		return Float(m), Float(math.NaN())
-	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return Float(m), Float(math.Sqrt(ss / float64(len(x)-1)))
 }
 
 // write saves results.json, the tables and the figures to dir.

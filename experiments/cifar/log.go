@@ -5,14 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/stats"
 )
 
 // LogFile is the name of the JSON-lines log in a run's output directory:
@@ -20,33 +18,9 @@ import (
 // of per-sample norms after every step, in the order they happened.
 const LogFile = "log.jsonl"
 
-// Float is a float64 that JSON-encodes NaN and ±Inf as null, so that a
-// diverged run, or a statistic a method does not have, still writes valid
-// JSON; it decodes null as NaN.
-type Float float64
-
-// MarshalJSON writes the shortest representation that round-trips, or null.
-func (f Float) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads a number, or null as NaN.
-func (f *Float) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = Float(math.NaN())
-		return nil
-	}
-	x, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("cifar: %q is not a number", b)
-	}
-	*f = Float(x)
-	return nil
-}
+// Float is a float64 that JSON-encodes NaN and ±Inf as null (and decodes
+// null as NaN), so that a diverged run still writes valid JSON.
+type Float = stats.Float
 
 // EpochRecord is the log line of one training epoch. Accuracies are
 // fractions in [0, 1].

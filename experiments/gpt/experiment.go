@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/plotting"
+	"github.com/psclip/psclip/internal/stats"
 )
 
 // Experiment is the paper's GPT study: every clip mode at every learning
@@ -202,29 +202,11 @@ func aggregate(runs []RunResult) []Row {
 				frac = append(frac, r.ClippedFraction)
 			}
 		}
-		rows[i].ValLoss, rows[i].ValLossSD = meanSD(loss)
-		rows[i].Seconds, rows[i].SecondsSD = meanSD(secs)
-		rows[i].ClippedFrac, _ = meanSD(frac)
+		rows[i].ValLoss, rows[i].ValLossSD = stats.MeanSD(loss)
+		rows[i].Seconds, rows[i].SecondsSD = stats.MeanSD(secs)
+		rows[i].ClippedFrac, _ = stats.MeanSD(frac)
 	}
 	return rows
-}
-
-// meanSD returns the mean and the sample standard deviation (NaN for fewer
-// than two values).
-func meanSD(x []float64) (mean, sd Float) {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	m := s / float64(len(x))
-	if len(x) < 2 {
-		return Float(m), Float(math.NaN())
-	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return Float(m), Float(math.Sqrt(ss / float64(len(x)-1)))
 }
 
 // write saves results.json, the tables and the curves to dir.

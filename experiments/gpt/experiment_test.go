@@ -3,24 +3,14 @@ package gpt
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestMeanSD(t *testing.T) {
-	m, sd := meanSD([]float64{2, 4, 4, 4, 5, 5, 7, 9})
-	// Sample variance: Σ(x−5)² / 7 = 32/7.
-	if m != 5 || math.Abs(float64(sd)-math.Sqrt(32.0/7)) > 1e-15 {
-		t.Errorf("meanSD = %v ± %v, want 5 ± %v", m, sd, math.Sqrt(32.0/7))
-	}
-	if m, sd := meanSD([]float64{3}); m != 3 || !math.IsNaN(float64(sd)) {
-		t.Errorf("one value: %v ± %v, want 3 ± NaN", m, sd)
-	}
-}
+	"github.com/psclip/psclip/internal/stats"
+)
 
 // TestExperiment runs a tiny grid and checks the files, the tables, that
 // every mode starts from the same weights and data at a given seed, and that
@@ -73,7 +63,7 @@ func TestExperiment(t *testing.T) {
 			losses = append(losses, float64(r.FinalValLoss))
 		}
 	}
-	if m, sd := meanSD(losses); row.N != 2 || row.ValLoss != m || row.ValLossSD != sd {
+	if m, sd := stats.MeanSD(losses); row.N != 2 || row.ValLoss != m || row.ValLossSD != sd {
 		t.Errorf("row %+v does not aggregate the runs' losses %v", row, losses)
 	}
 	for _, f := range []string{ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {

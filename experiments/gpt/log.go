@@ -5,45 +5,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/stats"
 )
 
 // LogFile is the name of the JSON-lines log in a run's output directory.
 const LogFile = "log.jsonl"
 
-// Float is a float64 that JSON-encodes NaN and ±Inf as null, so that a
-// diverged run still writes valid JSON, and decodes null as NaN.
-type Float float64
-
-// MarshalJSON writes the shortest representation that round-trips, or null.
-func (f Float) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads a number, or null as NaN.
-func (f *Float) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = Float(math.NaN())
-		return nil
-	}
-	x, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("gpt: %q is not a number", b)
-	}
-	*f = Float(x)
-	return nil
-}
+// Float is a float64 that JSON-encodes NaN and ±Inf as null (and decodes
+// null as NaN), so that a diverged run still writes valid JSON.
+type Float = stats.Float
 
 // RunRecord is the first line of a run's log: the configuration and the
 // threshold mean gradients are clipped to (Config.ClipThreshold: each
