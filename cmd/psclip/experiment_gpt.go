@@ -69,11 +69,11 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := gpt.RunExperiment(ctx, e, corpus, *out, *resume, os.Stderr)
+	res, err := gpt.RunExperiment(ctx, e, corpus, *out, *resume, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
+	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
 		res.LossTable(), res.TimeTable(), *out, gpt.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
 	return nil
 }

@@ -42,12 +42,12 @@ func runSample(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if m.Warning != "" {
-		fmt.Fprintln(os.Stderr, m.Warning)
+		fmt.Fprintln(stderr, m.Warning)
 	}
 	text, err := m.Sample(*prompt, o)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	fmt.Print(*prompt + text)
+	fmt.Fprint(stdout, *prompt + text)
 	return nil
 }

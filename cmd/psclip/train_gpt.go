@@ -119,7 +119,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := makeOutDir(f.out, f.resume); err != nil {
 		return err
 	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: os.Stderr, Label: "gpt " + string(c.ClipMode)})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: stderr, Label: "gpt " + string(c.ClipMode)})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -133,7 +133,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if c.ClipMode != gpt.ClipNone {
 		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
 	}
-	fmt.Printf("%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; log and checkpoint in %s\n",
+	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; log and checkpoint in %s\n",
 		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, f.out)
 	return nil
 }
