@@ -48,6 +48,6 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	fmt.Fprint(stdout, *prompt + text)
+	fmt.Fprint(stdout, *prompt+text)
 	return nil
 }
