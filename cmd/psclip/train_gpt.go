@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
 )
 
@@ -58,13 +60,32 @@ type trainGPTFlags struct {
 	preset, out string
 	resume      bool
 	mode        string
+	psEstimator string
+	ps          *estimator.Flags
+	logNorms    bool
 }
+
+// psFlags are the estimator flags of per-sample mode's thresholds, as every
+// training command spells them; --estimator and --clip are train gpt's own
+// (--ps-estimator, and --clip for all modes).
+var psFlags = []string{"alpha", "beta", "window", "target-quantile", "quantile-rate", "auto-clip-r"}
 
 func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGPTFlags) {
 	gptFlags(fs, c, d)
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
+	fs.StringVar(&f.psEstimator, "ps-estimator", "ps-clip-sgd", "per-sample mode's threshold: "+strings.Join(gpt.PSEstimators, ", ")+
+		" (ps-clip-sgd: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
+	// estimator.AddFlags defines the threshold flags on a scratch set; their
+	// Values, shared with f.ps, are defined again on fs.
+	scratch := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	f.ps = estimator.AddFlags(scratch, "ps-clip-sgd", estimator.Params{})
+	for _, name := range psFlags {
+		fl := scratch.Lookup(name)
+		fs.Var(fl.Value, name, "--clip-mode per-sample: "+fl.Usage)
+	}
+	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
@@ -102,6 +123,13 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {
 		return usagef("--clip-mode: %v", err)
 	}
+	c.SetPSEstimator(f.psEstimator, f.ps.Params())
+	if c.Adaptive() && c.PSEstimator != "ps-clip-quantile" && flagSet(fs, "clip") {
+		return usagef("--clip does not apply to --ps-estimator %s with --alpha/--beta or an automatic threshold", c.PSEstimator)
+	}
+	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
+		return usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
+	}
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
@@ -119,7 +147,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := makeOutDir(f.out, f.resume); err != nil {
 		return err
 	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: stderr, Label: "gpt " + string(c.ClipMode)})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -130,7 +158,10 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	clip := "no clipping"
-	if c.ClipMode != gpt.ClipNone {
+	switch {
+	case c.Adaptive():
+		clip = fmt.Sprintf("clipped %.1f %% of sequences by %s", 100*s.ClippedFraction, c.PSMethod())
+	case c.ClipMode != gpt.ClipNone:
 		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
 	}
 	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; log and checkpoint in %s\n",

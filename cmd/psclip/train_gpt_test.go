@@ -46,6 +46,33 @@ func TestTrainGPTAndSample(t *testing.T) {
 	}
 }
 
+// The adaptive per-sample thresholds train, and --log-norms writes the
+// per-sample norms "psclip tail --from" reads.
+func TestTrainGPTAdaptive(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("to be or not to be, that is the question.\n", 60))
+	dir := t.TempDir()
+	for _, ps := range [][]string{
+		{"--ps-estimator", "ps-clip-auto", "--log-norms"},
+		{"--alpha", "auto", "--beta", "auto", "--window", "300"},
+		{"--ps-estimator", "ps-clip-quantile", "--clip", "0", "--target-quantile", "0.8"},
+		{"--ps-estimator", "auto-clip", "--auto-clip-r", "0.1"},
+	} {
+		out := filepath.Join(dir, strings.Join(ps, ""))
+		args := append([]string{"train", "gpt", "--text", corpus, "--out", out, "--clip-mode", "per-sample"}, tinyGPTFlags...)
+		// 256 sequences in 4 steps: ps-clip-auto's estimate starts at the last.
+		args = append(append(args, "--micro-batch", "8", "--accum", "8", "--steps", "4"), ps...)
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 || !strings.Contains(stdout, "of sequences by") {
+			t.Fatalf("train gpt %s: exit %d, %q, %q", strings.Join(ps, " "), code, stdout, stderr)
+		}
+	}
+	log := filepath.Join(dir, "--ps-estimatorps-clip-auto--log-norms", "log.jsonl")
+	code, table, stderr := runCLI("tail", "--from", log, "--rows", "1", "--out", filepath.Join(dir, "tail"))
+	if code != 0 || !strings.Contains(table, "p̂") {
+		t.Errorf("tail --from %s: exit %d, %q\n%s", log, code, stderr, table)
+	}
+}
+
 func TestExperimentGPT(t *testing.T) {
 	corpus := writeCorpus(t, strings.Repeat("all work and no play makes jack a dull boy\n", 60))
 	out := filepath.Join(t.TempDir(), "exp")
@@ -94,6 +121,18 @@ func TestGPTBadFlags(t *testing.T) {
 		{train("--clip", "0"), "--clip"},
 		{train("--clip-mode", "per-sample", "--clip", "-2"), "--clip"},
 		{train("--clip-mode", "sometimes"), "--clip-mode"},
+		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-fast"), "--ps-estimator"},
+		{train("--ps-estimator", "ps-clip-auto"), "--clip-mode per-sample"},
+		{train("--alpha", "auto", "--beta", "auto"), "--clip-mode per-sample"},
+		{train("--clip-mode", "per-sample", "--alpha", "often", "--beta", "2"), "-alpha"},
+		{train("--clip-mode", "per-sample", "--alpha", "-1", "--beta", "2"), "--alpha"},
+		{train("--clip-mode", "per-sample", "--alpha", "1"), "--alpha needs --beta"},
+		{train("--clip-mode", "per-sample", "--alpha", "auto", "--beta", "auto", "--clip", "2"), "--clip"},
+		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-auto", "--window", "10"), "window"},
+		{train("--clip-mode", "per-sample", "--window", "1000"), "--window"},
+		{train("--clip-mode", "per-sample", "--ps-estimator", "auto-clip", "--target-quantile", "0.5"), "--target-quantile"},
+		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-quantile", "--quantile-rate", "-1"), "quantile"},
+		{train("--log-norms"), "--log-norms"},
 		{train("--clip-convention", "sum"), "--clip-convention"},
 		{[]string{"experiment", "gpt", "--clip-convention", "nanoGPT", "--out", out}, "--clip-convention"},
 		{train("--eval-iters", "0"), "--eval-iters"},

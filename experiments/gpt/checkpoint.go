@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,13 @@ func (s *Run) save() error {
 	}
 	st := s.st
 	st.Seconds = s.elapsed()
+	if m, ok := s.est.(encoding.BinaryMarshaler); ok {
+		b, err := m.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		st.Estimator = b
+	}
 	js, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -128,9 +136,18 @@ func (s *Run) restore() error {
 	if err := l.RestoreRNG(rngDropout, s.dropout); err != nil {
 		return err
 	}
+	if u, ok := s.est.(encoding.BinaryUnmarshaler); ok {
+		if st.Estimator == nil {
+			return fmt.Errorf("checkpoint %s: no state of the per-sample estimator %s", l.Path, s.cfg.psEstimator())
+		}
+		if err := u.UnmarshalBinary(st.Estimator); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", l.Path, err)
+		}
+	}
 	if err := l.Restore(s.model.Params(), s.opt); err != nil {
 		return err
 	}
+	st.Estimator = nil
 	s.st = st
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/estimator"
@@ -135,6 +137,24 @@ type Config struct {
 	ClipMode       ClipMode       `json:"clip_mode"`
 	Clip           float64        `json:"clip"`
 	ClipConvention ClipConvention `json:"clip_convention"`
+	// PSEstimator is per-sample mode's estimator, by its estimator-package
+	// name: "ps-clip-sgd" (or empty) clips to the constant Clip, or with
+	// Beta > 0 or AutoBeta to α·k^(1/β); "ps-clip-auto" sets α = σ̂, β = p̂
+	// from the last Window per-sample norms; "ps-clip-quantile" moves its
+	// threshold (initially Clip, 0: the first step's median) toward the
+	// TargetQuantile of unclipped sequences at QuantileRate; "auto-clip" is
+	// g/(|g| + AutoClipR). Zero values select the estimator package's
+	// defaults, and are left out of the JSON so that checkpoints of runs
+	// without them keep their configuration.
+	PSEstimator    string  `json:"ps_estimator,omitempty"`
+	Alpha          float64 `json:"alpha,omitempty"`
+	Beta           float64 `json:"beta,omitempty"`
+	AutoAlpha      bool    `json:"auto_alpha,omitempty"`
+	AutoBeta       bool    `json:"auto_beta,omitempty"`
+	Window         int     `json:"window,omitempty"`
+	TargetQuantile float64 `json:"target_quantile,omitempty"`
+	QuantileRate   float64 `json:"quantile_rate,omitempty"`
+	AutoClipR      float64 `json:"auto_clip_r,omitempty"`
 
 	// Validation loss is estimated on EvalIters batches every EvalInterval
 	// steps (and at the first and last step); a JSON record is logged every
@@ -185,12 +205,46 @@ func ExperimentDefault() Config {
 	return c
 }
 
+// PSEstimators lists the accepted values of Config.PSEstimator.
+var PSEstimators = []string{"ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip"}
+
+// SetPSEstimator sets per-sample mode's estimator and its settings from its
+// name and parameters as estimator.Flags parses them; p.Gamma is left to
+// Clip.
+func (c *Config) SetPSEstimator(name string, p estimator.Params) {
+	c.PSEstimator, c.Alpha, c.Beta, c.AutoAlpha, c.AutoBeta = name, p.Alpha, p.Beta, p.AutoAlpha, p.AutoBeta
+	c.Window, c.TargetQuantile, c.QuantileRate, c.AutoClipR = p.Window, p.TargetQuantile, p.QuantileRate, p.R
+}
+
+// psEstimator is PSEstimator with its default.
+func (c *Config) psEstimator() string {
+	if c.PSEstimator == "" {
+		return "ps-clip-sgd"
+	}
+	return c.PSEstimator
+}
+
+// increasing reports whether PS-Clip-SGD's threshold is α·k^(1/β).
+func (c *Config) increasing() bool { return c.Beta != 0 || c.AutoBeta }
+
+// Adaptive reports whether per-sample mode clips to a threshold other than
+// the constant Clip: an increasing, estimated or automatic one.
+func (c *Config) Adaptive() bool {
+	return c.ClipMode == ClipPerSample && (c.psEstimator() != "ps-clip-sgd" || c.increasing())
+}
+
+// readsClip reports whether the clip mode reads Clip.
+func (c *Config) readsClip() bool {
+	return c.ClipMode != ClipNone && (!c.Adaptive() || c.psEstimator() == "ps-clip-quantile")
+}
+
 // ClipThreshold is the threshold the clip mode holds mean gradients to
 // (see ClipMode.Estimator): K·Clip in micro-batch mode under the nanogpt
-// convention, Clip otherwise, and 0 in mode none.
+// convention, Clip otherwise, and 0 in mode none and with an adaptive
+// per-sample threshold (Adaptive).
 func (c *Config) ClipThreshold() float64 {
 	switch {
-	case c.ClipMode == ClipNone:
+	case c.ClipMode == ClipNone || c.Adaptive():
 		return 0
 	case c.ClipMode == ClipMicroBatch && c.ClipConvention == ConventionNanoGPT:
 		return float64(c.Accum) * c.Clip
@@ -199,8 +253,62 @@ func (c *Config) ClipThreshold() float64 {
 }
 
 // estimator returns the estimator and scope of the configuration's clipping.
+// Its errors name the flag, as estimator.Flags's do.
 func (c *Config) estimator() (estimator.Estimator, train.Scope, error) {
-	return c.ClipMode.Estimator(c.ClipThreshold())
+	if !c.Adaptive() {
+		return c.ClipMode.Estimator(c.ClipThreshold())
+	}
+	p := estimator.Params{
+		Alpha: c.Alpha, Beta: c.Beta, AutoAlpha: c.AutoAlpha, AutoBeta: c.AutoBeta, Window: c.Window,
+		TargetQuantile: c.TargetQuantile, QuantileRate: c.QuantileRate, R: c.AutoClipR,
+	}
+	if c.readsClip() {
+		p.Gamma = c.Clip
+	}
+	e, err := estimator.New(c.psEstimator(), p)
+	if err != nil {
+		return nil, 0, fmt.Errorf("--ps-estimator %s: %s", c.psEstimator(), strings.TrimPrefix(err.Error(), "estimator: "))
+	}
+	return e, train.Global, nil
+}
+
+// validatePS checks per-sample mode's estimator settings, refusing those
+// the configured estimator does not read rather than ignoring them, as
+// estimator.Flags does.
+func (c *Config) validatePS() error {
+	name := c.psEstimator()
+	automatic := name == "ps-clip-auto" || (name == "ps-clip-sgd" && (c.AutoAlpha || c.AutoBeta))
+	switch {
+	case !slices.Contains(PSEstimators, name):
+		return fmt.Errorf("--ps-estimator = %q, want one of %s", name, strings.Join(PSEstimators, ", "))
+	case c.ClipMode != ClipPerSample && (c.PSEstimator != "" && c.PSEstimator != "ps-clip-sgd" || c.increasing() || c.Alpha != 0 || c.AutoAlpha):
+		return fmt.Errorf("--ps-estimator, --alpha and --beta need --clip-mode per-sample, not %s", c.ClipMode)
+	case !(c.Beta >= 0) || math.IsInf(c.Beta, 0):
+		return fmt.Errorf("--beta = %v, want a finite β > 0 or auto", c.Beta)
+	case c.increasing() && name != "ps-clip-sgd":
+		return fmt.Errorf("--alpha/--beta (increasing threshold) need --ps-estimator ps-clip-sgd, not %s", name)
+	case c.increasing() && !c.AutoAlpha && !(finite(c.Alpha) && c.Alpha > 0):
+		return fmt.Errorf("--alpha = %v with --beta, want a finite α > 0 or auto", c.Alpha)
+	case !c.increasing() && (c.Alpha != 0 || c.AutoAlpha):
+		return errors.New("--alpha needs --beta (the increasing threshold α·k^(1/β))")
+	}
+	for _, s := range []struct {
+		flag, reader string
+		set, reads   bool
+	}{
+		{"window", "ps-clip-auto, or ps-clip-sgd with --alpha or --beta auto", c.Window != 0, automatic},
+		{"target-quantile", "ps-clip-quantile", c.TargetQuantile != 0, name == "ps-clip-quantile"},
+		{"quantile-rate", "ps-clip-quantile", c.QuantileRate != 0, name == "ps-clip-quantile"},
+		{"auto-clip-r", "auto-clip", c.AutoClipR != 0, name == "auto-clip"},
+	} {
+		if s.set && !(s.reads && c.ClipMode == ClipPerSample) {
+			return fmt.Errorf("--%s applies only to --clip-mode per-sample with --ps-estimator %s", s.flag, s.reader)
+		}
+	}
+	if name == "ps-clip-quantile" && !(finite(c.Clip) && c.Clip >= 0) {
+		return fmt.Errorf("--clip = %v with --ps-estimator ps-clip-quantile, want a finite initial threshold > 0, or 0 for the first step's median", c.Clip)
+	}
+	return nil
 }
 
 // Presets lists the names Preset accepts.
@@ -287,10 +395,47 @@ func (c *Config) Validate() error {
 	if _, err := ParseClipConvention(string(c.ClipConvention)); err != nil {
 		return errors.New("--clip-convention: " + err.Error())
 	}
-	if c.ClipMode != ClipNone && !(finite(c.Clip) && c.Clip > 0 && finite(c.ClipThreshold())) {
+	if err := c.validatePS(); err != nil {
+		return err
+	}
+	if c.readsClip() && !c.Adaptive() && !(finite(c.Clip) && c.Clip > 0 && finite(c.ClipThreshold())) {
 		return fmt.Errorf("--clip = %v with --clip-mode %s, want a finite threshold > 0", c.Clip, c.ClipMode)
 	}
-	return nil
+	_, _, err := c.estimator()
+	return err
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// PSMethod names per-sample mode's threshold as the CIFAR trainer names its
+// methods: "PS-Clip-SGD γ=1", "Increasing-PS-Clip-SGD α=auto β=2",
+// "Auto-PS-Clip-SGD", "Quantile-PS-Clip-SGD q=0.5", "Auto-Clip r=0.01".
+func (c *Config) PSMethod() string {
+	switch c.psEstimator() {
+	case "ps-clip-auto":
+		return "Auto-PS-Clip-SGD"
+	case "ps-clip-quantile":
+		return fmt.Sprintf("Quantile-PS-Clip-SGD q=%g", orDefault(c.TargetQuantile, estimator.DefaultTargetQuantile))
+	case "auto-clip":
+		return fmt.Sprintf("Auto-Clip r=%g", orDefault(c.AutoClipR, estimator.DefaultAutoClipR))
+	}
+	if c.increasing() {
+		return fmt.Sprintf("Increasing-PS-Clip-SGD α=%s β=%s", autoNum(c.Alpha, c.AutoAlpha), autoNum(c.Beta, c.AutoBeta))
+	}
+	return fmt.Sprintf("PS-Clip-SGD γ=%g", c.Clip)
+}
+
+// autoNum is x as a flag value: "auto" if auto.
+func autoNum(x float64, auto bool) string {
+	if auto {
+		return "auto"
+	}
+	return fmt.Sprintf("%g", x)
+}
+
+func orDefault(x, def float64) float64 {
+	if x == 0 {
+		return def
+	}
+	return x
+}

@@ -48,6 +48,21 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.EvalIters = 0 }, "--eval-iters"},
 		{func(c *Config) { c.CkptInterval = -1 }, "--ckpt-interval"},
 		{func(c *Config) { c.MaxBadSteps = -1 }, "--max-bad-steps"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator = ClipPerSample, "ps-clip-fast" }, "--ps-estimator"},
+		{func(c *Config) { c.PSEstimator = "ps-clip-auto" }, "--clip-mode per-sample"},
+		{func(c *Config) { c.AutoBeta = true }, "--clip-mode per-sample"},
+		{func(c *Config) { c.ClipMode, c.Beta = ClipPerSample, 2 }, "--alpha"},
+		{func(c *Config) { c.ClipMode, c.Beta, c.Alpha = ClipPerSample, 2, math.NaN() }, "--alpha"},
+		{func(c *Config) { c.ClipMode, c.Beta, c.AutoAlpha = ClipPerSample, math.Inf(1), true }, "--beta"},
+		{func(c *Config) { c.ClipMode, c.Alpha = ClipPerSample, 1 }, "--alpha needs --beta"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator, c.AutoBeta = ClipPerSample, "ps-clip-auto", true }, "--ps-estimator ps-clip-sgd"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator, c.Window = ClipPerSample, "ps-clip-auto", 100 }, "window"},
+		{func(c *Config) { c.ClipMode, c.Window = ClipPerSample, 1000 }, "--window"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator, c.TargetQuantile = ClipPerSample, "ps-clip-quantile", 1.5 }, "ps-clip-quantile"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator, c.Clip = ClipPerSample, "ps-clip-quantile", -1 }, "--clip"},
+		{func(c *Config) { c.ClipMode, c.QuantileRate = ClipPerSample, 0.1 }, "--quantile-rate"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator, c.AutoClipR = ClipPerSample, "auto-clip", -1 }, "auto-clip"},
+		{func(c *Config) { c.ClipMode, c.PSEstimator, c.AutoClipR = ClipPerSample, "ps-clip-auto", 0.1 }, "--auto-clip-r"},
 	} {
 		c := Default()
 		tc.mutate(&c)
@@ -60,6 +75,21 @@ func TestValidate(t *testing.T) {
 	c.ClipMode, c.Clip = ClipNone, 0
 	if err := c.Validate(); err != nil {
 		t.Errorf("no clipping needs no threshold: %v", err)
+	}
+	// The automatic thresholds read no --clip, so no value of it is wrong.
+	for _, mutate := range []func(*Config){
+		func(c *Config) { c.PSEstimator = "ps-clip-auto" },
+		func(c *Config) { c.AutoAlpha, c.AutoBeta = true, true },
+		func(c *Config) { c.AutoAlpha, c.Beta, c.Window = true, 2, 512 },
+		func(c *Config) { c.Alpha, c.Beta = 0.5, 2 },
+		func(c *Config) { c.PSEstimator, c.AutoClipR = "auto-clip", 0.1 },
+	} {
+		c := Default()
+		c.ClipMode, c.Clip = ClipPerSample, 0
+		mutate(&c)
+		if err := c.Validate(); err != nil || c.ClipThreshold() != 0 || !c.Adaptive() {
+			t.Errorf("%s: %v, threshold %v", c.PSMethod(), err, c.ClipThreshold())
+		}
 	}
 }
 

@@ -52,6 +52,19 @@ type StepRecord struct {
 	Skipped        bool    `json:"skipped"`
 	TokensPerSec   float64 `json:"tokens_per_s"`
 	Elapsed        float64 `json:"elapsed_s"`
+	// PHat and SigmaHat are the automatic threshold's tail estimates after
+	// the step (--ps-estimator ps-clip-auto, or --alpha or --beta auto):
+	// Hill's p̂ over its window of recent per-sample norms and σ̂, their
+	// moment of order β, which is α when α is automatic. Gamma is
+	// ps-clip-quantile's threshold. Null for the other estimators, and p̂,
+	// σ̂ during the warm-up.
+	PHat     Float `json:"p_hat"`
+	SigmaHat Float `json:"sigma_hat"`
+	Gamma    Float `json:"gamma"`
+	// SampleNorms are the step's per-sample gradient norms, in batch order
+	// (RunOptions.LogNorms; null for a non-finite one), as "psclip tail
+	// --from" reads them (experiments/tail.NormsRecord).
+	SampleNorms []Float `json:"sample_norms,omitempty"`
 }
 
 // EvalRecord is the log line of one validation-loss estimate.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
@@ -30,6 +31,10 @@ type RunOptions struct {
 	Progress io.Writer
 	// Label prefixes the progress lines.
 	Label string
+	// LogNorms adds the step's per-sample gradient norms to every logged
+	// step record as "sample_norms", the form "psclip tail --from" reads. It
+	// needs --clip-mode per-sample.
+	LogNorms bool
 
 	// afterStep, if set, is called after every step (tests: interrupt a run
 	// at a chosen step).
@@ -66,9 +71,11 @@ type Run struct {
 	opt     *optim.AdamW
 	sched   optim.WarmupCosine
 	trainer *train.Trainer
-	train   *text.Sampler // the training data order
-	eval    *text.Sampler // the same validation batches at every evaluation
-	dropout *rand.PCG     // dropout masks
+	est     estimator.Estimator // the configured one, whose state a checkpoint keeps
+	norms   *normRecorder       // with LogNorms: what train sees as its estimator
+	train   *text.Sampler       // the training data order
+	eval    *text.Sampler       // the same validation batches at every evaluation
+	dropout *rand.PCG           // dropout masks
 
 	batches []train.Batch
 	x, y    []int32 // sampler output for one micro-batch
@@ -90,6 +97,9 @@ type state struct {
 	Clipped      int64   `json:"clipped"`
 	Clippable    int64   `json:"clippable"`
 	SkippedSteps int     `json:"skipped_steps"`
+	// Estimator is an adaptive estimator's state (its MarshalBinary), in
+	// checkpoints only.
+	Estimator []byte `json:"estimator,omitempty"`
 }
 
 // dropoutStream is the PCG stream of the dropout masks. They, the data
@@ -123,6 +133,14 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	est, scope, err := cfg.estimator()
 	if err != nil {
 		return nil, err
+	}
+	s.est = est
+	if opts.LogNorms {
+		if cfg.ClipMode != ClipPerSample {
+			return nil, fmt.Errorf("--log-norms needs --clip-mode per-sample, not %s", cfg.ClipMode)
+		}
+		s.norms = &normRecorder{Estimator: est}
+		est = s.norms
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	s.trainer, err = train.New(train.Config{
@@ -292,7 +310,7 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 // runRecord is the log record that opens a run.
 func (s *Run) runRecord() RunRecord {
 	t := Float(s.cfg.ClipThreshold())
-	if s.cfg.ClipMode == ClipNone {
+	if t == 0 {
 		t = Float(math.NaN())
 	}
 	return RunRecord{Config: s.cfg, ClipThreshold: t}
@@ -324,6 +342,18 @@ func (s *Run) step(i int) (bad bool, err error) {
 		ClippedBatches: st.ClippedBatches, ClippedSamples: st.Clipped, DroppedSamples: st.Dropped,
 		SkippedBatches: st.SkippedBatches, Skipped: st.Skipped,
 		TokensPerSec: float64(s.cfg.TokensPerStep()) / dt, Elapsed: s.elapsed(),
+		PHat: Float(math.NaN()), SigmaHat: Float(math.NaN()), Gamma: Float(math.NaN()),
+	}
+	switch est := s.est.(type) {
+	case *estimator.PSAuto:
+		if te, ok := est.Estimate(); ok {
+			s.last.PHat, s.last.SigmaHat = Float(te.P), Float(te.Sigma)
+		}
+	case *estimator.Quantile:
+		s.last.Gamma = Float(est.Gamma())
+	}
+	if s.norms != nil {
+		s.last.SampleNorms = s.norms.take()
 	}
 	if s.log != nil && ((i+1)%s.cfg.LogInterval == 0 || i+1 == s.cfg.Steps) {
 		if err := s.log.write(s.last); err != nil {
@@ -378,4 +408,27 @@ func setTokens(x *tensor.Tensor, ids []int32) {
 	for j, t := range ids {
 		x.Data[j] = float32(t)
 	}
+}
+
+// normRecorder is the estimator train sees with RunOptions.LogNorms: it
+// passes everything to the configured estimator and keeps the norms of the
+// step's micro-batches (one Weights call each) for the log.
+type normRecorder struct {
+	estimator.Estimator
+	norms []Float
+}
+
+func (n *normRecorder) Weights(norms []float64, w []float64) estimator.Stats {
+	for _, x := range norms {
+		n.norms = append(n.norms, Float(x))
+	}
+	return n.Estimator.Weights(norms, w)
+}
+
+// take returns the norms recorded since the last call; they are valid
+// until the next step.
+func (n *normRecorder) take() []Float {
+	x := n.norms
+	n.norms = n.norms[:0]
+	return x
 }

@@ -2,6 +2,7 @@ package gpt
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/tensor"
 )
@@ -64,9 +67,23 @@ func trainRun(t *testing.T, cfg Config, corpus *text.Corpus, opts RunOptions) (*
 // uninterrupted run bit for bit.
 func TestResumeIsExact(t *testing.T) {
 	corpus := testCorpus(t)
-	for _, mode := range []ClipMode{ClipMicroBatch, ClipPerSample} {
-		t.Run(string(mode), func(t *testing.T) {
-			cfg := tinyConfig(mode)
+	auto, quantile := tinyConfig(ClipPerSample), tinyConfig(ClipPerSample)
+	// 96 sequences a step make ps-clip-auto leave its warm-up (256 norms)
+	// at the third step, before the interrupt, so the resumed run needs its
+	// restored window.
+	auto.PSEstimator, auto.MicroBatch, auto.Accum = "ps-clip-auto", 8, 12
+	quantile.PSEstimator = "ps-clip-quantile"
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"micro-batch", tinyConfig(ClipMicroBatch)},
+		{"per-sample", tinyConfig(ClipPerSample)},
+		{"ps-clip-auto", auto},
+		{"ps-clip-quantile", quantile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
 			whole, parts := t.TempDir(), t.TempDir()
 			if _, err := trainRun(t, cfg, corpus, RunOptions{Out: whole}); err != nil {
 				t.Fatal(err)
@@ -230,4 +247,56 @@ func TestGOMAXPROCSInvariant(t *testing.T) {
 		dirs = append(dirs, dir)
 	}
 	sameCheckpoints(t, filepath.Join(dirs[0], CheckpointFile), filepath.Join(dirs[1], CheckpointFile))
+}
+
+// TestLogNorms checks that --log-norms logs every sequence's gradient norm
+// of every step, which "psclip tail --from" turns into the same tail
+// estimates ps-clip-auto's step records report.
+func TestLogNorms(t *testing.T) {
+	cfg := tinyConfig(ClipPerSample)
+	cfg.PSEstimator, cfg.MicroBatch, cfg.Accum, cfg.Dropout = "ps-clip-auto", 8, 12, 0
+	dir := t.TempDir()
+	if _, err := trainRun(t, cfg, testCorpus(t), RunOptions{Out: dir, LogNorms: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last StepRecord
+	steps := 0
+	for l := range strings.Lines(string(b)) {
+		var rec StepRecord
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.SampleNorms == nil {
+			continue
+		}
+		steps++
+		if n := len(rec.SampleNorms); n != cfg.MicroBatch*cfg.Accum {
+			t.Errorf("step %d: %d norms, want %d", rec.Step, n, cfg.MicroBatch*cfg.Accum)
+		}
+		if ready := rec.Step*cfg.MicroBatch*cfg.Accum >= estimator.MinTailSamples; ready == math.IsNaN(float64(rec.PHat)) {
+			t.Errorf("step %d: p̂ = %v", rec.Step, rec.PHat)
+		}
+		last = rec
+	}
+	if steps != cfg.Steps {
+		t.Fatalf("%d step records with norms, want %d", steps, cfg.Steps)
+	}
+	tr, err := tail.Trace(bytes.NewReader(b), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The trainer's estimate after the last step is over the same norms.
+	got := tr.Points[len(tr.Points)-1]
+	if got.Step != cfg.Steps || got.P != float64(last.PHat) || got.Sigma != float64(last.SigmaHat) {
+		t.Errorf("tail --from: step %d p̂ %v σ̂ %v; the trainer logged p̂ %v σ̂ %v", got.Step, got.P, got.Sigma, last.PHat, last.SigmaHat)
+	}
+
+	cfg.ClipMode, cfg.PSEstimator = ClipGlobal, ""
+	if _, err := New(cfg, testCorpus(t), RunOptions{LogNorms: true}); err == nil || !strings.Contains(err.Error(), "per-sample") {
+		t.Errorf("--log-norms in global mode: %v", err)
+	}
 }
