@@ -15,6 +15,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/internal/normlog"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
@@ -106,7 +107,7 @@ type Run struct {
 	model            nn.Sequential
 	opt              *optim.SGD
 	est              estimator.Estimator // the configured one, whose state a checkpoint keeps
-	norms            *normRecorder       // with LogNorms: what train sees as its estimator
+	norms            *normlog.Recorder   // with LogNorms: what train sees as its estimator
 	trainer          *train.Trainer
 	dropout          *rand.PCG
 	perSample        bool
@@ -190,7 +191,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		if !r.perSample {
 			return nil, fmt.Errorf("--log-norms: %s computes no per-sample gradient norms", cfg.Method())
 		}
-		r.norms = &normRecorder{Estimator: r.est}
+		r.norms = &normlog.Recorder{Estimator: r.est}
 		est = r.norms
 	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
@@ -381,7 +382,7 @@ func (r *Run) step(i int) (bad bool, err error) {
 	}
 	r.st.Pos = r.it.Position()
 	if r.norms != nil && r.log != nil {
-		if err := writeLine(r.log, normsRecord{Step: i + 1, SampleNorms: r.norms.take()}); err != nil {
+		if err := writeLine(r.log, normsRecord{Step: i + 1, SampleNorms: r.norms.Take()}); err != nil {
 			return false, err
 		}
 	}
@@ -462,28 +463,4 @@ func (r *Run) evaluate(d *cifardata.Dataset) (acc, loss float64) {
 		hits += correct(out, y)
 	}
 	return float64(hits) / float64(d.Len()), sum / float64(d.Len())
-}
-
-// normRecorder is the estimator train sees with RunOptions.LogNorms: it
-// passes everything to the configured estimator and keeps the norms of the
-// last batch for the log.
-type normRecorder struct {
-	estimator.Estimator
-	norms []Float
-}
-
-func (n *normRecorder) Weights(norms []float64, w []float64) estimator.Stats {
-	n.norms = n.norms[:0]
-	for _, x := range norms {
-		n.norms = append(n.norms, Float(x))
-	}
-	return n.Estimator.Weights(norms, w)
-}
-
-// take returns the norms recorded since the last call; they are valid
-// until the next batch.
-func (n *normRecorder) take() []Float {
-	x := n.norms
-	n.norms = n.norms[:0]
-	return x
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/internal/normlog"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
@@ -72,7 +73,7 @@ type Run struct {
 	sched   optim.WarmupCosine
 	trainer *train.Trainer
 	est     estimator.Estimator // the configured one, whose state a checkpoint keeps
-	norms   *normRecorder       // with LogNorms: what train sees as its estimator
+	norms   *normlog.Recorder   // with LogNorms: what train sees as its estimator
 	train   *text.Sampler       // the training data order
 	eval    *text.Sampler       // the same validation batches at every evaluation
 	dropout *rand.PCG           // dropout masks
@@ -139,7 +140,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		if cfg.ClipMode != ClipPerSample {
 			return nil, fmt.Errorf("--log-norms needs --clip-mode per-sample, not %s", cfg.ClipMode)
 		}
-		s.norms = &normRecorder{Estimator: est}
+		s.norms = &normlog.Recorder{Estimator: est}
 		est = s.norms
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
@@ -353,7 +354,7 @@ func (s *Run) step(i int) (bad bool, err error) {
 		s.last.Gamma = Float(est.Gamma())
 	}
 	if s.norms != nil {
-		s.last.SampleNorms = s.norms.take()
+		s.last.SampleNorms = s.norms.Take()
 	}
 	if s.log != nil && ((i+1)%s.cfg.LogInterval == 0 || i+1 == s.cfg.Steps) {
 		if err := s.log.write(s.last); err != nil {
@@ -408,27 +409,4 @@ func setTokens(x *tensor.Tensor, ids []int32) {
 	for j, t := range ids {
 		x.Data[j] = float32(t)
 	}
-}
-
-// normRecorder is the estimator train sees with RunOptions.LogNorms: it
-// passes everything to the configured estimator and keeps the norms of the
-// step's micro-batches (one Weights call each) for the log.
-type normRecorder struct {
-	estimator.Estimator
-	norms []Float
-}
-
-func (n *normRecorder) Weights(norms []float64, w []float64) estimator.Stats {
-	for _, x := range norms {
-		n.norms = append(n.norms, Float(x))
-	}
-	return n.Estimator.Weights(norms, w)
-}
-
-// take returns the norms recorded since the last call; they are valid
-// until the next step.
-func (n *normRecorder) take() []Float {
-	x := n.norms
-	n.norms = n.norms[:0]
-	return x
 }
