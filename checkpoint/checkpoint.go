@@ -34,9 +34,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -283,6 +285,31 @@ func Load(path string) (*Loaded, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("%w; the previous checkpoint is unusable too: %v", err, perr)
+}
+
+// Resume loads the checkpoint of the run in directory dir (file name within
+// it) for a run continued with --resume: it says plainly when there is no
+// checkpoint, writes the one-line fallback warning to warn (if not nil) when
+// the latest checkpoint was damaged, and checks that the checkpoint was
+// written by the configuration current (see Meta.CheckConfig).
+func Resume(dir, name string, warn io.Writer, current map[string]string, mayDiffer ...string) (*Loaded, error) {
+	if dir == "" {
+		return nil, errors.New("--resume needs an output directory")
+	}
+	l, err := Load(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--resume: no checkpoint in %s", dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w := l.Warning(); w != "" && warn != nil {
+		fmt.Fprintln(warn, w)
+	}
+	if err := l.CheckConfig(current, mayDiffer...); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // load reads and verifies one checkpoint file.

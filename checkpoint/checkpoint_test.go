@@ -412,3 +412,31 @@ func TestPrevPath(t *testing.T) {
 		}
 	}
 }
+
+func TestResume(t *testing.T) {
+	dir := t.TempDir()
+	a := newRun(t, 1)
+	cfg := map[string]string{"lr": "0.1"}
+	if _, err := Resume("", "ckpt.safetensors", nil, cfg); err == nil || !strings.Contains(err.Error(), "output directory") {
+		t.Errorf("no directory: %v", err)
+	}
+	if _, err := Resume(dir, "ckpt.safetensors", nil, cfg); err == nil || !strings.Contains(err.Error(), "no checkpoint in "+dir) {
+		t.Errorf("no checkpoint: %v", err)
+	}
+	path := filepath.Join(dir, "ckpt.safetensors")
+	for step := range 2 { // a latest and a previous checkpoint
+		if err := Save(path, Meta{Step: step, Config: cfg}, a.params, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Resume(dir, "ckpt.safetensors", nil, map[string]string{"lr": "0.2"}); err == nil || !strings.Contains(err.Error(), `lr="0.2"`) {
+		t.Errorf("changed configuration: %v", err)
+	}
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, b[:len(b)-1], 0o644)
+	var warn strings.Builder
+	l, err := Resume(dir, "ckpt.safetensors", &warn, cfg)
+	if err != nil || l.Step != 0 || strings.Count(warn.String(), "\n") != 1 {
+		t.Fatalf("damaged latest: step %v, err %v, warning %q; want the previous one and one warning line", l, err, warn.String())
+	}
+}

@@ -3,9 +3,7 @@ package cifar
 import (
 	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/psclip/psclip/checkpoint"
@@ -63,20 +61,8 @@ func (r *Run) save() error {
 // restore loads the run's checkpoint, checks that it was written by the
 // same configuration, and restores everything save wrote.
 func (r *Run) restore() error {
-	if r.opts.Out == "" {
-		return errors.New("--resume needs an output directory")
-	}
-	l, err := checkpoint.Load(r.ckptPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--resume: no checkpoint in %s", r.opts.Out)
-	}
+	l, err := checkpoint.Resume(r.opts.Out, CheckpointFile, r.opts.Progress, configMap(r.cfg), mayDiffer...)
 	if err != nil {
-		return err
-	}
-	if w := l.Warning(); w != "" && r.opts.Progress != nil {
-		fmt.Fprintln(r.opts.Progress, w)
-	}
-	if err := l.CheckConfig(configMap(r.cfg), mayDiffer...); err != nil {
 		return err
 	}
 	var st state

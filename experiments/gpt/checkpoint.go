@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -107,20 +106,8 @@ func (s *Run) save() error {
 // same configuration, and restores the weights, optimizer, data order,
 // dropout stream and progress.
 func (s *Run) restore() error {
-	if s.opts.Out == "" {
-		return errors.New("--resume needs an output directory")
-	}
-	l, err := checkpoint.Load(s.ckptPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--resume: no checkpoint in %s", s.opts.Out)
-	}
+	l, err := checkpoint.Resume(s.opts.Out, CheckpointFile, s.opts.Progress, configMap(s.cfg), mayDiffer...)
 	if err != nil {
-		return err
-	}
-	if w := l.Warning(); w != "" && s.opts.Progress != nil {
-		fmt.Fprintln(s.opts.Progress, w)
-	}
-	if err := l.CheckConfig(configMap(s.cfg), mayDiffer...); err != nil {
 		return err
 	}
 	var st state
