@@ -256,6 +256,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	}
 	if used == 0 {
 		st.Skipped = true
+		st.GradNorm = math.NaN() // no gradient was formed
 		t.zeroGrads()
 		return st, nil
 	}

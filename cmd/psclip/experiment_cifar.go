@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -64,6 +65,16 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 		defineExperimentCIFAR(again, &c, &th, &f)
 		if err := parse(again, args); err != nil {
 			return err
+		}
+	}
+	// The thresholds are checked here so that an error names the flag the
+	// user typed, not the per-run flag a method turns it into.
+	for _, t := range []struct {
+		flag string
+		v    float64
+	}{{"clip-sgd-gamma", th.ClipSGD}, {"ps-gamma", th.PSClipSGD}, {"inc-alpha", th.Alpha}, {"inc-beta", th.Beta}} {
+		if !(t.v > 0) || math.IsInf(t.v, 0) {
+			return usagef("--%s = %v, want a finite value > 0", t.flag, t.v)
 		}
 	}
 	e := cifar.Experiment{Base: c, LogNorms: f.logNorms}

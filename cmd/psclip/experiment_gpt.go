@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -37,6 +38,9 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		lr, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
 			return usagef("--lrs: %q is not a number", s)
+		}
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return usagef("--lrs: learning rate = %v, want a finite value > 0", lr)
 		}
 		e.LRs = append(e.LRs, lr)
 	}
