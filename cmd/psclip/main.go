@@ -1,5 +1,5 @@
 // Command psclip trains neural networks with per-sample gradient clipping and
-// reproduces the experiments of "Per-sample clipping for heavy-tailed noise".
+// reproduces the experiments of "Robust and Fast Training via Per-Sample Clipping".
 //
 // Usage:
 //
