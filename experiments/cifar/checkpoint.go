@@ -1,12 +1,12 @@
 package cifar
 
 import (
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 
 	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/estimator"
 )
 
 // CheckpointFile is the name of a run's checkpoint in its output directory;
@@ -37,12 +37,9 @@ func (r *Run) save() error {
 	}
 	st := r.st
 	st.Seconds = r.elapsed()
-	if m, ok := r.est.(encoding.BinaryMarshaler); ok {
-		b, err := m.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		st.Estimator = b
+	var err error
+	if st.Estimator, err = estimator.State(r.est); err != nil {
+		return err
 	}
 	js, err := json.Marshal(st)
 	if err != nil {
@@ -78,13 +75,8 @@ func (r *Run) restore() error {
 	if err := l.RestoreRNG(rngDropout, r.dropout); err != nil {
 		return err
 	}
-	if u, ok := r.est.(encoding.BinaryUnmarshaler); ok {
-		if st.Estimator == nil {
-			return fmt.Errorf("checkpoint %s: no state of the estimator %s", l.Path, r.cfg.Method())
-		}
-		if err := u.UnmarshalBinary(st.Estimator); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", l.Path, err)
-		}
+	if err := estimator.SetState(r.est, st.Estimator); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", l.Path, err)
 	}
 	if err := l.Restore(r.model.Params(), r.opt); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package gpt
 
 import (
-	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/models"
 )
 
@@ -74,12 +74,9 @@ func (s *Run) save() error {
 	}
 	st := s.st
 	st.Seconds = s.elapsed()
-	if m, ok := s.est.(encoding.BinaryMarshaler); ok {
-		b, err := m.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		st.Estimator = b
+	var err error
+	if st.Estimator, err = estimator.State(s.est); err != nil {
+		return err
 	}
 	js, err := json.Marshal(st)
 	if err != nil {
@@ -123,13 +120,8 @@ func (s *Run) restore() error {
 	if err := l.RestoreRNG(rngDropout, s.dropout); err != nil {
 		return err
 	}
-	if u, ok := s.est.(encoding.BinaryUnmarshaler); ok {
-		if st.Estimator == nil {
-			return fmt.Errorf("checkpoint %s: no state of the per-sample estimator %s", l.Path, s.cfg.psEstimator())
-		}
-		if err := u.UnmarshalBinary(st.Estimator); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", l.Path, err)
-		}
+	if err := estimator.SetState(s.est, st.Estimator); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", l.Path, err)
 	}
 	if err := l.Restore(s.model.Params(), s.opt); err != nil {
 		return err
