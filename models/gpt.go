@@ -19,6 +19,7 @@ type GPTConfig struct {
 	VocabSize int
 	Dropout   float64 // probability of every dropout layer in training
 	Bias      bool    // biases in the Linear and LayerNorm layers (nanoGPT's bias=false: none)
+	ExactGELU bool    // the erf GELU of today's nanoGPT (nn.GELU()); false: GPT-2's tanh approximation
 }
 
 // Validate reports the first problem with c, if any.
@@ -74,7 +75,8 @@ const maxVocab = 1 << 24
 //	x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))   for each of the NLayer blocks
 //	logits = ln_f(x)·wteᵀ
 //
-// with mlp = c_proj(gelu(c_fc(x))) (widths d → 4d → d) and GPT-2's tanh GELU.
+// with mlp = c_proj(gelu(c_fc(x))) (widths d → 4d → d) and GPT-2's tanh GELU
+// (the erf GELU with ExactGELU).
 //
 // The output layer lm_head is tied to the token embedding: one parameter,
 // listed and saved once as transformer.wte.weight. nanoGPT's state_dict shows
@@ -111,7 +113,7 @@ func NewGPT(cfg GPTConfig, seed uint64) (*GPT, error) {
 			&nn.Residual{F: nn.Sequential{
 				nn.NewLayerNorm(h+".ln_2", d, cfg.Bias),
 				nn.NewLinear(h+".mlp.c_fc", d, 4*d, cfg.Bias),
-				&nn.GELU{},
+				&nn.GELU{Exact: cfg.ExactGELU},
 				nn.NewLinear(h+".mlp.c_proj", 4*d, d, cfg.Bias),
 				nn.NewDropout(cfg.Dropout),
 			}})

@@ -196,6 +196,29 @@ func TestGPTForwardCausal(t *testing.T) {
 	}
 }
 
+// ExactGELU swaps the MLP's activation and nothing else: the same seed gives
+// the same weights and logits that differ by about the two GELUs' gap.
+func TestGPTExactGELU(t *testing.T) {
+	x := tensor.From([]float32{1, 4, 2, 7, 0, 9}, 1, 6)
+	var logits [2][]float32
+	for i, exact := range []bool{false, true} {
+		c := smallGPT
+		c.ExactGELU = exact
+		m, err := NewGPT(c, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits[i] = m.Forward(&nn.Context{}, x).Clone().Data
+	}
+	var d float64
+	for i, v := range logits[0] {
+		d = max(d, math.Abs(float64(v-logits[1][i])))
+	}
+	if d == 0 || d > 1e-3 {
+		t.Errorf("tanh and erf GELU logits differ by at most %g, want in (0, 1e-3]", d)
+	}
+}
+
 // benchGPT is nanoGPT's character-level Shakespeare configuration (the
 // "baby GPT" of its README, on CPU) at batch 12.
 var benchGPT = GPTConfig{NLayer: 4, NHead: 4, NEmbd: 128, BlockSize: 64, VocabSize: 65}

@@ -6,18 +6,24 @@ import (
 	"github.com/psclip/psclip/tensor"
 )
 
-// GELU is the Gaussian error linear unit in GPT-2's tanh approximation
-// (nanoGPT's new_gelu, torch.nn.GELU(approximate="tanh")):
+// GELU is the Gaussian error linear unit gelu(x) = x·Φ(x), Φ the standard
+// normal distribution function. By default it is GPT-2's tanh approximation
+// (nanoGPT's early new_gelu, torch.nn.GELU(approximate="tanh")):
 //
-//	gelu(x) = ½·x·(1 + tanh(u)),  u = √(2/π)·(x + 0.044715·x³).
+//	gelu(x) ≈ ½·x·(1 + tanh(u)),  u = √(2/π)·(x + 0.044715·x³),
 //
-// It is evaluated as x·σ(2u) with the logistic σ(z) = 1/(1+e^(−z)), which
-// equals ½(1 + tanh(u)) and keeps full relative precision where 1 + tanh(u)
-// cancels (large negative x); σ is computed in float64, so the result is the
-// float32 rounding of the exact value. torch agrees to rounding, except below
-// x ≈ −5 where its float32 tanh saturates and it returns 0 for values under
-// 1e-9.
+// evaluated as x·σ(2u) with the logistic σ(z) = 1/(1+e^(−z)), which equals
+// ½(1 + tanh(u)) and keeps full relative precision where 1 + tanh(u)
+// cancels (large negative x). With Exact it is x·Φ(x) itself, with
+// Φ(x) = ½·erfc(−x/√2) (torch.nn.GELU(), today's nanoGPT model.py), so that
+// a model exported under nanoGPT's names computes what nanoGPT computes.
+// The two differ by at most 4.8·10⁻⁴ (near x = ±2.7). Both are computed in
+// float64, so the result is the float32 rounding of the exact value. torch
+// agrees to rounding, except far left (x ≲ −5 for tanh) where its float32
+// evaluation returns 0.
 type GELU struct {
+	Exact bool // x·Φ(x) rather than the tanh approximation
+
 	x     *tensor.Tensor
 	y, dx *tensor.Tensor
 	deriv []float32 // gelu'(x) of the latest Forward
@@ -34,17 +40,32 @@ func (g *GELU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	g.x = x
 	g.y = reuse(g.y, x.Shape...)
 	g.deriv = resize(g.deriv, x.Len())
+	f := geluTanh
+	if g.Exact {
+		f = geluErf
+	}
 	chunks(x.Len(), func(lo, hi int) {
 		for i, v := range x.Data[lo:hi] {
-			xv := float64(v)
-			du := geluC * (1 + 3*0.044715*xv*xv) // u'(x)
-			s := 1 / (1 + math.Exp(-2*geluC*(xv+0.044715*xv*xv*xv)))
-			g.y.Data[lo+i] = float32(xv * s)
-			// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
-			g.deriv[lo+i] = float32(s + 2*xv*s*(1-s)*du)
+			y, d := f(float64(v))
+			g.y.Data[lo+i], g.deriv[lo+i] = float32(y), float32(d)
 		}
 	})
 	return g.y
+}
+
+// geluTanh returns the tanh approximation of gelu and its derivative at x.
+func geluTanh(x float64) (y, d float64) {
+	du := geluC * (1 + 3*0.044715*x*x) // u'(x)
+	s := 1 / (1 + math.Exp(-2*geluC*(x+0.044715*x*x*x)))
+	// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
+	return x * s, s + 2*x*s*(1-s)*du
+}
+
+// geluErf returns x·Φ(x) and its derivative Φ(x) + x·φ(x) at x. erfc keeps
+// Φ's relative precision in the far left tail, where 1 + erf cancels.
+func geluErf(x float64) (y, d float64) {
+	phi := 0.5 * math.Erfc(-x/math.Sqrt2)
+	return x * phi, phi + x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi)
 }
 
 // Backward multiplies dy by gelu'(x).

@@ -132,6 +132,13 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--model", "gpt", "--n-head", "3"}, 2, "n_head 3"},
 		{[]string{"--out", "file", "--width-div", "16", "--classes", "10"}, 2, "--out file"},
 	},
+	"eval gpt": {
+		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
+		{[]string{"--ckpt", "file"}, 1, "file"},
+		{[]string{"--ckpt", "out", "--eval-iters", "-1"}, 2, "--eval-iters -1"},
+		{[]string{"--ckpt", "out", "--splits", "val,"}, 2, "--splits"},
+		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
+	},
 	"sample": {
 		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
 		{[]string{"--ckpt", "file"}, 1, "file"},

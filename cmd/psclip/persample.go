@@ -44,6 +44,7 @@ func defineModelFlags(fs *flag.FlagSet, m *modelFlags) {
 	fs.IntVar(&m.gpt.BlockSize, "block-size", m.gpt.BlockSize, "gpt: sequence length")
 	fs.IntVar(&m.gpt.VocabSize, "vocab-size", m.gpt.VocabSize, "gpt: vocabulary size")
 	fs.BoolVar(&m.gpt.Bias, "bias", m.gpt.Bias, "gpt: biases in linear and layer-norm layers")
+	fs.BoolVar(&m.gpt.ExactGELU, "exact-gelu", m.gpt.ExactGELU, "gpt: the erf GELU of today's nanoGPT (torch.nn.GELU()) instead of GPT-2's tanh approximation")
 }
 
 // build returns the model and a random batch of b samples for it, all drawn

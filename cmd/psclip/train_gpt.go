@@ -33,6 +33,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.IntVar(&c.VocabSize, "vocab-size", c.VocabSize, "model vocabulary, ≥ the corpus's (0: the corpus's; 50304 for --data)")
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "dropout probability")
 	fs.BoolVar(&c.Bias, "bias", c.Bias, "biases in linear and layer-norm layers")
+	fs.BoolVar(&c.ExactGELU, "exact-gelu", c.ExactGELU, "the erf GELU of today's nanoGPT (torch.nn.GELU()) instead of GPT-2's tanh approximation")
 	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "sequences per micro-batch (M)")
 	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches accumulated per step (K)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
@@ -49,10 +50,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.IntVar(&c.LogInterval, "log-interval", c.LogInterval, "steps between log.jsonl step records")
 	fs.IntVar(&c.CkptInterval, "ckpt-interval", c.CkptInterval, "steps between checkpoints (0: only at the end and on Ctrl-C)")
 	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
-	fs.StringVar(&d.Text, "text", d.Text, "train on this text file, split 90/10 (default: the Go standard library source)")
-	fs.StringVar(&d.Dir, "data", d.Dir, "train on nanoGPT's train.bin/val.bin (uint16 tokens) in this directory")
-	fs.StringVar(&d.Level, "vocab", d.Level, "tokenisation of --text or the Go source: char or byte (default: char for --text, byte for the Go source)")
-	fs.Int64Var(&d.MaxBytes, "corpus-bytes", d.MaxBytes, "use only the first N bytes of the Go source corpus (0: all)")
+	dataFlags(fs, d)
 }
 
 // trainGPTFlags are the flags of "train gpt" beyond gptFlags.

@@ -127,6 +127,11 @@ func (v *Vocab) Size() int {
 	return len(v.runes)
 }
 
+// Equal reports whether v and w map the same tokens to the same text.
+func (v *Vocab) Equal(w *Vocab) bool {
+	return v.level == w.level && slices.Equal(v.runes, w.runes)
+}
+
 // Encode tokenises text into the compact uint16 stream that corpora, .bin
 // files and samplers use. At Char level a character outside the vocabulary
 // or invalid UTF-8 is an error naming its byte offset.

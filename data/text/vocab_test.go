@@ -139,6 +139,30 @@ func TestVocabTextRoundTrip(t *testing.T) {
 	}
 }
 
+func TestVocabEqual(t *testing.T) {
+	vocab := func(s string) *Vocab {
+		v, err := NewCharVocab([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		a, b *Vocab
+		want bool
+	}{
+		{vocab("abc"), vocab("cba"), true},
+		{vocab("abc"), vocab("abd"), false},
+		{vocab("abc"), vocab("abcd"), false},
+		{ByteVocab(), ByteVocab(), true},
+		{ByteVocab(), vocab("ab"), false},
+	} {
+		if got := tc.a.Equal(tc.b); got != tc.want {
+			t.Errorf("%v.Equal(%v) = %v, want %v", tc.a.runes, tc.b.runes, got, tc.want)
+		}
+	}
+}
+
 func TestParseLevel(t *testing.T) {
 	for _, l := range []Level{Char, Byte} {
 		if got, err := ParseLevel(l.String()); got != l || err != nil {

@@ -116,6 +116,7 @@ type Config struct {
 	VocabSize int     `json:"vocab_size"`
 	Dropout   float64 `json:"dropout"`
 	Bias      bool    `json:"bias"`
+	ExactGELU bool    `json:"exact_gelu"`
 
 	// A step accumulates Accum micro-batches of MicroBatch sequences.
 	MicroBatch int `json:"micro_batch"`
@@ -335,7 +336,7 @@ func Preset(name string) (Config, error) {
 // model is the configuration of the model.
 func (c *Config) model() models.GPTConfig {
 	return models.GPTConfig{NLayer: c.NLayer, NHead: c.NHead, NEmbd: c.NEmbd, BlockSize: c.BlockSize,
-		VocabSize: c.VocabSize, Dropout: c.Dropout, Bias: c.Bias}
+		VocabSize: c.VocabSize, Dropout: c.Dropout, Bias: c.Bias, ExactGELU: c.ExactGELU}
 }
 
 // TokensPerStep is the number of target tokens one optimizer step trains on.

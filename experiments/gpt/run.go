@@ -383,23 +383,7 @@ func (s *Run) evaluate(done int) (EvalPoint, error) {
 // valLoss is the mean loss over EvalIters validation batches.
 func (s *Run) valLoss() (float64, error) {
 	s.eval.Reset()
-	ctx := &nn.Context{}
-	x := tensor.New(s.cfg.MicroBatch, s.cfg.BlockSize)
-	var sum float64
-	var n int
-	for range s.cfg.EvalIters {
-		s.eval.Next(s.x, s.y)
-		setTokens(x, s.x)
-		losses, _, err := nn.CrossEntropy(s.model.Forward(ctx, x), s.y)
-		if err != nil {
-			return 0, err
-		}
-		for _, l := range losses {
-			sum += float64(l)
-		}
-		n += len(losses)
-	}
-	return sum / float64(n), nil
+	return meanLoss(s.model, s.eval, s.cfg.EvalIters)
 }
 
 // setTokens writes token ids into a model input. They need no check: the

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/experiments/gpt"
+	"github.com/psclip/psclip/internal/stats"
+)
+
+func init() {
+	register(&command{
+		name:  "eval gpt",
+		short: "estimate a GPT checkpoint's validation and training loss on many batches and several batch draws",
+		run:   runEvalGPT,
+	})
+}
+
+// evalResult is the JSON output of "eval gpt".
+type evalResult struct {
+	Ckpt      string        `json:"ckpt"`
+	Step      int           `json:"step"`
+	EvalIters int           `json:"eval_iters"`
+	Losses    []evalLoss    `json:"losses"`
+	Mean      map[string]sd `json:"mean"`
+}
+
+type evalLoss struct {
+	Split string  `json:"split"`
+	Seed  uint64  `json:"seed"`
+	Loss  float64 `json:"loss"`
+}
+
+// sd is a mean ± standard deviation over the draws.
+type sd struct {
+	Mean stats.Float `json:"mean"`
+	SD   stats.Float `json:"sd"` // null for one draw
+}
+
+func runEvalGPT(fs *flag.FlagSet, args []string) error {
+	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+gpt.CheckpointFile)
+	var d gpt.DataSpec
+	dataFlags(fs, &d)
+	iters := fs.Int("eval-iters", 200, "batches per estimate")
+	seeds := fs.String("seeds", strconv.FormatUint(text.EvalSeed, 10), "comma-separated seeds of the batch draws (the default draws the batches training evaluates on)")
+	splits := fs.String("splits", "val,train", "comma-separated splits to evaluate: val, train")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *iters <= 0 {
+		return usagef("--eval-iters %d: want > 0", *iters)
+	}
+	var draws []uint64
+	for _, s := range strings.Split(*seeds, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return usagef("--seeds %q: %q is not a seed", *seeds, s)
+		}
+		draws = append(draws, v)
+	}
+	names := strings.Split(*splits, ",")
+	for _, s := range names {
+		if s != "val" && s != "train" {
+			return usagef("--splits %q: unknown split %q (want val or train)", *splits, s)
+		}
+	}
+	m, err := gpt.LoadModel(*ckpt)
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("--ckpt %s: no checkpoint there", *ckpt)
+	}
+	if err != nil {
+		return err
+	}
+	if m.Warning != "" {
+		fmt.Fprintln(stderr, m.Warning)
+	}
+	corpus, err := gpt.LoadCorpus(d)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	res := evalResult{Ckpt: *ckpt, Step: m.Step, EvalIters: *iters, Mean: map[string]sd{}}
+	for _, split := range names {
+		tokens := corpus.Val
+		if split == "train" {
+			tokens = corpus.Train
+		}
+		var losses []float64
+		for _, seed := range draws {
+			l, err := m.Loss(corpus, tokens, *iters, seed)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			losses = append(losses, l)
+			res.Losses = append(res.Losses, evalLoss{split, seed, l})
+		}
+		mean, dev := stats.MeanSD(losses)
+		res.Mean[split] = sd{mean, dev}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(stdout, "%s after %d steps, %d batches of %d × %d tokens per estimate\n",
+		*ckpt, m.Step, *iters, m.Config.MicroBatch, m.Config.BlockSize)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "split\tseed\tloss")
+	for _, l := range res.Losses {
+		fmt.Fprintf(w, "%s\t%d\t%.4f\n", l.Split, l.Seed, l.Loss)
+	}
+	for _, split := range names {
+		fmt.Fprintf(w, "%s\tmean ± sd\t%.4f ± %.4f\n", split, float64(res.Mean[split].Mean), float64(res.Mean[split].SD))
+	}
+	return w.Flush()
+}
+
+// dataFlags binds the flags that choose a GPT corpus.
+func dataFlags(fs *flag.FlagSet, d *gpt.DataSpec) {
+	fs.StringVar(&d.Text, "text", d.Text, "the text file, split 90/10 (default: the Go standard library source)")
+	fs.StringVar(&d.Dir, "data", d.Dir, "the directory of nanoGPT's train.bin/val.bin (uint16 tokens)")
+	fs.StringVar(&d.Level, "vocab", d.Level, "tokenisation of --text or the Go source: char or byte (default: char for --text, byte for the Go source)")
+	fs.Int64Var(&d.MaxBytes, "corpus-bytes", d.MaxBytes, "use only the first N bytes of the Go source corpus (0: all)")
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// eval gpt on the training's own evaluation batches (seed 1337, the same
+// number of batches) reproduces the final val_loss of the training log, and
+// other draws give other, nearby estimates.
+func TestEvalGPT(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("to be or not to be, that is the question.\n", 60))
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "gpt", "--text", corpus, "--out", out, "--exact-gelu"}, tinyGPTFlags...)
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("train gpt: exit %d: %s", code, stderr)
+	}
+	want := lastValLoss(t, filepath.Join(out, "log.jsonl"))
+
+	code, stdout, stderr := runCLI("eval", "gpt", "--ckpt", out, "--text", corpus, "--eval-iters", "2", "--seeds", "1337,7", "--json")
+	if code != 0 {
+		t.Fatalf("eval gpt: exit %d: %s", code, stderr)
+	}
+	var res evalResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if res.Step != 3 || len(res.Losses) != 4 {
+		t.Fatalf("step %d, %d losses; want step 3 and 2 splits × 2 draws", res.Step, len(res.Losses))
+	}
+	if l := res.Losses[0]; l.Split != "val" || l.Seed != 1337 || math.Abs(l.Loss-want) > 1e-12*want {
+		t.Errorf("first estimate %+v, want val at seed 1337 = the log's %v", l, want)
+	}
+	if l := res.Losses[1]; l.Loss == res.Losses[0].Loss || math.Abs(l.Loss-want) > 0.5 {
+		t.Errorf("seed 7 gives %v: want another estimate near %v", l.Loss, want)
+	}
+
+	// A different text has a different vocabulary: scoring it would be
+	// meaningless.
+	other := writeCorpus(t, strings.Repeat("xyz uvw\n", 100))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--text", other}, "vocabulary"},
+		{[]string{"--text", corpus, "--splits", "test"}, "--splits"},
+		{[]string{"--text", corpus, "--seeds", "1,x"}, "--seeds"},
+		{[]string{"--text", corpus, "--eval-iters", "0"}, "--eval-iters"},
+	} {
+		code, _, stderr := runCLI(append([]string{"eval", "gpt", "--ckpt", out}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if code, _, stderr := runCLI("eval", "gpt", "--ckpt", filepath.Join(out, "nothing"), "--text", corpus); code != 2 || !strings.Contains(stderr, "no checkpoint") {
+		t.Errorf("missing checkpoint: exit %d, %q", code, stderr)
+	}
+}
+
+// lastValLoss returns the last val_loss in a training log.
+func lastValLoss(t *testing.T, path string) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v := math.NaN()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct {
+			ValLoss *float64 `json:"val_loss"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err == nil && r.ValLoss != nil {
+			v = *r.ValLoss
+		}
+	}
+	if math.IsNaN(v) {
+		t.Fatalf("%s has no val_loss", path)
+	}
+	return v
+}
