@@ -25,15 +25,15 @@ type Flags struct {
 	fs          *flag.FlagSet
 	method      string
 	p           Params
-	alpha, beta autoFloat
+	alpha, beta flag.Value
 }
 
 // AddFlags defines the estimator flags on fs with the defaults method and
 // def (def.AutoAlpha and def.AutoBeta give the default "auto").
 func AddFlags(fs *flag.FlagSet, method string, def Params) *Flags {
 	f := &Flags{fs: fs, method: method, p: def}
-	f.alpha = autoFloat{v: &f.p.Alpha, auto: &f.p.AutoAlpha}
-	f.beta = autoFloat{v: &f.p.Beta, auto: &f.p.AutoBeta}
+	f.alpha = AutoFloat(&f.p.Alpha, &f.p.AutoAlpha)
+	f.beta = AutoFloat(&f.p.Beta, &f.p.AutoBeta)
 	fs.StringVar(&f.method, "estimator", method, "gradient estimator: "+strings.Join(Names, ", "))
 	fs.Float64Var(&f.p.Gamma, "clip", def.Gamma, "clipping threshold γ: clip-sgd's, ps-clip-sgd's constant one (--beta 0), ps-clip-quantile's initial one (0: the first batch's median)")
 	fs.Var(f.alpha, "alpha", "ps-clip-sgd threshold scale α of α·k^(1/β), or auto (σ̂ from the recent per-sample norms)")
@@ -95,6 +95,11 @@ func isEstimatorFlag(name string) bool {
 	}
 	return false
 }
+
+// AutoFloat returns the flag.Value of --alpha and --beta, for commands that
+// define them with their own usage: "auto" sets *auto and zeroes *v, a
+// number sets *v and clears *auto. Range checks are the caller's (New's).
+func AutoFloat(v *float64, auto *bool) flag.Value { return autoFloat{v: v, auto: auto} }
 
 // autoFloat is a flag.Value holding a number or "auto".
 type autoFloat struct {

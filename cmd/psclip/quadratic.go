@@ -54,12 +54,12 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	fs.IntVar(&c.N, "n", def.N, "batch size")
 	fs.IntVar(&c.Dim, "d", def.Dim, "dimension of x")
 	fs.Float64Var(&c.Eta, "eta", def.Eta, "step size η")
-	fs.Float64Var(&c.Alpha, "alpha", def.Alpha, "PS-Clip-SGD threshold scale α (τ_k = α·k^(1/β))")
-	fs.Float64Var(&c.Beta, "beta", def.Beta, "PS-Clip-SGD threshold exponent β")
+	fs.Var(estimator.AutoFloat(&c.Alpha, &c.AutoAlpha), "alpha", "PS-Clip-SGD threshold scale α (τ_k = α·k^(1/β)), or auto: σ̂ of the recent per-sample norms (with --tuned too)")
+	fs.Var(estimator.AutoFloat(&c.Beta, &c.AutoBeta), "beta", "PS-Clip-SGD threshold exponent β, or auto: the tail index p̂ of the recent per-sample norms, clamped to [1.05, 2] (with --tuned too)")
 	fs.Float64Var(&c.Gamma, "gamma", def.Gamma, "Clip-SGD clipping threshold γ")
 	fs.IntVar(&c.Runs, "runs", def.Runs, "independent runs per p")
 	fs.Uint64Var(&c.Seed, "seed", def.Seed, "random seed; the results are a function of the flags")
-	fs.BoolVar(&c.Tuned, "tuned", false, "use the paper's tuned η, γ, α, β per p and method instead of --eta, --gamma, --alpha, --beta")
+	fs.BoolVar(&c.Tuned, "tuned", false, "use the paper's tuned η, γ, α, β per p and method instead of --eta, --gamma and numeric --alpha, --beta")
 	fs.BoolVar(&c.json, "json", false, "print the JSON result to stdout instead of the table")
 	fs.StringVar(&c.out, "out", "", "if set, write the JSON result and the figure (PNG, SVG) into this `directory`")
 	if err := parse(fs, args); err != nil {
@@ -79,10 +79,10 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 			return nil, usagef("--eta %v: want a finite step size > 0", c.Eta)
 		case !finitePositive(c.Gamma):
 			return nil, usagef("--gamma %v: want a finite threshold > 0", c.Gamma)
-		case !finitePositive(c.Alpha):
-			return nil, usagef("--alpha %v: want a finite α > 0", c.Alpha)
-		case !finitePositive(c.Beta):
-			return nil, usagef("--beta %v: want a finite β > 0", c.Beta)
+		case !c.AutoAlpha && !finitePositive(c.Alpha):
+			return nil, usagef("--alpha %v: want a finite α > 0 or auto", c.Alpha)
+		case !c.AutoBeta && !finitePositive(c.Beta):
+			return nil, usagef("--beta %v: want a finite β > 0 or auto", c.Beta)
 		}
 	}
 	if err := c.Validate(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,13 @@ func TestQuadraticBadFlags(t *testing.T) {
 			{[]string{"--eta", "-0.1"}, "--eta -0.1"},
 			{[]string{"--gamma", "0"}, "--gamma 0"},
 			{[]string{"--alpha", "NaN"}, "--alpha NaN"},
+			{[]string{"--alpha", "-1"}, "--alpha -1: want a finite α > 0 or auto"},
+			{[]string{"--alpha", "autox"}, `"autox" is not a number or auto`},
+			{[]string{"--alpha", ""}, `"" is not a number or auto`},
+			{[]string{"--alpha", "auto", "--beta", "0"}, "--beta 0: want a finite β > 0 or auto"},
 			{[]string{"--beta", "-1"}, "--beta -1"},
+			{[]string{"--beta", "Auto"}, `"Auto" is not a number or auto`},
+			{[]string{"--beta", "auto", "--alpha", "+Inf"}, "--alpha +Inf"},
 			{[]string{"--runs", "0"}, "runs = 0"},
 			{[]string{"--methods", "adam"}, `unknown method "adam"`},
 			{[]string{"--tuned", "--p", "1.3"}, "no tuned parameters"},
@@ -86,5 +93,48 @@ func TestQuadraticTableJSONAndFiles(t *testing.T) {
 	_, again, _ := runCLI(append(args[:len(args)-2], "--json")...)
 	if again != out {
 		t.Error("the same flags gave different output")
+	}
+}
+
+// --alpha and --beta take "auto", each on its own; the table and the JSON
+// configuration say which was estimated.
+func TestQuadraticAutoThreshold(t *testing.T) {
+	for _, cmd := range []string{"quadratic", "highprob"} {
+		tests := []struct {
+			args  []string
+			label string
+			auto  []string // the JSON configuration's auto_ keys
+		}{
+			{[]string{"--alpha", "auto", "--beta", "auto"}, "PS-Clip-SGD α=auto β=auto", []string{"auto_alpha", "auto_beta"}},
+			{[]string{"--alpha", "auto", "--beta", "1.5"}, "PS-Clip-SGD α=auto β=1.5", []string{"auto_alpha"}},
+			{[]string{"--alpha", "2", "--beta", "auto"}, "PS-Clip-SGD α=2 β=auto", []string{"auto_beta"}},
+			{[]string{"--beta", "auto", "--tuned"}, "PS-Clip-SGD α=1 β=auto", []string{"auto_beta"}},
+			{[]string{"--alpha", "auto", "--tuned"}, "PS-Clip-SGD α=auto β=1.5", []string{"auto_alpha"}},
+			{[]string{"--alpha", "auto", "--alpha", "1"}, "PS-Clip-SGD", nil}, // the last value counts
+		}
+		for _, tt := range tests {
+			args := append([]string{cmd, "--T", "20", "--runs", "4", "--p", "1.5", "--methods", "clip-sgd,ps-clip-sgd"}, tt.args...)
+			code, table, errOut := runCLI(args...)
+			if code != 0 || errOut != "" || !strings.Contains(table, tt.label) || tt.auto == nil && strings.Contains(table, "α=") {
+				t.Errorf("psclip %s: exit %d, stderr %q, table lacks %q:\n%s", strings.Join(args, " "), code, errOut, tt.label, table)
+			}
+			_, out, _ := runCLI(append(args, "--json")...)
+			var res struct {
+				Rows   []struct{ Method string } `json:"rows"`
+				Config map[string]any            `json:"config"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Rows) == 0 {
+				t.Fatalf("psclip %s --json: %v:\n%s", strings.Join(args, " "), err, out)
+			}
+			var auto []string
+			for _, k := range []string{"auto_alpha", "auto_beta"} {
+				if res.Config[k] == true {
+					auto = append(auto, k)
+				}
+			}
+			if !slices.Equal(auto, tt.auto) || res.Rows[len(res.Rows)-1].Method != "ps-clip-sgd" {
+				t.Errorf("psclip %s --json: config %v, last row %v; want %v set and method ps-clip-sgd", strings.Join(args, " "), res.Config, res.Rows[len(res.Rows)-1], tt.auto)
+			}
+		}
 	}
 }

@@ -27,6 +27,25 @@ func displayName(method string) string {
 	return method
 }
 
+// label is a method's name in the tables and figures at tail index p:
+// displayName, with α and β for a PS-Clip-SGD whose threshold is estimated.
+func (c Config) label(p float64, method string) string {
+	name := displayName(method)
+	if method != "ps-clip-sgd" || !(c.AutoAlpha || c.AutoBeta) {
+		return name
+	}
+	h, _ := c.Hyper(p, method) // Validate has checked it
+	return fmt.Sprintf("%s α=%s β=%s", name, autoNum(h.Alpha, c.AutoAlpha), autoNum(h.Beta, c.AutoBeta))
+}
+
+// autoNum is x as a flag value: "auto" if auto.
+func autoNum(x float64, auto bool) string {
+	if auto {
+		return "auto"
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
 func pLabel(p float64) string { return "p = " + strconv.FormatFloat(p, 'g', -1, 64) }
 
 // WriteTable prints r in the layout of the paper's table, marking the
@@ -54,7 +73,7 @@ func (r Result) WriteTable(w io.Writer) error {
 			if k == 0 {
 				label = pLabel(row.P)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", label, displayName(row.Method),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", label, r.Config.label(row.P, row.Method),
 				mark(row.MinGradNorm, k == bestMin), mark(row.AvgGradNorm, k == bestAvg))
 		}
 		i = j
@@ -86,7 +105,7 @@ func (r Result) Panels() []plotting.Panel {
 			}
 		}
 		pn := &panels[len(panels)-1]
-		pn.Series = append(pn.Series, plotting.Series{Name: displayName(row.Method), X: iters, Y: row.Curve})
+		pn.Series = append(pn.Series, plotting.Series{Name: r.Config.label(row.P, row.Method), X: iters, Y: row.Curve})
 	}
 	return panels
 }
@@ -115,7 +134,7 @@ func (r HighProbResult) WriteTable(w io.Writer) error {
 				label = pLabel(row.P)
 			}
 			lastP = row.P
-			fmt.Fprintf(tw, "%s\t%s\t", label, displayName(row.Method))
+			fmt.Fprintf(tw, "%s\t%s\t", label, r.Config.label(row.P, row.Method))
 		}
 		fmt.Fprintf(tw, "%.4f\t", row.Quantile)
 		if row.LogInvDelta == LogInvDeltas[len(LogInvDeltas)-1] {
@@ -134,8 +153,8 @@ func (r HighProbResult) Panels() []plotting.Panel {
 			panels = append(panels, plotting.Panel{Title: pLabel(row.P), XLabel: "log(1/δ)", YLabel: "(1-δ)-quantile of the mean gradient norm"})
 		}
 		pn := &panels[len(panels)-1]
-		if n := len(pn.Series); n == 0 || pn.Series[n-1].Name != displayName(row.Method) {
-			pn.Series = append(pn.Series, plotting.Series{Name: displayName(row.Method)})
+		if name := r.Config.label(row.P, row.Method); len(pn.Series) == 0 || pn.Series[len(pn.Series)-1].Name != name {
+			pn.Series = append(pn.Series, plotting.Series{Name: name})
 		}
 		s := &pn.Series[len(pn.Series)-1]
 		s.X = append(s.X, float64(row.LogInvDelta))

@@ -59,6 +59,12 @@ type Config struct {
 	Alpha float64 `json:"alpha"`
 	Beta  float64 `json:"beta"`
 	Tuned bool    `json:"tuned"`
+	// AutoAlpha and AutoBeta make PS-Clip-SGD estimate α = σ̂ or β = p̂
+	// online (estimator.PSAuto) instead of using Alpha or Beta, tuned or
+	// not; with both it is the method ps-clip-auto. The other is then
+	// fixed, and α = σ̂ is the moment of order β.
+	AutoAlpha bool `json:"auto_alpha,omitempty"`
+	AutoBeta  bool `json:"auto_beta,omitempty"`
 }
 
 // DefaultConfig is the paper's untuned convergence experiment.
@@ -173,7 +179,7 @@ func (c Config) plan() ([][]method, error) {
 			if !(h.Eta > 0 && !math.IsInf(h.Eta, 1)) {
 				return nil, fmt.Errorf("step size eta = %v, want a finite eta > 0", h.Eta)
 			}
-			params := estimator.Params{Gamma: h.Gamma, Alpha: h.Alpha, Beta: h.Beta}
+			params := estimator.Params{Gamma: h.Gamma, Alpha: h.Alpha, Beta: h.Beta, AutoAlpha: c.AutoAlpha, AutoBeta: c.AutoBeta}
 			if _, err := estimator.New(name, params); err != nil {
 				return nil, err
 			}

@@ -245,6 +245,13 @@ func TestJSONShapes(t *testing.T) {
 	if got := keys(t, cfg); !slices.Equal(got, want) {
 		t.Errorf("config keys %v, want %v", got, want)
 	}
+	c.AutoAlpha, c.AutoBeta = true, true
+	cfg, _ = json.Marshal(c)
+	want = append(want, "auto_alpha", "auto_beta")
+	slices.Sort(want)
+	if got := keys(t, cfg); !slices.Equal(got, want) {
+		t.Errorf("config keys with --alpha auto --beta auto %v, want %v", got, want)
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -293,6 +300,62 @@ func TestTuned(t *testing.T) {
 	plan, _ := c.plan()
 	if th := plan[2][1].estimator().(*estimator.PSClip).Threshold(); th.Alpha() != 1 || th.Beta() != 1.2 || plan[2][1].eta != 0.05 {
 		t.Errorf("tuned ps-clip-sgd at p = 1.2: %v η=%v", th, plan[2][1].eta)
+	}
+}
+
+// PS-Clip-SGD with α and β both automatic is ps-clip-auto: the same
+// estimator, hence (common random numbers) the same rows to the bit.
+func TestAutoAlphaBetaIsPSClipAuto(t *testing.T) {
+	c := small()
+	c.Methods = []string{"ps-clip-sgd", "ps-clip-auto"}
+	c.AutoAlpha, c.AutoBeta = true, true
+	res, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(res.Rows); i += 2 {
+		sgd, auto := res.Rows[i], res.Rows[i+1]
+		if sgd.MinGradNorm != auto.MinGradNorm || sgd.AvgGradNorm != auto.AvgGradNorm || !slices.Equal(sgd.Curve, auto.Curve) {
+			t.Errorf("p = %v: ps-clip-sgd with α, β auto %v/%v, ps-clip-auto %v/%v", sgd.P, sgd.MinGradNorm, sgd.AvgGradNorm, auto.MinGradNorm, auto.AvgGradNorm)
+		}
+	}
+	// An estimated threshold differs from the fixed α = β = 1 it replaces.
+	c.AutoAlpha, c.AutoBeta = false, false
+	fixed, _ := Run(c)
+	if fixed.Rows[0].AvgGradNorm == res.Rows[0].AvgGradNorm {
+		t.Error("--alpha auto --beta auto gave the fixed threshold's result")
+	}
+}
+
+// One automatic parameter leaves the other as given, or tuned.
+func TestAutoAlphaOrBeta(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+		p    float64
+		want string // the estimator's description
+		eta  float64
+	}{
+		{"auto α", func(c *Config) { c.AutoAlpha, c.Beta = true, 1.5 }, 1.8, "σ̂·k^(1/1.5) over 4096 norms", 0.01},
+		{"auto β", func(c *Config) { c.Alpha, c.AutoBeta = 2, true }, 1.8, "2·k^(1/p̂) over 4096 norms", 0.01},
+		{"tuned, auto α", func(c *Config) { c.Tuned, c.AutoAlpha = true, true }, 1.2, "σ̂·k^(1/1.2) over 4096 norms", 0.05},
+		{"tuned, auto β", func(c *Config) { c.Tuned, c.AutoBeta = true, true }, 1.5, "1·k^(1/p̂) over 4096 norms", 0.05},
+	}
+	for _, tt := range tests {
+		c := small()
+		c.P, c.Methods = []float64{tt.p}, []string{"clip-sgd", "ps-clip-sgd"}
+		tt.edit(&c)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		plan, _ := c.plan()
+		if _, ok := plan[0][0].estimator().(estimator.ClipSGD); !ok {
+			t.Errorf("%s: clip-sgd is %T", tt.name, plan[0][0].estimator())
+		}
+		e, ok := plan[0][1].estimator().(*estimator.PSAuto)
+		if !ok || e.String() != tt.want || plan[0][1].eta != tt.eta {
+			t.Errorf("%s: ps-clip-sgd is %T %v with η=%v, want %s with η=%v", tt.name, plan[0][1].estimator(), plan[0][1].estimator(), plan[0][1].eta, tt.want, tt.eta)
+		}
 	}
 }
 
