@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:  "experiment gpt",
-		short: "GPT with gradient accumulation: global clipping vs MB-Clip over learning rates and seeds (tables, curves)",
+		short: "GPT with gradient accumulation: global clipping vs MB-Clip (and per-sample thresholds) over learning rates and seeds (tables, curves)",
 		run:   runExperimentGPT,
 	})
 }
@@ -27,11 +28,16 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	gptFlags(fs, &c, &d)
 	lrs := fs.String("lrs", "6e-4,8e-4,1e-3", "comma-separated peak learning rates (each decays to a tenth)")
 	seeds := fs.Int("seeds", 3, "seeds per learning rate and clip mode: 1..N")
-	modes := fs.String("clip-modes", "global,micro-batch", "comma-separated clip modes to compare")
+	modes := fs.String("clip-modes", "global,micro-batch", "comma-separated clip modes to compare: global, micro-batch, per-sample, none; per-sample runs take --ps-estimator and its flags")
+	var ps perSampleFlags
+	ps.define(fs, "the per-sample runs")
 	out := fs.String("out", "out-experiment-gpt", "output directory: results, tables, curves and one directory per run")
 	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(append(psFlags, "ps-estimator"), func(name string) bool { return flagSet(fs, name) }) {
+		ps.set(&c)
 	}
 	e := gpt.Experiment{Base: c}
 	for _, s := range strings.Split(*lrs, ",") {

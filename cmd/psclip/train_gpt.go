@@ -58,22 +58,26 @@ type trainGPTFlags struct {
 	preset, out string
 	resume      bool
 	mode        string
-	psEstimator string
-	ps          *estimator.Flags
+	ps          perSampleFlags
 	logNorms    bool
 }
 
+// perSampleFlags are per-sample mode's threshold flags, which "train gpt"
+// and "experiment gpt" share: --ps-estimator and the estimator flags psFlags.
+type perSampleFlags struct {
+	name string
+	ps   *estimator.Flags
+}
+
 // psFlags are the estimator flags of per-sample mode's thresholds, as every
-// training command spells them; --estimator and --clip are train gpt's own
-// (--ps-estimator, and --clip for all modes).
+// training command spells them; --estimator and --clip are the GPT
+// commands' own (--ps-estimator, and --clip for all modes).
 var psFlags = []string{"alpha", "beta", "window", "target-quantile", "quantile-rate", "auto-clip-r"}
 
-func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGPTFlags) {
-	gptFlags(fs, c, d)
-	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
-	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
-	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
-	fs.StringVar(&f.psEstimator, "ps-estimator", "ps-clip-sgd", "per-sample mode's threshold: "+strings.Join(gpt.PSEstimators, ", ")+
+// define defines the flags on fs; mode is how the command selects
+// per-sample mode, for the usage.
+func (f *perSampleFlags) define(fs *flag.FlagSet, mode string) {
+	fs.StringVar(&f.name, "ps-estimator", "ps-clip-sgd", "per-sample mode's threshold: "+strings.Join(gpt.PSEstimators, ", ")+
 		" (ps-clip-sgd: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
 	// estimator.AddFlags defines the threshold flags on a scratch set; their
 	// Values, shared with f.ps, are defined again on fs.
@@ -81,8 +85,19 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	f.ps = estimator.AddFlags(scratch, "ps-clip-sgd", estimator.Params{})
 	for _, name := range psFlags {
 		fl := scratch.Lookup(name)
-		fs.Var(fl.Value, name, "--clip-mode per-sample: "+fl.Usage)
+		fs.Var(fl.Value, name, mode+": "+fl.Usage)
 	}
+}
+
+// set sets c's per-sample threshold from the parsed flags.
+func (f *perSampleFlags) set(c *gpt.Config) { c.SetPSEstimator(f.name, f.ps.Params()) }
+
+func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGPTFlags) {
+	gptFlags(fs, c, d)
+	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
+	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
+	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
+	f.ps.define(fs, "--clip-mode per-sample")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
@@ -121,7 +136,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {
 		return usagef("--clip-mode: %v", err)
 	}
-	c.SetPSEstimator(f.psEstimator, f.ps.Params())
+	f.ps.set(&c)
 	if c.Adaptive() && c.PSEstimator != "ps-clip-quantile" && flagSet(fs, "clip") {
 		return usagef("--clip does not apply to --ps-estimator %s with --alpha/--beta or an automatic threshold", c.PSEstimator)
 	}

@@ -87,6 +87,36 @@ func TestExperimentGPT(t *testing.T) {
 	}
 }
 
+// experiment gpt's per-sample runs take train gpt's threshold flags, and its
+// outputs name the method.
+func TestExperimentGPTPerSampleThresholds(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("all work and no play makes jack a dull boy\n", 60))
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		flags []string
+		label string
+	}{
+		{[]string{"--alpha", "auto", "--beta", "auto"}, "Increasing-PS-Clip-SGD α=auto β=auto (per-sample)"},
+		{[]string{"--ps-estimator", "ps-clip-auto", "--window", "256"}, "Auto-PS-Clip-SGD (per-sample)"},
+		{[]string{"--alpha", "auto", "--beta", "1.5"}, "Increasing-PS-Clip-SGD α=auto β=1.5 (per-sample)"},
+		{[]string{"--ps-estimator", "ps-clip-quantile", "--target-quantile", "0.8"}, "Quantile-PS-Clip-SGD q=0.8 (per-sample)"},
+		{[]string{"--ps-estimator", "auto-clip", "--auto-clip-r", "0.1"}, "Auto-Clip r=0.1 (per-sample)"},
+		{nil, "PS-Clip-SGD (per-sample)"},
+	} {
+		out := filepath.Join(dir, strings.Join(tc.flags, ""))
+		args := append([]string{"experiment", "gpt", "--text", corpus, "--out", out, "--lrs", "1e-3", "--seeds", "1", "--clip-modes", "global,per-sample"}, tinyGPTFlags...)
+		args = append(args, tc.flags...)
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 || !strings.Contains(stdout, "| Clip-SGD (global) |") || !strings.Contains(stdout, "|  | "+tc.label+" |") {
+			t.Fatalf("psclip %s: exit %d, stderr %q, want the method %q in\n%s", strings.Join(args, " "), code, stderr, tc.label, stdout)
+		}
+		csv, err := os.ReadFile(filepath.Join(out, "results.csv"))
+		if err != nil || !strings.Contains(string(csv), ",per-sample,") || !strings.HasSuffix(string(csv), ","+tc.label+"\n") {
+			t.Errorf("%s: results.csv (%v):\n%s", strings.Join(tc.flags, " "), err, csv)
+		}
+	}
+}
+
 // Every bad flag value is a usage error (exit 2) on one line naming the
 // problem, and leaves no output directory behind.
 func TestGPTBadFlags(t *testing.T) {
@@ -159,6 +189,13 @@ func TestGPTBadFlags(t *testing.T) {
 		{[]string{"experiment", "gpt", "--seeds", "0", "--out", out}, "--seeds"},
 		{[]string{"experiment", "gpt", "--clip-modes", "global,often", "--out", out}, "--clip-modes"},
 		{[]string{"experiment", "gpt", "--clip", "0", "--out", out}, "--clip"},
+		{[]string{"experiment", "gpt", "--alpha", "auto", "--beta", "auto", "--out", out}, "no per-sample"},
+		{[]string{"experiment", "gpt", "--ps-estimator", "auto-clip", "--clip-modes", "global,none", "--out", out}, "no per-sample"},
+		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--alpha", "autox", "--beta", "2", "--out", out}, "-alpha"},
+		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--ps-estimator", "ps-clip-auto", "--alpha", "auto", "--out", out}, "--alpha"},
+		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--ps-estimator", "ps-clip-fast", "--out", out}, "--ps-estimator"},
+		{[]string{"experiment", "gpt", "--clip-modes", "global,per-sample", "--window", "1000", "--out", out}, "--window"},
+		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--alpha", "auto", "--beta", "-1", "--out", out}, "--beta"},
 		{[]string{"experiment", "gpt", "--text", corpus, "--block-size", "1000", "--out", out}, "--block-size"},
 	} {
 		code, stdout, stderr := runCLI(tc.args...)

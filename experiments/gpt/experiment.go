@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/plotting"
 	"github.com/psclip/psclip/internal/stats"
@@ -24,7 +25,9 @@ import (
 // learning rates start from the same weights and see the same batches.
 type Experiment struct {
 	// Base is the configuration of every run but LR, MinLR (LR/10, as
-	// nanoGPT and the paper), ClipMode and Seed.
+	// nanoGPT and the paper), ClipMode and Seed. Its per-sample threshold
+	// (PSEstimator and the settings SetPSEstimator sets) is the per-sample
+	// runs' only: the other modes' runs have none.
 	Base  Config     `json:"base"`
 	LRs   []float64  `json:"lrs"`
 	Modes []ClipMode `json:"clip_modes"`
@@ -34,6 +37,8 @@ type Experiment struct {
 
 // Check validates the grid and every configuration in it.
 func (e *Experiment) Check() error {
+	noPS := e.Base
+	noPS.SetPSEstimator("", estimator.Params{})
 	switch {
 	case len(e.LRs) == 0:
 		return errors.New("--lrs: no learning rate")
@@ -41,6 +46,8 @@ func (e *Experiment) Check() error {
 		return errors.New("--clip-modes: no clip mode")
 	case len(e.Seeds) == 0:
 		return errors.New("--seeds: no seed")
+	case noPS != e.Base && !slices.Contains(e.Modes, ClipPerSample):
+		return errors.New("--ps-estimator and its threshold flags apply to the per-sample runs, and --clip-modes has no per-sample")
 	}
 	for _, lr := range e.LRs {
 		for _, m := range e.Modes {
@@ -56,7 +63,19 @@ func (e *Experiment) Check() error {
 func (e *Experiment) config(lr float64, m ClipMode, seed uint64) Config {
 	c := e.Base
 	c.LR, c.MinLR, c.ClipMode, c.Seed = lr, lr/10, m, seed
+	if m != ClipPerSample {
+		c.SetPSEstimator("", estimator.Params{})
+	}
 	return c
+}
+
+// label is the tables' and figure's name of mode m's method: the paper's
+// for the clip modes, the estimator's for an adaptive per-sample threshold.
+func (e *Experiment) label(m ClipMode) string {
+	if c := e.config(0, m, 0); c.Adaptive() {
+		return c.PSMethod() + " (per-sample)"
+	}
+	return modeLabel(m)
 }
 
 // RunResult is what one run of an experiment produced.
@@ -71,14 +90,17 @@ type RunResult struct {
 // mode, aggregated over seeds. The standard deviations are the sample ones
 // (n−1), null for a single seed.
 type Row struct {
-	LR          float64  `json:"lr"`
-	Mode        ClipMode `json:"clip_mode"`
-	N           int      `json:"n"`
-	ValLoss     Float    `json:"final_val_loss_mean"`
-	ValLossSD   Float    `json:"final_val_loss_sd"`
-	Seconds     Float    `json:"train_time_s_mean"`
-	SecondsSD   Float    `json:"train_time_s_sd"`
-	ClippedFrac Float    `json:"clipped_fraction_mean"`
+	LR   float64  `json:"lr"`
+	Mode ClipMode `json:"clip_mode"`
+	// Method names the mode's method as the tables do, e.g. "Clip-SGD
+	// (global)" or "Auto-PS-Clip-SGD (per-sample)".
+	Method      string `json:"method"`
+	N           int    `json:"n"`
+	ValLoss     Float  `json:"final_val_loss_mean"`
+	ValLossSD   Float  `json:"final_val_loss_sd"`
+	Seconds     Float  `json:"train_time_s_mean"`
+	SecondsSD   Float  `json:"train_time_s_sd"`
+	ClippedFrac Float  `json:"clipped_fraction_mean"`
 	// ClipThreshold is the threshold the mode held mean gradients to
 	// (Config.ClipThreshold), null without clipping.
 	ClipThreshold Float `json:"clip_threshold"`
@@ -127,7 +149,7 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, dir s
 			}
 		}
 	}
-	res.Table = aggregate(res.Runs)
+	res.Table = aggregate(res.Runs, e.label)
 	return res, res.write(dir)
 }
 
@@ -182,13 +204,14 @@ func experimentRun(ctx context.Context, c Config, corpus *text.Corpus, out strin
 	return s, atomicfile.WriteFile(path, append(b, '\n'))
 }
 
-// aggregate groups runs by learning rate and mode, in order of appearance.
-func aggregate(runs []RunResult) []Row {
+// aggregate groups runs by learning rate and mode, in order of appearance,
+// naming each mode's method with label.
+func aggregate(runs []RunResult, label func(ClipMode) string) []Row {
 	var rows []Row
 	for _, r := range runs {
 		i := slices.IndexFunc(rows, func(w Row) bool { return w.LR == r.LR && w.Mode == r.Mode })
 		if i < 0 {
-			rows = append(rows, Row{LR: r.LR, Mode: r.Mode, ClipThreshold: r.ClipThreshold})
+			rows = append(rows, Row{LR: r.LR, Mode: r.Mode, Method: label(r.Mode), ClipThreshold: r.ClipThreshold})
 			i = len(rows) - 1
 		}
 		rows[i].N++
@@ -257,7 +280,7 @@ func (r *Results) curves() []plotting.Panel {
 				}
 			}
 			var s plotting.Series
-			s.Name = modeLabel(m)
+			s.Name = r.Experiment.label(m)
 			for step := range n {
 				s.X = append(s.X, float64(step))
 			}

@@ -3,12 +3,14 @@ package gpt
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/stats"
 )
 
@@ -114,6 +116,56 @@ func TestExperiment(t *testing.T) {
 	e.Base.ClipConvention = ConventionMean
 	if _, err := RunExperiment(context.Background(), e, corpus, dir, true, nil); err == nil || !strings.Contains(err.Error(), "another configuration") {
 		t.Errorf("resume with another clip convention: %v", err)
+	}
+}
+
+// Base's per-sample threshold is the per-sample runs' alone, and the
+// tables, CSV and curves name it.
+func TestExperimentPerSampleThreshold(t *testing.T) {
+	corpus := testCorpus(t)
+	base := tinyConfig(ClipGlobal)
+	base.Steps, base.Warmup = 4, 1
+	base.SetPSEstimator("ps-clip-auto", estimator.Params{Window: 256})
+	e := Experiment{Base: base, LRs: []float64{1e-3}, Modes: []ClipMode{ClipGlobal, ClipPerSample}, Seeds: []uint64{1}}
+	dir := t.TempDir()
+	res, err := RunExperiment(context.Background(), e, corpus, dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const label = "Auto-PS-Clip-SGD (per-sample)"
+	if res.Table[0].Method != "Clip-SGD (global)" || res.Table[1].Method != label {
+		t.Errorf("methods %q, %q", res.Table[0].Method, res.Table[1].Method)
+	}
+	for _, out := range []string{res.LossTable(), res.TimeTable(), res.CSV()} {
+		if !strings.Contains(out, label) {
+			t.Errorf("%q missing from\n%s", label, out)
+		}
+	}
+	if got := res.curves()[0].Series[1].Name; got != label {
+		t.Errorf("curve named %q", got)
+	}
+	for _, want := range []struct {
+		mode   ClipMode
+		ps     string
+		window int
+	}{{ClipGlobal, "", 0}, {ClipPerSample, "ps-clip-auto", 256}} {
+		var f finishedRun
+		b, err := os.ReadFile(filepath.Join(dir, runsDir, "lr=0.001", string(want.mode), "seed=1", runSummaryFn))
+		if err == nil {
+			err = json.Unmarshal(b, &f)
+		}
+		if err != nil || f.Config.PSEstimator != want.ps || f.Config.Window != want.window {
+			t.Errorf("%s run: ps_estimator %q window %d (%v), want %q %d", want.mode, f.Config.PSEstimator, f.Config.Window, err, want.ps, want.window)
+		}
+	}
+	// The per-sample run clipped by the estimated threshold, not Clip.
+	if r := res.Runs[1]; !math.IsNaN(float64(r.ClipThreshold)) || r.Clippable == 0 {
+		t.Errorf("per-sample run: threshold %v, clipped %d of %d", r.ClipThreshold, r.Clipped, r.Clippable)
+	}
+
+	e.Modes = []ClipMode{ClipGlobal, ClipMicroBatch}
+	if err := e.Check(); err == nil || !strings.Contains(err.Error(), "no per-sample") {
+		t.Errorf("a per-sample threshold without per-sample runs: %v", err)
 	}
 }
 

@@ -23,7 +23,7 @@ func (r *Results) LossTable() string {
 		if r.bestAt(row.LR) == i {
 			loss = "**" + loss + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", lr, modeLabel(row.Mode), loss, thresholdLabel(row), clippedLabel(row))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", lr, row.Method, loss, thresholdLabel(row), clippedLabel(row))
 	}
 	return b.String()
 }
@@ -39,18 +39,20 @@ func (r *Results) TimeTable() string {
 		if i > 0 && r.Table[i-1].LR == row.LR {
 			lr = ""
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", lr, modeLabel(row.Mode), pm(row.Seconds/60, row.SecondsSD/60, 2))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", lr, row.Method, pm(row.Seconds/60, row.SecondsSD/60, 2))
 	}
 	return b.String()
 }
 
-// CSV is the table with one line per learning rate and clip mode.
+// CSV is the table with one line per learning rate and clip mode. The
+// method column comes last, so that readers of the columns before it are
+// unaffected; no method name contains a comma or a quote.
 func (r *Results) CSV() string {
 	var b strings.Builder
-	b.WriteString("lr,clip_mode,n,final_val_loss_mean,final_val_loss_sd,train_time_s_mean,train_time_s_sd,clipped_fraction_mean,clip_threshold\n")
+	b.WriteString("lr,clip_mode,n,final_val_loss_mean,final_val_loss_sd,train_time_s_mean,train_time_s_sd,clipped_fraction_mean,clip_threshold,method\n")
 	for _, row := range r.Table {
-		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s,%s\n", fmtLR(row.LR), row.Mode, row.N,
-			csvFloat(row.ValLoss), csvFloat(row.ValLossSD), csvFloat(row.Seconds), csvFloat(row.SecondsSD), csvFloat(row.ClippedFrac), csvFloat(row.ClipThreshold))
+		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s\n", fmtLR(row.LR), row.Mode, row.N,
+			csvFloat(row.ValLoss), csvFloat(row.ValLossSD), csvFloat(row.Seconds), csvFloat(row.SecondsSD), csvFloat(row.ClippedFrac), csvFloat(row.ClipThreshold), row.Method)
 	}
 	return b.String()
 }
