@@ -1,7 +1,8 @@
 //go:build ignore
 
-// gen_kernels writes kernel_amd64.s, the register-tiled GEMM micro-kernels.
-// Run "go generate" in package kernels after editing it.
+// gen_kernels writes kernel_amd64.s: the register-tiled GEMM micro-kernels
+// and the vector passes (SqNorm, Dot, Axpy, Scale). Run "go generate" in
+// package kernels after editing it.
 //
 // A micro-kernel computes an mr×nr tile of C from a packed micro-panel of A
 // (k steps of mr values) and one of B (k steps of nr values): it keeps the
@@ -42,6 +43,9 @@ func main() {
 	w(`#include "textflag.h"`)
 	for _, k := range isas {
 		gen(w, k)
+	}
+	for _, v := range vecISAs {
+		genVector(w, v)
 	}
 	w(gatherAsm)
 	w(cpuidAsm)
@@ -129,6 +133,221 @@ func gen(w func(string, ...any), k isa) {
 	}
 	w("\tVZEROUPPER")
 	w("\tRET")
+}
+
+// A vecISA is one instruction set's vector passes. Sums of squares and dot
+// products accumulate in float64: each load of half a register of float32
+// (VCVTPS2PD) widens to a full register of float64, and nacc independent
+// accumulators hide the FMA latency. The element-wise passes do vec float32
+// lanes at a time, unrolled by unroll registers.
+type vecISA struct {
+	suffix string // appended to the function names
+	reg    string // "Y" or "Z"
+	vec    int    // float32 lanes per register
+	zero   string // instruction that zeroes a register
+	nacc   int    // float64 accumulators of the reductions
+	unroll int    // registers per step of the element-wise passes
+	// reduce folds the accumulator register 0 into its low float64 lane.
+	reduce []string
+}
+
+var vecISAs = []vecISA{
+	{suffix: "AVX2", reg: "Y", vec: 8, zero: "VXORPD", nacc: 4, unroll: 4, reduce: []string{
+		"VEXTRACTF128 $1, Y0, X1",
+		"VADDPD X1, X0, X0",
+	}},
+	{suffix: "AVX512", reg: "Z", vec: 16, zero: "VPXORQ", nacc: 8, unroll: 4, reduce: []string{
+		"VEXTRACTF64X4 $1, Z0, Y1",
+		"VADDPD Y1, Y0, Y0",
+		"VEXTRACTF128 $1, Y0, X1",
+		"VADDPD X1, X0, X0",
+	}},
+}
+
+// genVector writes the vector passes of one instruction set. Every pass runs
+// an unrolled vector loop, a one-register loop and a scalar loop for the
+// last elements, so any length and alignment works and the order of the
+// operations depends only on the length.
+func genVector(w func(string, ...any), v vecISA) {
+	r := func(i int) string { return fmt.Sprintf("%s%d", v.reg, i) }
+	half := v.vec / 2 // float32 widened per VCVTPS2PD
+	// reduction writes sqNorm (two == false) or dot (two == true).
+	reduction := func(name string, two bool) {
+		args, frame, ret := "x []float32", 24, 24
+		if two {
+			args, frame, ret = "x, y []float32", 48, 48
+		}
+		fn := name + v.suffix
+		w("")
+		w("// func %s(%s) float64", fn, args)
+		w("TEXT ·%s(SB), NOSPLIT, $0-%d", fn, frame+8)
+		w("\tMOVQ x_base+0(FP), SI")
+		w("\tMOVQ x_len+8(FP), CX")
+		if two {
+			w("\tMOVQ y_base+24(FP), DI")
+		}
+		for i := 0; i < v.nacc; i++ {
+			w("\t%s %s, %s, %s", v.zero, r(i), r(i), r(i))
+		}
+		step := v.nacc * half
+		w("\tMOVQ CX, DX")
+		w("\tSHRQ $%d, DX", log2(step))
+		w("\tJZ %s_tail", fn)
+		w("%s_loop:", fn)
+		for i := 0; i < v.nacc; i++ {
+			t := r(v.nacc + i)
+			w("\tVCVTPS2PD %d(SI), %s", 4*half*i, t)
+			if two {
+				w("\tVCVTPS2PD %d(DI), %s", 4*half*i, r(2*v.nacc+i))
+			}
+		}
+		for i := 0; i < v.nacc; i++ {
+			t := r(v.nacc + i)
+			if two {
+				w("\tVFMADD231PD %s, %s, %s", r(2*v.nacc+i), t, r(i))
+			} else {
+				w("\tVFMADD231PD %s, %s, %s", t, t, r(i))
+			}
+		}
+		w("\tADDQ $%d, SI", 4*step)
+		if two {
+			w("\tADDQ $%d, DI", 4*step)
+		}
+		w("\tDECQ DX")
+		w("\tJNZ %s_loop", fn)
+		w("%s_tail:", fn)
+		w("\tANDQ $%d, CX", step-1)
+		w("\tMOVQ CX, DX")
+		w("\tSHRQ $%d, DX", log2(half))
+		w("\tJZ %s_reduce", fn)
+		w("%s_loop1:", fn)
+		w("\tVCVTPS2PD (SI), %s", r(v.nacc))
+		if two {
+			w("\tVCVTPS2PD (DI), %s", r(v.nacc+1))
+			w("\tVFMADD231PD %s, %s, %s", r(v.nacc+1), r(v.nacc), r(0))
+		} else {
+			w("\tVFMADD231PD %s, %s, %s", r(v.nacc), r(v.nacc), r(0))
+		}
+		w("\tADDQ $%d, SI", 4*half)
+		if two {
+			w("\tADDQ $%d, DI", 4*half)
+		}
+		w("\tDECQ DX")
+		w("\tJNZ %s_loop1", fn)
+		w("%s_reduce:", fn)
+		// Pairwise: accumulator i += i+n/2, halving n.
+		for n := v.nacc; n > 1; n /= 2 {
+			for i := 0; i < n/2; i++ {
+				w("\tVADDPD %s, %s, %s", r(i+n/2), r(i), r(i))
+			}
+		}
+		for _, l := range v.reduce {
+			w("\t%s", l)
+		}
+		// Scalar VEX instructions clear the register above bit 128, so the
+		// last elements are added only once the vector sum is folded.
+		w("\tVPERMILPD $1, X0, X1")
+		w("\tVADDSD X1, X0, X0")
+		w("\tANDQ $%d, CX", half-1)
+		w("\tJZ %s_done", fn)
+		w("%s_loop0:", fn)
+		w("\tVCVTSS2SD (SI), X1, X1")
+		if two {
+			w("\tVCVTSS2SD (DI), X2, X2")
+			w("\tVFMADD231SD X2, X1, X0")
+			w("\tADDQ $4, DI")
+		} else {
+			w("\tVFMADD231SD X1, X1, X0")
+		}
+		w("\tADDQ $4, SI")
+		w("\tDECQ CX")
+		w("\tJNZ %s_loop0", fn)
+		w("%s_done:", fn)
+		w("\tVZEROUPPER")
+		w("\tMOVSD X0, ret+%d(FP)", ret)
+		w("\tRET")
+	}
+	reduction("sqNorm", false)
+	reduction("dot", true)
+
+	// elementwise writes axpy (y += a·x, fused multiply-add per element) or
+	// scale (x *= a). Register 15 holds a in every lane.
+	elementwise := func(name string, axpy bool) {
+		fn := name + v.suffix
+		a := r(15)
+		w("")
+		if axpy {
+			w("// func %s(a float32, x, y []float32)", fn)
+			w("TEXT ·%s(SB), NOSPLIT, $0-56", fn)
+			w("\tMOVQ x_base+8(FP), SI")
+			w("\tMOVQ x_len+16(FP), CX")
+			w("\tMOVQ y_base+32(FP), DI")
+		} else {
+			w("// func %s(a float32, x []float32)", fn)
+			w("TEXT ·%s(SB), NOSPLIT, $0-32", fn)
+			w("\tMOVQ x_base+8(FP), DI")
+			w("\tMOVQ x_len+16(FP), CX")
+		}
+		w("\tVBROADCASTSS a+0(FP), %s", a)
+		op := func(off int, t string) {
+			if axpy {
+				w("\tVMOVUPS %d(SI), %s", off, t)
+				w("\tVFMADD213PS %d(DI), %s, %s", off, a, t)
+			} else {
+				w("\tVMULPS %d(DI), %s, %s", off, a, t)
+			}
+		}
+		advance := func(bytes int) {
+			if axpy {
+				w("\tADDQ $%d, SI", bytes)
+			}
+			w("\tADDQ $%d, DI", bytes)
+		}
+		step := v.unroll * v.vec
+		w("\tMOVQ CX, DX")
+		w("\tSHRQ $%d, DX", log2(step))
+		w("\tJZ %s_tail", fn)
+		w("%s_loop:", fn)
+		for i := 0; i < v.unroll; i++ {
+			op(4*v.vec*i, r(i))
+		}
+		for i := 0; i < v.unroll; i++ {
+			w("\tVMOVUPS %s, %d(DI)", r(i), 4*v.vec*i)
+		}
+		advance(4 * step)
+		w("\tDECQ DX")
+		w("\tJNZ %s_loop", fn)
+		w("%s_tail:", fn)
+		w("\tANDQ $%d, CX", step-1)
+		w("\tMOVQ CX, DX")
+		w("\tSHRQ $%d, DX", log2(v.vec))
+		w("\tJZ %s_scalar", fn)
+		w("%s_loop1:", fn)
+		op(0, r(0))
+		w("\tVMOVUPS %s, (DI)", r(0))
+		advance(4 * v.vec)
+		w("\tDECQ DX")
+		w("\tJNZ %s_loop1", fn)
+		w("%s_scalar:", fn)
+		w("\tANDQ $%d, CX", v.vec-1)
+		w("\tJZ %s_done", fn)
+		w("%s_loop0:", fn)
+		if axpy {
+			w("\tVMOVSS (SI), X0")
+			w("\tVFMADD213SS (DI), X15, X0")
+		} else {
+			w("\tVMULSS (DI), X15, X0")
+		}
+		w("\tVMOVSS X0, (DI)")
+		advance(4)
+		w("\tDECQ CX")
+		w("\tJNZ %s_loop0", fn)
+		w("%s_done:", fn)
+		w("\tVZEROUPPER")
+		w("\tRET")
+	}
+	elementwise("axpy", true)
+	elementwise("scale", false)
 }
 
 func log2(n int) int {

@@ -22,6 +22,35 @@ func kernelAVX512(k int, a, b, c *float32, ldc int, beta float32)
 //go:noescape
 func gatherRows(src *float32, ld, k int, dst *float32, dstStride, rows int)
 
+//go:noescape
+func sqNormAVX2(x []float32) float64
+
+//go:noescape
+func dotAVX2(x, y []float32) float64
+
+//go:noescape
+func axpyAVX2(a float32, x, y []float32)
+
+//go:noescape
+func scaleAVX2(a float32, x []float32)
+
+//go:noescape
+func sqNormAVX512(x []float32) float64
+
+//go:noescape
+func dotAVX512(x, y []float32) float64
+
+//go:noescape
+func axpyAVX512(a float32, x, y []float32)
+
+//go:noescape
+func scaleAVX512(a float32, x []float32)
+
+var (
+	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, scale: scaleAVX2}
+	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, scale: scaleAVX512}
+)
+
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax uint32)
 
@@ -43,6 +72,26 @@ var available = detect()
 
 // best is the micro-kernel Sgemm uses.
 var best = available[0]
+
+// vecAvailable lists the implementations of the vector passes this CPU and
+// OS can run, best first; vec is the one in use.
+var (
+	vecAvailable = detectVec()
+	vec          = vecAvailable[0]
+)
+
+func detectVec() []*vecOps {
+	var vs []*vecOps
+	for _, k := range available {
+		switch k {
+		case avx512:
+			vs = append(vs, vecAVX512)
+		case avx2:
+			vs = append(vs, vecAVX2)
+		}
+	}
+	return append(vs, vecGo)
+}
 
 func detect() []*microKernel {
 	ks := []*microKernel{generic}

@@ -7,3 +7,10 @@ var available = []*microKernel{generic}
 
 // best is the micro-kernel Sgemm uses.
 var best = generic
+
+// vecAvailable lists the implementations of the vector passes, best first;
+// vec is the one in use.
+var (
+	vecAvailable = []*vecOps{vecGo}
+	vec          = vecGo
+)

@@ -1,0 +1,92 @@
+package kernels
+
+// The vector passes: the sums and scaled adds that clipping makes over whole
+// gradients. They are memory-bound, so the assembly versions aim at the
+// speed of the caches, which a scalar loop with one dependency chain is far
+// below.
+
+// vecOps is one implementation of the vector passes. Arguments have equal
+// lengths.
+type vecOps struct {
+	name   string
+	sqNorm func(x []float32) float64
+	dot    func(x, y []float32) float64
+	axpy   func(a float32, x, y []float32)
+	scale  func(a float32, x []float32)
+}
+
+// vecGo is the portable implementation.
+var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, scale: scaleGo}
+
+// SqNorm returns Σ x_j², accumulated in float64. The order of the additions
+// depends only on len(x), so the result is reproducible; NaN or ±Inf in x
+// give NaN or +Inf.
+func SqNorm(x []float32) float64 { return vec.sqNorm(x) }
+
+// Dot returns Σ x_j·y_j over the len(x) elements of x, accumulated in
+// float64 like SqNorm. It panics if y is shorter than x.
+func Dot(x, y []float32) float64 {
+	if len(y) < len(x) {
+		panic("kernels: Dot: y shorter than x")
+	}
+	return vec.dot(x, y[:len(x)])
+}
+
+// Axpy adds a·x into the first len(x) elements of y. It panics if y is
+// shorter than x.
+func Axpy(a float32, x, y []float32) {
+	if len(y) < len(x) {
+		panic("kernels: Axpy: y shorter than x")
+	}
+	vec.axpy(a, x, y[:len(x)])
+}
+
+// Scale multiplies x by a.
+func Scale(a float32, x []float32) { vec.scale(a, x) }
+
+// sqNormGo and dotGo keep four interleaved partial sums: independent
+// dependency chains run about three times faster than one.
+func sqNormGo(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	n := len(x) &^ 3
+	for j := 0; j < n; j += 4 {
+		a, b, c, d := float64(x[j]), float64(x[j+1]), float64(x[j+2]), float64(x[j+3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	for _, v := range x[n:] {
+		s0 += float64(v) * float64(v)
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotGo(x, y []float32) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	n := len(x) &^ 3
+	for j := 0; j < n; j += 4 {
+		s0 += float64(x[j]) * float64(y[j])
+		s1 += float64(x[j+1]) * float64(y[j+1])
+		s2 += float64(x[j+2]) * float64(y[j+2])
+		s3 += float64(x[j+3]) * float64(y[j+3])
+	}
+	for j := n; j < len(x); j++ {
+		s0 += float64(x[j]) * float64(y[j])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpyGo(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for j, v := range x {
+		y[j] += a * v
+	}
+}
+
+func scaleGo(a float32, x []float32) {
+	for j := range x {
+		x[j] *= a
+	}
+}
