@@ -303,3 +303,15 @@ func ForceRule(m Sequential, ghost bool) {
 		}
 	}
 }
+
+// dot and sqNorm are the tests' own float64 loops, independent of the
+// kernels the layers use.
+func dot(a, b []float32) float64 {
+	var s float64
+	for j, x := range a {
+		s += float64(x) * float64(b[j])
+	}
+	return s
+}
+
+func sqNorm(x []float32) float64 { return dot(x, x) }

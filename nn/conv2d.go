@@ -212,14 +212,14 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 			case ghost:
 				s = ghostSqNorm(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout, c.gram[wk])
 			default:
-				s = sqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
+				s = kernels.SqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
 			}
 			if c.Bias != nil {
 				pb := c.psB[i*cout : (i+1)*cout]
 				for co := range pb {
 					pb[co] = sum(dy.Data[(i*cout+co)*p : (i*cout+co+1)*p])
 				}
-				s += sqNorm(pb)
+				s += kernels.SqNorm(pb)
 			}
 			sq[i] += s
 		}
@@ -295,9 +295,8 @@ func (c *Conv2d) clippedGEMM(f []float32, kk, p int) {
 		if fi == 0 {
 			continue
 		}
-		for j, v := range c.dy.Data[i*m : (i+1)*m] {
-			c.scaled[j] = fi * v
-		}
+		copy(c.scaled, c.dy.Data[i*m:(i+1)*m])
+		kernels.Scale(fi, c.scaled)
 		kernels.Sgemm(false, true, c.cout, kk, p, 1, c.scaled, p, c.cols[i*kk*p:], p, 1, c.Weight.Grad.Data, kk)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -131,7 +132,7 @@ func (e *Embedding) scatter(dy *tensor.Tensor, lo, hi int, s float32) {
 	g := e.Weight.Grad.Data
 	for r := lo; r < hi; r++ {
 		id := int(e.ids[r])
-		axpy(s, dy.Data[r*dim:(r+1)*dim], g[id*dim:(id+1)*dim])
+		kernels.Axpy(s, dy.Data[r*dim:(r+1)*dim], g[id*dim:(id+1)*dim])
 	}
 }
 
@@ -150,7 +151,7 @@ func (e *Embedding) groupedSqNorm(dy *tensor.Tensor, lo, hi int) float64 {
 	for r := lo; r < hi; r++ {
 		id, row := e.ids[r], dy.Data[r*dim:(r+1)*dim]
 		if s := e.slot[id]; s >= 0 {
-			axpy(1, row, e.acc[int(s)*dim:])
+			kernels.Axpy(1, row, e.acc[int(s)*dim:])
 			continue
 		}
 		e.slot[id] = int32(u)
@@ -160,7 +161,7 @@ func (e *Embedding) groupedSqNorm(dy *tensor.Tensor, lo, hi int) float64 {
 	for r := lo; r < hi; r++ {
 		e.slot[e.ids[r]] = -1
 	}
-	return sqNorm(e.acc[:u*dim])
+	return kernels.SqNorm(e.acc[:u*dim])
 }
 
 // PositionEmbedding adds a learnt embedding of each position to its input,
@@ -217,7 +218,7 @@ func (p *PositionEmbedding) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Te
 	g := p.Weight.Grad.Data[:m]
 	if !ctx.PerSample() {
 		for b := range dy.Shape[0] {
-			axpy(1, dy.Data[b*m:(b+1)*m], g)
+			kernels.Axpy(1, dy.Data[b*m:(b+1)*m], g)
 		}
 		return dy
 	}
@@ -226,12 +227,12 @@ func (p *PositionEmbedding) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Te
 		panic(fmt.Sprintf("nn: PositionEmbedding: gradient %v for a batch of %d", dy, len(sq)))
 	}
 	for i := range sq {
-		sq[i] += sqNorm(dy.Data[i*m : (i+1)*m])
+		sq[i] += kernels.SqNorm(dy.Data[i*m : (i+1)*m])
 	}
 	ctx.Defer(func(c []float32) {
 		for i, ci := range c {
 			if ci != 0 {
-				axpy(ci, dy.Data[i*m:(i+1)*m], g)
+				kernels.Axpy(ci, dy.Data[i*m:(i+1)*m], g)
 			}
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -183,7 +184,7 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 				gb = g[d:]
 			}
 			l.accumulate(dy, i*rows, (i+1)*rows, 1, g[:d], gb)
-			sq[i] += sqNorm(g)
+			sq[i] += kernels.SqNorm(g)
 		}
 	})
 	ctx.Defer(func(c []float32) {
@@ -193,9 +194,9 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 				continue
 			}
 			g := l.sample[i*per : (i+1)*per]
-			axpy(ci, g[:d], gw)
+			kernels.Axpy(ci, g[:d], gw)
 			if gb != nil {
-				axpy(ci, g[d:], gb)
+				kernels.Axpy(ci, g[d:], gb)
 			}
 		}
 	})

@@ -159,9 +159,7 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		if l.Bias != nil {
 			db := l.Bias.Grad.Data
 			for r := 0; r < rows; r++ {
-				for j, v := range dy.Data[r*l.out : (r+1)*l.out] {
-					db[j] += v
-				}
+				kernels.Axpy(1, dy.Data[r*l.out:(r+1)*l.out], db)
 			}
 		}
 	}
@@ -210,20 +208,18 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 			case !ghost:
 				g := l.psW[i*out*in : (i+1)*out*in]
 				kernels.Sgemm(true, false, out, in, t, 1, b, out, a, in, 0, g, in)
-				s = sqNorm(g)
+				s = kernels.SqNorm(g)
 			case t == 1:
-				s = sqNorm(a) * sqNorm(b)
+				s = kernels.SqNorm(a) * kernels.SqNorm(b)
 			default:
 				s = ghostSqNorm(false, t, a, in, b, out, l.gram[w])
 			}
 			if l.Bias != nil {
 				pb := l.psB[i*out : (i+1)*out]
 				for r := 0; r < t; r++ {
-					for j, v := range b[r*out : (r+1)*out] {
-						pb[j] += v
-					}
+					kernels.Axpy(1, b[r*out:(r+1)*out], pb)
 				}
-				s += sqNorm(pb)
+				s += kernels.SqNorm(pb)
 			}
 			sq[i] += s
 		}
@@ -263,9 +259,8 @@ func (l *Linear) clippedGEMM(c []float32, t int) {
 	}
 	for i, ci := range c {
 		d := scaled[i*t*width : (i+1)*t*width]
-		for j, v := range src[i*t*width : (i+1)*t*width] {
-			d[j] = ci * v
-		}
+		copy(d, src[i*t*width:(i+1)*t*width])
+		kernels.Scale(ci, d)
 	}
 	a, b := scaled, x // A = C·dy, B = x
 	if scaleX {
@@ -315,7 +310,7 @@ func ghostSqNorm(cols bool, t int, x []float32, kx int, y []float32, ky int, scr
 		kernels.Sgemm(false, true, t, t, kx, 1, x, kx, x, kx, 0, gx, t)
 		kernels.Sgemm(false, true, t, t, ky, 1, y, ky, y, ky, 0, gy, t)
 	}
-	return dot(gx, gy)
+	return kernels.Dot(gx, gy)
 }
 
 // weightedSum adds Σ_i c_i·g_i into dst, where g holds len(c) vectors of
@@ -332,20 +327,9 @@ func weightedSum(dst, g []float32, c []float32) {
 			if ci == 0 {
 				continue
 			}
-			for j, v := range g[i*m+lo : i*m+hi] {
-				d[j] += ci * v
-			}
+			kernels.Axpy(ci, g[i*m+lo:i*m+hi], d)
 		}
 	})
-}
-
-// dot is Σ a_j·b_j accumulated in float64.
-func dot(a, b []float32) float64 {
-	var s float64
-	for j, x := range a {
-		s += float64(x) * float64(b[j])
-	}
-	return s
 }
 
 // workers is the number of goroutines worth using for n independent items.

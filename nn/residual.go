@@ -69,30 +69,3 @@ func resize[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
-
-// sqNorm is Σ x_j² accumulated in float64, in four interleaved partial sums
-// (independent dependency chains run about 3× faster than one; the order is
-// fixed, so the result is reproducible).
-func sqNorm(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	n := len(x) &^ 3
-	for j := 0; j < n; j += 4 {
-		a, b, c, d := float64(x[j]), float64(x[j+1]), float64(x[j+2]), float64(x[j+3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
-	}
-	for _, v := range x[n:] {
-		s0 += float64(v) * float64(v)
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// axpy adds a·x into y.
-func axpy(a float32, x, y []float32) {
-	y = y[:len(x)]
-	for j, v := range x {
-		y[j] += a * v
-	}
-}
