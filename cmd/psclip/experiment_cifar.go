@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
 )
 
@@ -24,11 +26,23 @@ func init() {
 }
 
 // experimentCIFARFlags are the flags of "experiment cifar" beyond
-// cifarFlags and the thresholds.
+// cifarFlags and the thresholds; adaptive holds the adaptive thresholds'
+// settings (adaptiveFlags).
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
 	full, paper, resume, logNorms     bool
 	seeds                             int
+	adaptive                          *estimator.Flags
+}
+
+// adaptiveFlags are the flags of the adaptive thresholds' settings, as every
+// training command spells them (estimator.AddFlags), with the methods that
+// read them.
+var adaptiveFlags = []struct{ name, readers string }{
+	{"window", "ps-clip-auto, and inc-ps-clip-sgd with --inc-alpha or --inc-beta auto"},
+	{"target-quantile", "ps-clip-quantile"},
+	{"quantile-rate", "ps-clip-quantile"},
+	{"auto-clip-r", "auto-clip"},
 }
 
 func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
@@ -37,10 +51,19 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 		"; clip-sgd=γ and ps-clip-sgd=γ give a method its own threshold")
 	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's: 15)")
 	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
-	fs.Float64Var(&th.Alpha, "inc-alpha", th.Alpha, "Increasing-PS-Clip-SGD's α (the paper's: 15)")
-	fs.Float64Var(&th.Beta, "inc-beta", th.Beta, "Increasing-PS-Clip-SGD's β (the paper's: 2)")
-	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid (default: --inc-alpha; the appendix's: 1,15,30,45)")
-	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
+	fs.Var(estimator.AutoFloat(&th.Alpha, &th.AutoAlpha), "inc-alpha", "Increasing-PS-Clip-SGD's α (the paper's: 15), or auto (σ̂ from the recent per-sample norms)")
+	fs.Var(estimator.AutoFloat(&th.Beta, &th.AutoBeta), "inc-beta", "Increasing-PS-Clip-SGD's β (the paper's: 2), or auto (the tail index p̂, clamped to [1.05, 2])")
+	// estimator.AddFlags defines the adaptive thresholds' flags on a
+	// scratch set; their Values, shared with f.adaptive, are defined again
+	// on fs.
+	scratch := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	f.adaptive = estimator.AddFlags(scratch, "ps-clip-auto", estimator.Params{})
+	for _, a := range adaptiveFlags {
+		fl := scratch.Lookup(a.name)
+		fs.Var(fl.Value, a.name, a.readers+": "+strings.TrimPrefix(fl.Usage, a.readers+": "))
+	}
+	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid, numbers (default: --inc-alpha, or its default if --inc-alpha is auto; the appendix's: 1,15,30,45)")
+	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid, numbers (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
 	fs.BoolVar(&f.full, "full-grid", f.full, "run the appendix's whole grid α ∈ {1,15,30,45} × β ∈ {1.2,1.5,1.8,2} (overrides --grid-alphas and --grid-betas)")
 	fs.BoolVar(&f.paper, "paper", f.paper, "start from the paper's setting: full-width model, 300 epochs, AutoAugment, thresholds 15, 45 and α=15 β=2")
 	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
@@ -51,7 +74,8 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 
 func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	defaults := experimentCIFARFlags{methods: strings.Join(cifar.PaperMethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
-	c, th, f := cifar.ExperimentDefault(), cifar.ExperimentThresholds(), defaults
+	defaultTh := cifar.ExperimentThresholds()
+	c, th, f := cifar.ExperimentDefault(), defaultTh, defaults
 	defineExperimentCIFAR(fs, &c, &th, &f)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -59,7 +83,8 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	if f.paper {
 		// Parse again over the paper's values, so that flags given
 		// explicitly override them and the others take them.
-		c, th, f = cifar.Default(), cifar.PaperThresholds(), defaults
+		defaultTh = cifar.PaperThresholds()
+		c, th, f = cifar.Default(), defaultTh, defaults
 		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 		again.SetOutput(io.Discard)
 		defineExperimentCIFAR(again, &c, &th, &f)
@@ -70,13 +95,19 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	// The thresholds are checked here so that an error names the flag the
 	// user typed, not the per-run flag a method turns it into.
 	for _, t := range []struct {
-		flag string
-		v    float64
-	}{{"clip-sgd-gamma", th.ClipSGD}, {"ps-gamma", th.PSClipSGD}, {"inc-alpha", th.Alpha}, {"inc-beta", th.Beta}} {
-		if !(t.v > 0) || math.IsInf(t.v, 0) {
-			return usagef("--%s = %v, want a finite value > 0", t.flag, t.v)
+		flag, orAuto string
+		v            float64
+		auto         bool
+	}{
+		{"clip-sgd-gamma", "", th.ClipSGD, false}, {"ps-gamma", "", th.PSClipSGD, false},
+		{"inc-alpha", " or auto", th.Alpha, th.AutoAlpha}, {"inc-beta", " or auto", th.Beta, th.AutoBeta},
+	} {
+		if !t.auto && (!(t.v > 0) || math.IsInf(t.v, 0)) {
+			return usagef("--%s = %v, want a finite value > 0%s", t.flag, t.v, t.orAuto)
 		}
 	}
+	p := f.adaptive.Params()
+	th.Window, th.TargetQuantile, th.QuantileRate, th.AutoClipR = p.Window, p.TargetQuantile, p.QuantileRate, p.R
 	e := cifar.Experiment{Base: c, LogNorms: f.logNorms}
 	for _, name := range strings.Split(f.methods, ",") {
 		m, err := th.Method(strings.TrimSpace(name))
@@ -84,6 +115,13 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 			return usagef("--methods: %v", err)
 		}
 		e.Methods = append(e.Methods, m)
+	}
+	// A setting no method reads is refused rather than ignored, as the
+	// training commands do.
+	for _, a := range adaptiveFlags {
+		if flagSet(fs, a.name) && !slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(a.name) }) {
+			return usagef("--%s applies to none of --methods %s (only to %s)", a.name, f.methods, a.readers)
+		}
 	}
 	var err error
 	switch {
@@ -93,7 +131,12 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 		if e.GridBetas, err = floats("grid-betas", f.betas); err != nil {
 			return err
 		}
+		// The grid's α values are numbers: an automatic --inc-alpha leaves
+		// the grid at the default α.
 		e.GridAlphas = []float64{th.Alpha}
+		if th.AutoAlpha {
+			e.GridAlphas = []float64{defaultTh.Alpha}
+		}
 		if f.alphas != "" {
 			if e.GridAlphas, err = floats("grid-alphas", f.alphas); err != nil {
 				return err

@@ -57,6 +57,14 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		}
 		e.Modes = append(e.Modes, m)
 	}
+	// A --clip no run reads is refused, as train gpt refuses it.
+	if flagSet(fs, "clip") && !e.ReadsClip() {
+		why := ""
+		if slices.Contains(e.Modes, gpt.ClipPerSample) {
+			why = fmt.Sprintf(": per-sample mode's %s has a threshold of its own", c.PSMethod())
+		}
+		return usagef("--clip applies to none of --clip-modes %s%s", *modes, why)
+	}
 	if *seeds <= 0 {
 		return usagef("--seeds = %d, want > 0", *seeds)
 	}

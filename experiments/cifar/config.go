@@ -191,15 +191,7 @@ func (c *Config) Validate() error {
 	}
 	// The settings only one estimator reads are refused by the others
 	// rather than ignored, as estimator.Flags does.
-	for _, s := range []struct {
-		flag, reader string
-		set, reads   bool
-	}{
-		{"window", "ps-clip-auto, or ps-clip-sgd with --alpha or --beta auto", c.Window != 0, c.automatic()},
-		{"target-quantile", "ps-clip-quantile", c.TargetQuantile != 0, c.Estimator == "ps-clip-quantile"},
-		{"quantile-rate", "ps-clip-quantile", c.QuantileRate != 0, c.Estimator == "ps-clip-quantile"},
-		{"auto-clip-r", "auto-clip", c.AutoClipR != 0, c.Estimator == "auto-clip"},
-	} {
+	for _, s := range c.ownSettings() {
 		if s.set && !s.reads {
 			return fmt.Errorf("--%s applies only to --estimator %s, not to %s", s.flag, s.reader, c.Method())
 		}
@@ -209,6 +201,23 @@ func (c *Config) Validate() error {
 	}
 	_, err := c.estimator()
 	return err
+}
+
+// ownSetting is a setting only some estimators read.
+type ownSetting struct {
+	flag, reader string // its flag; who reads it
+	set, reads   bool   // whether it is set; whether the estimator reads it
+}
+
+// ownSettings lists the settings only some estimators read, by flag:
+// "window", "target-quantile", "quantile-rate" and "auto-clip-r".
+func (c *Config) ownSettings() []ownSetting {
+	return []ownSetting{
+		{"window", "ps-clip-auto, or ps-clip-sgd with --alpha or --beta auto", c.Window != 0, c.automatic()},
+		{"target-quantile", "ps-clip-quantile", c.TargetQuantile != 0, c.Estimator == "ps-clip-quantile"},
+		{"quantile-rate", "ps-clip-quantile", c.QuantileRate != 0, c.Estimator == "ps-clip-quantile"},
+		{"auto-clip-r", "auto-clip", c.AutoClipR != 0, c.Estimator == "auto-clip"},
+	}
 }
 
 // estimator builds the configured estimator; its errors name the estimator

@@ -19,12 +19,20 @@ import (
 )
 
 // Method is one estimator setting of an experiment: the estimator's
-// command-line name and its thresholds, as in Config.
+// command-line name and its settings, as in Config. The settings a method
+// leaves zero, the estimator's defaults, are left out of the JSON, so that
+// the methods of the paper keep the form of older results.
 type Method struct {
-	Estimator string  `json:"estimator"`
-	Clip      float64 `json:"clip,omitempty"`
-	Alpha     float64 `json:"alpha,omitempty"`
-	Beta      float64 `json:"beta,omitempty"`
+	Estimator      string  `json:"estimator"`
+	Clip           float64 `json:"clip,omitempty"`
+	Alpha          float64 `json:"alpha,omitempty"`
+	Beta           float64 `json:"beta,omitempty"`
+	AutoAlpha      bool    `json:"auto_alpha,omitempty"`
+	AutoBeta       bool    `json:"auto_beta,omitempty"`
+	Window         int     `json:"window,omitempty"`
+	TargetQuantile float64 `json:"target_quantile,omitempty"`
+	QuantileRate   float64 `json:"quantile_rate,omitempty"`
+	AutoClipR      float64 `json:"auto_clip_r,omitempty"`
 }
 
 // PaperAlphas and PaperBetas are the appendix's grid for the increasing
@@ -37,6 +45,8 @@ var (
 func (m Method) config(base Config, seed uint64) Config {
 	c := base
 	c.Estimator, c.Clip, c.Alpha, c.Beta, c.Seed = m.Estimator, m.Clip, m.Alpha, m.Beta, seed
+	c.AutoAlpha, c.AutoBeta, c.Window = m.AutoAlpha, m.AutoBeta, m.Window
+	c.TargetQuantile, c.QuantileRate, c.AutoClipR = m.TargetQuantile, m.QuantileRate, m.AutoClipR
 	return c
 }
 
@@ -47,19 +57,45 @@ func (m Method) Name() string {
 }
 
 // increasing reports whether the method uses the increasing threshold.
-func (m Method) increasing() bool { return m.Beta != 0 }
+func (m Method) increasing() bool {
+	c := m.config(Config{}, 0)
+	return c.increasing()
+}
+
+// Reads reports whether the method reads the setting of a flag only some
+// estimators read: "window", "target-quantile", "quantile-rate" or
+// "auto-clip-r".
+func (m Method) Reads(flag string) bool {
+	c := m.config(Config{}, 0)
+	for _, s := range c.ownSettings() {
+		if s.flag == flag {
+			return s.reads
+		}
+	}
+	return false
+}
 
 // key names the method's directory: "sgd", "clip-sgd_gamma=15",
-// "ps-clip-sgd_alpha=15_beta=2".
+// "ps-clip-sgd_alpha=15_beta=2", "ps-clip-sgd_alpha=auto_beta=2_window=512",
+// "ps-clip-quantile_q=0.7": every setting that differs from the default.
 func (m Method) key() string {
 	c := m.config(Config{}, 0)
+	k := m.Estimator
 	switch {
 	case c.increasing():
-		return fmt.Sprintf("%s_alpha=%s_beta=%s", m.Estimator, num(m.Alpha), num(m.Beta))
+		k += fmt.Sprintf("_alpha=%s_beta=%s", autoNum(m.Alpha, m.AutoAlpha), autoNum(m.Beta, m.AutoBeta))
 	case c.readsClip() && m.Clip != 0:
-		return fmt.Sprintf("%s_gamma=%s", m.Estimator, num(m.Clip))
+		k += "_gamma=" + num(m.Clip)
 	}
-	return m.Estimator
+	for _, s := range []struct {
+		name string
+		v    float64
+	}{{"window", float64(m.Window)}, {"q", m.TargetQuantile}, {"rate", m.QuantileRate}, {"r", m.AutoClipR}} {
+		if s.v != 0 {
+			k += "_" + s.name + "=" + num(s.v)
+		}
+	}
+	return k
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
@@ -355,11 +391,19 @@ var PaperMethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-s
 // estimator.Quantile, estimator.AutoClip at their default settings).
 var MethodNames = append(slices.Clone(PaperMethodNames), "ps-clip-auto", "ps-clip-quantile", "auto-clip")
 
-// Thresholds are the clipping thresholds of an experiment's four methods.
+// Thresholds are the clipping thresholds of an experiment's methods.
 type Thresholds struct {
 	ClipSGD     float64 // Clip-SGD's γ
 	PSClipSGD   float64 // PS-Clip-SGD's constant γ
 	Alpha, Beta float64 // Increasing-PS-Clip-SGD's α·k^(1/β)
+	// AutoAlpha and AutoBeta estimate Increasing-PS-Clip-SGD's α = σ̂ and
+	// β = p̂ while training, overriding Alpha and Beta.
+	AutoAlpha, AutoBeta bool
+	// Window, TargetQuantile, QuantileRate and AutoClipR are the adaptive
+	// thresholds' settings, as in Config (0: the estimator's default);
+	// each goes to the methods that read it (Method.Reads).
+	Window                                  int
+	TargetQuantile, QuantileRate, AutoClipR float64
 }
 
 // PaperThresholds are the paper's thresholds for the full AlexNet on
@@ -382,7 +426,7 @@ func (t Thresholds) Method(spec string) (Method, error) {
 	case "ps-clip-sgd":
 		m = Method{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}
 	case "inc-ps-clip-sgd":
-		m = Method{Estimator: "ps-clip-sgd", Alpha: t.Alpha, Beta: t.Beta}
+		m = Method{Estimator: "ps-clip-sgd", Alpha: t.Alpha, Beta: t.Beta, AutoAlpha: t.AutoAlpha, AutoBeta: t.AutoBeta}
 	default:
 		return Method{}, fmt.Errorf("unknown method %q (want one of %s, or clip-sgd=γ, ps-clip-sgd=γ)", spec, strings.Join(MethodNames, ", "))
 	}
@@ -395,6 +439,18 @@ func (t Thresholds) Method(spec string) (Method, error) {
 			return Method{}, fmt.Errorf("method %q: %q is not a number", spec, value)
 		}
 		m.Clip = gamma
+	}
+	if m.Reads("window") {
+		m.Window = t.Window
+	}
+	if m.Reads("target-quantile") {
+		m.TargetQuantile = t.TargetQuantile
+	}
+	if m.Reads("quantile-rate") {
+		m.QuantileRate = t.QuantileRate
+	}
+	if m.Reads("auto-clip-r") {
+		m.AutoClipR = t.AutoClipR
 	}
 	return m, nil
 }

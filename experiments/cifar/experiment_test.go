@@ -1,10 +1,14 @@
 package cifar
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -189,6 +193,8 @@ func TestConfigValidate(t *testing.T) {
 
 func TestMethodNames(t *testing.T) {
 	th := Thresholds{ClipSGD: 3, PSClipSGD: 10, Alpha: 3, Beta: 2}
+	adaptive := Thresholds{ClipSGD: 3, PSClipSGD: 10, AutoAlpha: true, AutoBeta: true,
+		Window: 512, TargetQuantile: 0.7, QuantileRate: 0.1, AutoClipR: 0.2}
 	for _, tc := range []struct {
 		spec, name, key string
 	}{
@@ -212,6 +218,40 @@ func TestMethodNames(t *testing.T) {
 			t.Errorf("Method(%q): %v, want an error naming it", spec, err)
 		}
 	}
+	// The adaptive thresholds' settings go to the methods that read them
+	// and name their directories.
+	for _, tc := range []struct {
+		th              Thresholds
+		spec, name, key string
+	}{
+		{adaptive, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=auto β=auto window=512", "ps-clip-sgd_alpha=auto_beta=auto_window=512"},
+		{adaptive, "ps-clip-auto", "Auto-PS-Clip-SGD window=512", "ps-clip-auto_window=512"},
+		{adaptive, "ps-clip-quantile", "Quantile-PS-Clip-SGD q=0.7 rate=0.1", "ps-clip-quantile_q=0.7_rate=0.1"},
+		{adaptive, "auto-clip", "Auto-Clip r=0.2", "auto-clip_r=0.2"},
+		{adaptive, "sgd", "SGD", "sgd"},
+		{adaptive, "ps-clip-sgd", "PS-Clip-SGD γ=10", "ps-clip-sgd_gamma=10"},
+		{Thresholds{Alpha: 3, AutoBeta: true}, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=auto", "ps-clip-sgd_alpha=3_beta=auto"},
+		{Thresholds{Alpha: 3, Beta: 2, Window: 512}, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=2", "ps-clip-sgd_alpha=3_beta=2"},
+	} {
+		m, err := tc.th.Method(tc.spec)
+		if err != nil || m.Name() != tc.name || m.key() != tc.key {
+			t.Errorf("%+v.Method(%q) = %q, key %q, %v; want %q, %q", tc.th, tc.spec, m.Name(), m.key(), err, tc.name, tc.key)
+		}
+		c := m.config(Default(), 1)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v.Method(%q): %v", tc.th, tc.spec, err)
+		}
+	}
+	// The paper's methods keep the results.json form of older experiments.
+	for spec, want := range map[string]string{
+		"inc-ps-clip-sgd": `{"estimator":"ps-clip-sgd","alpha":3,"beta":2}`,
+		"ps-clip-auto":    `{"estimator":"ps-clip-auto"}`,
+	} {
+		m, _ := th.Method(spec)
+		if b, err := json.Marshal(m); string(b) != want || err != nil {
+			t.Errorf("Method(%q) as JSON: %s, %v; want %s", spec, b, err, want)
+		}
+	}
 	// The automatic thresholds of train cifar's flags.
 	for _, tc := range []struct {
 		edit func(*Config)
@@ -230,3 +270,118 @@ func TestMethodNames(t *testing.T) {
 		}
 	}
 }
+
+// TestIncreasingAuto checks that Increasing-PS-Clip-SGD with automatic α
+// and β trains with the threshold estimated from the norms: it is
+// Auto-PS-Clip-SGD's rule, so the runs match bit for bit; it is not the
+// fixed threshold's; and the p̂ and σ̂ it logs are Hill's estimate and the
+// moment of the last Window norms the run logged, recomputed here by
+// sorting. With α automatic and β = 2, σ̂ is the norms' quadratic mean.
+func TestIncreasingAuto(t *testing.T) {
+	d := testData(t)
+	base := tinyConfig("sgd") // 24 steps of 16: the window of 256 fills at step 16
+	const window = 256
+	var methods []Method
+	for _, m := range []struct {
+		th   Thresholds
+		spec string
+	}{
+		{Thresholds{AutoAlpha: true, AutoBeta: true, Window: window}, "inc-ps-clip-sgd"},
+		{Thresholds{Window: window}, "ps-clip-auto"},
+		{Thresholds{AutoAlpha: true, Beta: 2, Window: window}, "inc-ps-clip-sgd"},
+		{Thresholds{Alpha: 1, Beta: 2}, "inc-ps-clip-sgd"},
+	} {
+		mm, err := m.th.Method(m.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods = append(methods, mm)
+	}
+	dir := t.TempDir()
+	e := Experiment{Base: base, Methods: methods, Seeds: []uint64{1}, LogNorms: true}
+	res, err := RunExperiment(context.Background(), e, d, dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Table[0].Name; got != "Increasing-PS-Clip-SGD α=auto β=auto window=256" {
+		t.Errorf("table names the automatic method %q", got)
+	}
+	stats := func(r RunResult) string {
+		var b strings.Builder
+		for _, ep := range r.Curve {
+			fmt.Fprintf(&b, "%v %v %v %v %v %v\n", ep.TrainLoss, ep.ValAcc, ep.PHat, ep.SigmaHat, ep.ClippedPerBatch, ep.MeanSampleNorm)
+		}
+		return b.String()
+	}
+	auto, psAuto, alphaAuto, fixed := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3]
+	if stats(auto) != stats(psAuto) || auto.TestAcc != psAuto.TestAcc {
+		t.Errorf("α=auto β=auto and ps-clip-auto differ:\n%s\n%s", stats(auto), stats(psAuto))
+	}
+	if last := len(fixed.Curve) - 1; fixed.Curve[last].TrainLoss == auto.Curve[last].TrainLoss || !math.IsNaN(float64(fixed.Curve[last].PHat)) {
+		t.Errorf("the fixed threshold α=1 β=2 trained as the automatic one:\n%s\n%s", stats(fixed), stats(auto))
+	}
+	for _, tc := range []struct {
+		run  RunResult
+		beta float64 // 0: p̂ clamped to [1.05, 2]
+	}{{auto, 0}, {alphaAuto, 2}} {
+		norms := loggedNorms(t, filepath.Join(dir, runsDir, tc.run.Method.key(), "seed=1", LogFile))
+		if len(norms) < window {
+			t.Fatalf("%s: %d norms logged", tc.run.Name, len(norms))
+		}
+		norms = norms[len(norms)-window:]
+		ep := tc.run.Curve[len(tc.run.Curve)-1]
+		// Hill's estimator on the k = ⌈√256⌉ = 16 largest norms.
+		sorted := slices.Clone(norms)
+		slices.Sort(sorted)
+		slices.Reverse(sorted)
+		const k = 16
+		var sum float64
+		for _, x := range sorted[:k] {
+			sum += math.Log(x / sorted[k])
+		}
+		p := (k - 1) / sum
+		beta := tc.beta
+		if beta == 0 {
+			beta = min(max(p, 1.05), 2)
+		}
+		var m float64
+		for _, x := range norms {
+			m += math.Pow(x, beta)
+		}
+		sigma := math.Pow(m/window, 1/beta)
+		if rel(float64(ep.PHat), p) > 1e-12 || rel(float64(ep.SigmaHat), sigma) > 1e-12 {
+			t.Errorf("%s: logged p̂ = %v, σ̂ = %v; from the logged norms %v, %v", tc.run.Name, ep.PHat, ep.SigmaHat, p, sigma)
+		}
+	}
+}
+
+// loggedNorms returns the finite per-sample norms a run's log holds, in
+// order.
+func loggedNorms(t *testing.T, path string) []float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var norms []float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r normsRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range r.SampleNorms {
+			if finite(float64(x)) {
+				norms = append(norms, float64(x))
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return norms
+}
+
+func rel(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }

@@ -43,15 +43,16 @@ func (r *Results) MainTable() string {
 
 // GridTable is the appendix's "increasing vs constant threshold" table as
 // markdown: the final validation accuracy of every grid point α·k^(1/β),
-// below those of the constant-threshold methods of the main table. The
-// best mean is bold.
+// below those of the main table's other methods: the constant and the
+// automatic thresholds. The best mean is bold.
 func (r *Results) GridTable() string {
 	if len(r.Grid) == 0 {
 		return ""
 	}
 	rows := make([]Row, 0, len(r.Table)+len(r.Grid))
 	for _, w := range r.Table {
-		if !w.Method.increasing() {
+		// A given α and β are the grid's kind of threshold.
+		if m := w.Method; !m.increasing() || m.AutoAlpha || m.AutoBeta {
 			rows = append(rows, w)
 		}
 	}
@@ -71,7 +72,7 @@ func (r *Results) GridTable() string {
 			gamma = "auto"
 		case "clip-sgd", "ps-clip-sgd":
 			if m.increasing() {
-				alpha, beta = num(m.Alpha), num(m.Beta)
+				alpha, beta = autoNum(m.Alpha, m.AutoAlpha), autoNum(m.Beta, m.AutoBeta)
 			} else {
 				gamma = num(m.Clip)
 			}

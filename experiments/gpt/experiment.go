@@ -60,6 +60,16 @@ func (e *Experiment) Check() error {
 	return nil
 }
 
+// ReadsClip reports whether any run reads Base.Clip: not when every clip
+// mode is none or per-sample with a threshold of its own (an increasing or
+// automatic one; ps-clip-quantile starts from Clip).
+func (e *Experiment) ReadsClip() bool {
+	return slices.ContainsFunc(e.Modes, func(m ClipMode) bool {
+		c := e.config(0, m, 0)
+		return c.readsClip()
+	})
+}
+
 func (e *Experiment) config(lr float64, m ClipMode, seed uint64) Config {
 	c := e.Base
 	c.LR, c.MinLR, c.ClipMode, c.Seed = lr, lr/10, m, seed

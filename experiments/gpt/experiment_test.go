@@ -189,3 +189,30 @@ func TestExperimentCheck(t *testing.T) {
 		}
 	}
 }
+
+// ReadsClip is false only when no mode clips to Clip: none, and per-sample
+// with a threshold of its own (ps-clip-quantile starts from Clip).
+func TestExperimentReadsClip(t *testing.T) {
+	for _, tc := range []struct {
+		modes []ClipMode
+		ps    string
+		p     estimator.Params
+		want  bool
+	}{
+		{[]ClipMode{ClipGlobal}, "ps-clip-auto", estimator.Params{}, true},
+		{[]ClipMode{ClipMicroBatch, ClipNone}, "", estimator.Params{}, true},
+		{[]ClipMode{ClipPerSample}, "", estimator.Params{}, true},
+		{[]ClipMode{ClipPerSample}, "ps-clip-quantile", estimator.Params{}, true},
+		{[]ClipMode{ClipNone}, "", estimator.Params{}, false},
+		{[]ClipMode{ClipPerSample}, "ps-clip-auto", estimator.Params{}, false},
+		{[]ClipMode{ClipNone, ClipPerSample}, "auto-clip", estimator.Params{}, false},
+		{[]ClipMode{ClipPerSample}, "ps-clip-sgd", estimator.Params{AutoAlpha: true, Beta: 2}, false},
+		{[]ClipMode{ClipPerSample}, "ps-clip-sgd", estimator.Params{Alpha: 1, Beta: 2}, false},
+	} {
+		e := Experiment{Base: tinyConfig(ClipGlobal), Modes: tc.modes}
+		e.Base.SetPSEstimator(tc.ps, tc.p)
+		if got := e.ReadsClip(); got != tc.want {
+			t.Errorf("modes %v, --ps-estimator %q %+v: ReadsClip() = %v, want %v", tc.modes, tc.ps, tc.p, got, tc.want)
+		}
+	}
+}
