@@ -45,6 +45,21 @@ func AddFlags(fs *flag.FlagSet, method string, def Params) *Flags {
 	return f
 }
 
+// AddSomeFlags defines only the named estimator flags on fs, for a command
+// that chooses the estimator its own way (a per-sample mode's estimator, a
+// list of methods); usage rewrites each flag's usage text. The returned
+// Flags' Params hold the parsed values; its Estimator checks nothing about
+// flags given but unread, which is then the command's job.
+func AddSomeFlags(fs *flag.FlagSet, def Params, names []string, usage func(name, text string) string) *Flags {
+	scratch := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	f := AddFlags(scratch, "", def)
+	for _, name := range names {
+		fl := scratch.Lookup(name)
+		fs.Var(fl.Value, name, usage(name, fl.Usage))
+	}
+	return f
+}
+
 // uses lists the flags each estimator reads, besides --estimator.
 var uses = map[string][]string{
 	"clip-sgd":         {"clip"},

@@ -94,3 +94,26 @@ func TestFlagsDefaults(t *testing.T) {
 		t.Errorf("PrintDefaults:\n%s", out)
 	}
 }
+
+// AddSomeFlags defines just the named flags, with rewritten usage, sharing
+// AddFlags's parsing.
+func TestAddSomeFlags(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := AddSomeFlags(fs, Params{}, []string{"alpha", "window"}, func(name, text string) string { return name + "! " + text })
+	if fs.Lookup("beta") != nil || fs.Lookup("estimator") != nil {
+		t.Error("flags that were not named are defined")
+	}
+	if u := fs.Lookup("window").Usage; !strings.HasPrefix(u, "window! per-sample norms") {
+		t.Errorf("--window usage %q", u)
+	}
+	if err := fs.Parse([]string{"--alpha", "auto", "--window", "64"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := f.Params(); !p.AutoAlpha || p.Window != 64 {
+		t.Errorf("parsed %+v, want auto α and window 64", p)
+	}
+	if err := fs.Parse([]string{"--alpha", "often"}); err == nil {
+		t.Error("--alpha often parsed")
+	}
+}

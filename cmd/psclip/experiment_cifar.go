@@ -36,13 +36,15 @@ type experimentCIFARFlags struct {
 }
 
 // adaptiveFlags are the flags of the adaptive thresholds' settings, as every
-// training command spells them (estimator.AddFlags), with the methods that
-// read them.
-var adaptiveFlags = []struct{ name, readers string }{
-	{"window", "ps-clip-auto, and inc-ps-clip-sgd with --inc-alpha or --inc-beta auto"},
-	{"target-quantile", "ps-clip-quantile"},
-	{"quantile-rate", "ps-clip-quantile"},
-	{"auto-clip-r", "auto-clip"},
+// training command spells them (estimator.AddFlags).
+var adaptiveFlags = []string{"window", "target-quantile", "quantile-rate", "auto-clip-r"}
+
+// adaptiveReaders names the methods that read each of adaptiveFlags.
+var adaptiveReaders = map[string]string{
+	"window":          "ps-clip-auto, and inc-ps-clip-sgd with --inc-alpha or --inc-beta auto",
+	"target-quantile": "ps-clip-quantile",
+	"quantile-rate":   "ps-clip-quantile",
+	"auto-clip-r":     "auto-clip",
 }
 
 func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
@@ -53,15 +55,9 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
 	fs.Var(estimator.AutoFloat(&th.Alpha, &th.AutoAlpha), "inc-alpha", "Increasing-PS-Clip-SGD's α (the paper's: 15), or auto (σ̂ from the recent per-sample norms)")
 	fs.Var(estimator.AutoFloat(&th.Beta, &th.AutoBeta), "inc-beta", "Increasing-PS-Clip-SGD's β (the paper's: 2), or auto (the tail index p̂, clamped to [1.05, 2])")
-	// estimator.AddFlags defines the adaptive thresholds' flags on a
-	// scratch set; their Values, shared with f.adaptive, are defined again
-	// on fs.
-	scratch := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-	f.adaptive = estimator.AddFlags(scratch, "ps-clip-auto", estimator.Params{})
-	for _, a := range adaptiveFlags {
-		fl := scratch.Lookup(a.name)
-		fs.Var(fl.Value, a.name, a.readers+": "+strings.TrimPrefix(fl.Usage, a.readers+": "))
-	}
+	f.adaptive = estimator.AddSomeFlags(fs, estimator.Params{}, adaptiveFlags, func(name, text string) string {
+		return adaptiveReaders[name] + ": " + strings.TrimPrefix(text, adaptiveReaders[name]+": ")
+	})
 	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid, numbers (default: --inc-alpha, or its default if --inc-alpha is auto; the appendix's: 1,15,30,45)")
 	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid, numbers (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
 	fs.BoolVar(&f.full, "full-grid", f.full, "run the appendix's whole grid α ∈ {1,15,30,45} × β ∈ {1.2,1.5,1.8,2} (overrides --grid-alphas and --grid-betas)")
@@ -118,9 +114,9 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	}
 	// A setting no method reads is refused rather than ignored, as the
 	// training commands do.
-	for _, a := range adaptiveFlags {
-		if flagSet(fs, a.name) && !slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(a.name) }) {
-			return usagef("--%s applies to none of --methods %s (only to %s)", a.name, f.methods, a.readers)
+	for _, name := range adaptiveFlags {
+		if flagSet(fs, name) && !slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(name) }) {
+			return usagef("--%s applies to none of --methods %s (only to %s)", name, f.methods, adaptiveReaders[name])
 		}
 	}
 	var err error

@@ -79,14 +79,7 @@ var psFlags = []string{"alpha", "beta", "window", "target-quantile", "quantile-r
 func (f *perSampleFlags) define(fs *flag.FlagSet, mode string) {
 	fs.StringVar(&f.name, "ps-estimator", "ps-clip-sgd", "per-sample mode's threshold: "+strings.Join(gpt.PSEstimators, ", ")+
 		" (ps-clip-sgd: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
-	// estimator.AddFlags defines the threshold flags on a scratch set; their
-	// Values, shared with f.ps, are defined again on fs.
-	scratch := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-	f.ps = estimator.AddFlags(scratch, "ps-clip-sgd", estimator.Params{})
-	for _, name := range psFlags {
-		fl := scratch.Lookup(name)
-		fs.Var(fl.Value, name, mode+": "+fl.Usage)
-	}
+	f.ps = estimator.AddSomeFlags(fs, estimator.Params{}, psFlags, func(_, text string) string { return mode + ": " + text })
 }
 
 // set sets c's per-sample threshold from the parsed flags.
