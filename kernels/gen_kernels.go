@@ -270,9 +270,10 @@ func genVector(w func(string, ...any), v vecISA) {
 	reduction("sqNorm", false)
 	reduction("dot", true)
 
-	// elementwise writes axpy (y += a·x, fused multiply-add per element) or
-	// scale (x *= a). Register 15 holds a in every lane.
-	elementwise := func(name string, axpy bool) {
+	// elementwise writes axpy (y += a·x, fused multiply-add per element),
+	// with zero also x = 0, or scale (x *= a). Register 15 holds a in every
+	// lane, register 14 zero.
+	elementwise := func(name string, axpy, zero bool) {
 		fn := name + v.suffix
 		a := r(15)
 		w("")
@@ -289,6 +290,9 @@ func genVector(w func(string, ...any), v vecISA) {
 			w("\tMOVQ x_len+16(FP), CX")
 		}
 		w("\tVBROADCASTSS a+0(FP), %s", a)
+		if zero {
+			w("\t%s %s, %s, %s", v.zero, r(14), r(14), r(14))
+		}
 		op := func(off int, t string) {
 			if axpy {
 				w("\tVMOVUPS %d(SI), %s", off, t)
@@ -313,6 +317,9 @@ func genVector(w func(string, ...any), v vecISA) {
 		}
 		for i := 0; i < v.unroll; i++ {
 			w("\tVMOVUPS %s, %d(DI)", r(i), 4*v.vec*i)
+			if zero {
+				w("\tVMOVUPS %s, %d(SI)", r(14), 4*v.vec*i)
+			}
 		}
 		advance(4 * step)
 		w("\tDECQ DX")
@@ -325,6 +332,9 @@ func genVector(w func(string, ...any), v vecISA) {
 		w("%s_loop1:", fn)
 		op(0, r(0))
 		w("\tVMOVUPS %s, (DI)", r(0))
+		if zero {
+			w("\tVMOVUPS %s, (SI)", r(14))
+		}
 		advance(4 * v.vec)
 		w("\tDECQ DX")
 		w("\tJNZ %s_loop1", fn)
@@ -339,6 +349,9 @@ func genVector(w func(string, ...any), v vecISA) {
 			w("\tVMULSS (DI), X15, X0")
 		}
 		w("\tVMOVSS X0, (DI)")
+		if zero {
+			w("\tVMOVSS X14, (SI)")
+		}
 		advance(4)
 		w("\tDECQ CX")
 		w("\tJNZ %s_loop0", fn)
@@ -346,8 +359,9 @@ func genVector(w func(string, ...any), v vecISA) {
 		w("\tVZEROUPPER")
 		w("\tRET")
 	}
-	elementwise("axpy", true)
-	elementwise("scale", false)
+	elementwise("axpy", true, false)
+	elementwise("axpyZero", true, true)
+	elementwise("scale", false, false)
 }
 
 func log2(n int) int {

@@ -32,6 +32,9 @@ func dotAVX2(x, y []float32) float64
 func axpyAVX2(a float32, x, y []float32)
 
 //go:noescape
+func axpyZeroAVX2(a float32, x, y []float32)
+
+//go:noescape
 func scaleAVX2(a float32, x []float32)
 
 //go:noescape
@@ -44,11 +47,14 @@ func dotAVX512(x, y []float32) float64
 func axpyAVX512(a float32, x, y []float32)
 
 //go:noescape
+func axpyZeroAVX512(a float32, x, y []float32)
+
+//go:noescape
 func scaleAVX512(a float32, x []float32)
 
 var (
-	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, scale: scaleAVX2}
-	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, scale: scaleAVX512}
+	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2}
+	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, axpyZero: axpyZeroAVX512, scale: scaleAVX512}
 )
 
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)

@@ -11,12 +11,13 @@ type vecOps struct {
 	name   string
 	sqNorm func(x []float32) float64
 	dot    func(x, y []float32) float64
-	axpy   func(a float32, x, y []float32)
-	scale  func(a float32, x []float32)
+	axpy     func(a float32, x, y []float32)
+	axpyZero func(a float32, x, y []float32)
+	scale    func(a float32, x []float32)
 }
 
 // vecGo is the portable implementation.
-var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, scale: scaleGo}
+var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, axpyZero: axpyZeroGo, scale: scaleGo}
 
 // SqNorm returns Σ x_j², accumulated in float64. The order of the additions
 // depends only on len(x), so the result is reproducible; NaN or ±Inf in x
@@ -39,6 +40,16 @@ func Axpy(a float32, x, y []float32) {
 		panic("kernels: Axpy: y shorter than x")
 	}
 	vec.axpy(a, x, y[:len(x)])
+}
+
+// AxpyZero adds a·x into the first len(x) elements of y, as Axpy, and sets
+// x to zero: moving a scaled gradient into a running sum takes one pass
+// instead of two. x and y must not overlap. It panics if y is shorter than x.
+func AxpyZero(a float32, x, y []float32) {
+	if len(y) < len(x) {
+		panic("kernels: AxpyZero: y shorter than x")
+	}
+	vec.axpyZero(a, x, y[:len(x)])
 }
 
 // Scale multiplies x by a.
@@ -83,6 +94,11 @@ func axpyGo(a float32, x, y []float32) {
 	for j, v := range x {
 		y[j] += a * v
 	}
+}
+
+func axpyZeroGo(a float32, x, y []float32) {
+	axpyGo(a, x, y)
+	clear(x)
 }
 
 func scaleGo(a float32, x []float32) {

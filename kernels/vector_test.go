@@ -114,6 +114,18 @@ func TestAxpyScale(t *testing.T) {
 							t.Fatalf("axpy: y[%d] = %v, want %v", j, y[j], want)
 						}
 					}
+					// axpyZero gives axpy's values and clears x.
+					y1 := append([]float32(nil), y0...)
+					xbuf, x := randVec(r, n, (off+2)%4)
+					want := append([]float32(nil), y1...)
+					ops.axpy(a, x, want)
+					ops.axpyZero(a, x, y1)
+					checkGuard(t, xbuf, (off+2)%4, n)
+					for j := range y1 {
+						if y1[j] != want[j] || x[j] != 0 {
+							t.Fatalf("axpyZero: y[%d] = %v, x[%d] = %v; want %v and 0", j, y1[j], j, x[j], want[j])
+						}
+					}
 					copy(y0, y)
 					ops.scale(a, y)
 					checkGuard(t, ybuf, off, n)
@@ -139,16 +151,22 @@ func TestVectorAPI(t *testing.T) {
 	if want := []float32{3, 5, 7, 7}; fmt.Sprint(y) != fmt.Sprint(want) {
 		t.Errorf("Axpy: y = %v, want %v", y, want)
 	}
+	z := []float32{1, 1}
+	AxpyZero(1, z, y[1:])
+	if want := []float32{3, 6, 8, 7}; fmt.Sprint(y) != fmt.Sprint(want) || z[0] != 0 || z[1] != 0 {
+		t.Errorf("AxpyZero: y = %v, x = %v, want %v and zeros", y, z, want)
+	}
 	Scale(0.5, y[:2])
-	if want := []float32{1.5, 2.5, 7, 7}; fmt.Sprint(y) != fmt.Sprint(want) {
+	if want := []float32{1.5, 3, 8, 7}; fmt.Sprint(y) != fmt.Sprint(want) {
 		t.Errorf("Scale: y = %v, want %v", y, want)
 	}
 	if got := SqNorm(nil); got != 0 {
 		t.Errorf("SqNorm(nil) = %v", got)
 	}
 	for name, f := range map[string]func(){
-		"Dot":  func() { Dot(y, x) },
-		"Axpy": func() { Axpy(1, y, x) },
+		"Dot":      func() { Dot(y, x) },
+		"Axpy":     func() { Axpy(1, y, x) },
+		"AxpyZero": func() { AxpyZero(1, y, x) },
 	} {
 		func() {
 			defer func() {
@@ -176,6 +194,7 @@ func BenchmarkVector(b *testing.B) {
 			{"SqNorm", 4 * n, func() { sink += ops.sqNorm(x) }},
 			{"Dot", 8 * n, func() { sink += ops.dot(x, y) }},
 			{"Axpy", 12 * n, func() { ops.axpy(1e-9, x, y) }},
+			{"AxpyZero", 16 * n, func() { ops.axpyZero(1e-9, x, y) }},
 			{"Scale", 8 * n, func() { ops.scale(1, y) }},
 		} {
 			b.Run(c.name+"/"+ops.name, func(b *testing.B) {

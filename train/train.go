@@ -313,13 +313,13 @@ func (t *Trainer) zeroGrads() {
 }
 
 func (t *Trainer) scaleGrads(s float32) {
-	t.each(func(_ int, sp span) { kernels.Scale(s, t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
+	t.each(false, func(_ int, sp span) { kernels.Scale(s, t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
 }
 
 // gradNorm is the Euclidean norm of all gradients: a partial sum per span,
 // added in span order, so the rounding does not depend on GOMAXPROCS.
 func (t *Trainer) gradNorm() float64 {
-	t.each(func(j int, sp span) { t.partial[j] = kernels.SqNorm(t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
+	t.each(false, func(j int, sp span) { t.partial[j] = kernels.SqNorm(t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
 	var s float64
 	for _, v := range t.partial {
 		s += v
@@ -328,18 +328,17 @@ func (t *Trainer) gradNorm() float64 {
 }
 
 // accumulate adds s·grad into the running sum and clears the gradients for
-// the next micro-batch, span by span while the span is in cache.
+// the next micro-batch, in one pass. It follows gradNorm and walks the spans
+// backwards, so that it starts on the spans gradNorm left in cache.
 func (t *Trainer) accumulate(s float32) {
-	t.each(func(_ int, sp span) {
-		g := t.params[sp.param].Grad.Data[sp.lo:sp.hi]
-		kernels.Axpy(s, g, t.acc[sp.param][sp.lo:sp.hi])
-		clear(g)
+	t.each(true, func(_ int, sp span) {
+		kernels.AxpyZero(s, t.params[sp.param].Grad.Data[sp.lo:sp.hi], t.acc[sp.param][sp.lo:sp.hi])
 	})
 }
 
 // takeAccumulated moves s·(running sum) into the gradients and clears the sum.
 func (t *Trainer) takeAccumulated(s float32) {
-	t.each(func(_ int, sp span) {
+	t.each(false, func(_ int, sp span) {
 		acc := t.acc[sp.param][sp.lo:sp.hi]
 		g := t.params[sp.param].Grad.Data[sp.lo:sp.hi]
 		copy(g, acc)
@@ -357,13 +356,19 @@ const spanLen = 1 << 15
 type span struct{ param, lo, hi int }
 
 // each runs f on every span, the spans split evenly among up to GOMAXPROCS
-// goroutines. Every span is one fixed piece of work whichever goroutine
-// runs it, so results do not depend on GOMAXPROCS.
-func (t *Trainer) each(f func(j int, sp span)) {
+// goroutines, each goroutine's share in order or, with reverse, backwards.
+// Every span is one fixed piece of work whichever goroutine runs it, so
+// results do not depend on GOMAXPROCS.
+func (t *Trainer) each(reverse bool, f func(j int, sp span)) {
 	n := len(t.spans)
 	nw := max(1, min(n, runtime.GOMAXPROCS(0)))
 	run := func(w int) {
-		for j := w * n / nw; j < (w+1)*n/nw; j++ {
+		lo, hi := w*n/nw, (w+1)*n/nw
+		for k := lo; k < hi; k++ {
+			j := k
+			if reverse {
+				j = lo + hi - 1 - k
+			}
 			f(j, t.spans[j])
 		}
 	}
