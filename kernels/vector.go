@@ -8,9 +8,9 @@ package kernels
 // vecOps is one implementation of the vector passes. Arguments have equal
 // lengths.
 type vecOps struct {
-	name   string
-	sqNorm func(x []float32) float64
-	dot    func(x, y []float32) float64
+	name     string
+	sqNorm   func(x []float32) float64
+	dot      func(x, y []float32) float64
 	axpy     func(a float32, x, y []float32)
 	axpyZero func(a float32, x, y []float32)
 	scale    func(a float32, x []float32)
