@@ -18,6 +18,14 @@ gradient norm with torch autograd, one sequence at a time, and compare with
 DIR/norms.json:
 
     python3 nanogpt_char.py check DIR [--exact-gelu]
+
+Replay a `psclip train gpt` run step by step: start from the same weights
+(`psclip persample --model gpt` with the run's model flags and seed writes
+them), draw the same batches (Go's PCG and IntN, as data/text's Sampler), take
+nanoGPT's steps with the run's settings (read from its log.jsonl) and print
+each step's loss and gradient norm next to psclip's:
+
+    python3 nanogpt_char.py replay --text tinyshakespeare.txt --init DIR --log RUN/log.jsonl --steps 200
 """
 import argparse
 import json
@@ -118,17 +126,9 @@ def read_safetensors(path):
 
 
 def check(a):
-    weights = read_safetensors(os.path.join(a.dir, "model.safetensors"))
+    model = load_export(os.path.join(a.dir, "model.safetensors"), a.exact_gelu, a.n_head)
     batch = read_safetensors(os.path.join(a.dir, "batch.safetensors"))
     want = json.load(open(os.path.join(a.dir, "norms.json")))
-    wte = weights["transformer.wte.weight"]
-    layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("transformer.h."))
-    d, heads = wte.shape[1], a.n_head
-    block = weights["transformer.wpe.weight"].shape[0]
-    model = GPT(wte.shape[0], block, layers, heads, d, a.exact_gelu)
-    state = {k: torch.from_numpy(v.copy()) for k, v in weights.items()}
-    state.setdefault("lm_head.weight", state["transformer.wte.weight"])
-    model.load_state_dict(state, strict=True)
     x, y = torch.from_numpy(batch["x"].astype(np.int64)), torch.from_numpy(batch["y"].astype(np.int64))
     worst = 0.0
     for i in range(x.size(0)):
@@ -144,33 +144,123 @@ def check(a):
     sys.exit(0 if worst <= a.tol else 1)
 
 
-def train(a):
-    torch.manual_seed(a.seed)
-    torch.set_num_threads(a.threads)
-    data = open(a.text, encoding="utf-8").read()
+MASK64 = (1 << 64) - 1
+
+
+class GoPCG:
+    """Go's math/rand/v2 PCG (128-bit LCG, DXSM output) and Rand.IntN."""
+    MUL = (2549297995355413924 << 64) | 4865540595714422341
+    INC = (6364136223846793005 << 64) | 1442695040888963407
+
+    def __init__(self, seed1, seed2):
+        self.state = (seed1 << 64) | seed2
+
+    def uint64(self):
+        self.state = (self.state * self.MUL + self.INC) & ((1 << 128) - 1)
+        hi, lo = self.state >> 64, self.state & MASK64
+        hi ^= hi >> 32
+        hi = (hi * 0xDA942042E4DD58B5) & MASK64
+        hi ^= hi >> 48
+        return (hi * (lo | 1)) & MASK64
+
+    def intn(self, n):
+        if n & (n - 1) == 0:
+            return self.uint64() & (n - 1)
+        p = self.uint64() * n
+        if p & MASK64 < n:
+            thresh = ((1 << 64) - n) % n
+            while p & MASK64 < thresh:
+                p = self.uint64() * n
+        return p >> 64
+
+
+SAMPLER_STREAM = 0x7E47DA7A5EED0001  # data/text's pcgStream
+
+
+def encode(path):
+    data = open(path, encoding="utf-8").read()
     chars = sorted(set(data))
     stoi = {c: i for i, c in enumerate(chars)}
     ids = np.array([stoi[c] for c in data], dtype=np.int64)
     n = len(ids) * 9 // 10
-    split = {"train": torch.from_numpy(ids[:n]), "val": torch.from_numpy(ids[n:])}
-    B, T, lr, min_lr, warmup = 12, 64, 1e-3, 1e-4, 100
+    return len(chars), torch.from_numpy(ids[:n]), torch.from_numpy(ids[n:])
+
+
+def load_export(path, exact_gelu, n_head):
+    """Returns the GPT of a `psclip persample --model gpt` model.safetensors."""
+    weights = read_safetensors(path)
+    wte = weights["transformer.wte.weight"]
+    layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("transformer.h."))
+    block = weights["transformer.wpe.weight"].shape[0]
+    model = GPT(wte.shape[0], block, layers, n_head, wte.shape[1], exact_gelu)
+    state = {k: torch.from_numpy(v.copy()) for k, v in weights.items()}
+    state.setdefault("lm_head.weight", state["transformer.wte.weight"])
+    model.load_state_dict(state, strict=True)
+    return model
+
+
+def adamw(model, c):
+    params = list(model.parameters())
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": c["weight_decay"]},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return params, torch.optim.AdamW(groups, lr=c["lr"], betas=(c["beta1"], c["beta2"]), eps=c["eps"])
+
+
+def get_lr(it, c):
+    if it < c["warmup"]:
+        return c["lr"] * (it + 1) / (c["warmup"] + 1)
+    if it > c["steps"]:
+        return c["min_lr"]
+    ratio = (it - c["warmup"]) / (c["steps"] - c["warmup"])
+    return c["min_lr"] + 0.5 * (1 + math.cos(math.pi * ratio)) * (c["lr"] - c["min_lr"])
+
+
+def replay(a):
+    torch.set_num_threads(a.threads)
+    lines = [json.loads(l) for l in open(a.log)]
+    c = lines[0]["config"]
+    if c["accum"] != 1 or c["clip_mode"] != "global" or c["dropout"] != 0:
+        sys.exit("replay follows global clipping with --accum 1 and no dropout")
+    ref = {r["step"]: r for r in lines[1:] if "loss" in r}
+    _, train_ids, _ = encode(a.text)
+    model = load_export(os.path.join(a.init, "model.safetensors"), c.get("exact_gelu", False), c["n_head"])
+    params, opt = adamw(model, c)
+    rng, B, T = GoPCG(c["seed"], SAMPLER_STREAM), c["micro_batch"], c["block_size"]
+    print("step  loss torch / psclip        grad norm torch / psclip")
+    worst = 0.0
+    for it in range(min(a.steps, c["steps"])):
+        ix = [rng.intn(len(train_ids) - T) for _ in range(B)]
+        x = torch.stack([train_ids[i:i + T] for i in ix])
+        y = torch.stack([train_ids[i + 1:i + 1 + T] for i in ix])
+        for g in opt.param_groups:
+            g["lr"] = get_lr(it, c)
+        loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(params, c["clip"]).item()
+        opt.step()
+        r = ref[it + 1]
+        worst = max(worst, abs(loss.item() - r["loss"]) / r["loss"])
+        if it < 10 or (it + 1) % a.every == 0:
+            print(f"{it + 1:4d}  {loss.item():.6f} / {r['loss']:.6f}    {norm:.6f} / {r['grad_norm']:.6f}")
+    print(f"largest relative loss difference over {min(a.steps, c['steps'])} steps: {worst:.1e}")
+
+
+def train(a):
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(a.threads)
+    vocab, train_ids, val_ids = encode(a.text)
+    split = {"train": train_ids, "val": val_ids}
+    c = dict(lr=1e-3, min_lr=1e-4, warmup=100, steps=a.steps, weight_decay=0.1, beta1=0.9, beta2=0.99, eps=1e-8)
+    B, T = 12, 64
 
     def batch(name, gen=None):
         d = split[name]
         ix = torch.randint(len(d) - T, (B,), generator=gen)
         return torch.stack([d[i:i + T] for i in ix]), torch.stack([d[i + 1:i + 1 + T] for i in ix])
 
-    model = GPT(len(chars), T, 4, 4, 128, a.exact_gelu)
-    params = list(model.parameters())
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.99))
-
-    def get_lr(it):
-        if it < warmup:
-            return lr * (it + 1) / (warmup + 1)
-        ratio = (it - warmup) / (a.steps - warmup)
-        return min_lr + 0.5 * (1 + math.cos(math.pi * ratio)) * (lr - min_lr)
+    model = GPT(vocab, T, 4, 4, 128, a.exact_gelu)
+    params, opt = adamw(model, c)
 
     @torch.no_grad()
     def estimate(name, iters, gen=None):
@@ -187,7 +277,7 @@ def train(a):
         if it == a.steps:
             break
         for g in opt.param_groups:
-            g["lr"] = get_lr(it)
+            g["lr"] = get_lr(it, c)
         loss = model(*batch("train"))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -219,9 +309,15 @@ def main():
     c.add_argument("--n-head", type=int, default=4)
     c.add_argument("--exact-gelu", action="store_true")
     c.add_argument("--tol", type=float, default=2e-6)
+    r = sub.add_parser("replay")
+    r.add_argument("--text", required=True)
+    r.add_argument("--init", required=True, help="directory of psclip persample --model gpt with the run's model flags and --seed")
+    r.add_argument("--log", required=True, help="the run's log.jsonl")
+    r.add_argument("--steps", type=int, default=200)
+    r.add_argument("--every", type=int, default=50, help="print every N-th step after the first ten")
+    r.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
-    torch.set_default_dtype(torch.float32)
-    (train if a.cmd == "train" else check)(a)
+    {"train": train, "check": check, "replay": replay}[a.cmd](a)
 
 
 if __name__ == "__main__":
