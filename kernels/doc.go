@@ -29,6 +29,15 @@
 // AdaptiveAvgPool2d uses PyTorch's window arithmetic. The backward functions
 // add into their output, so gradients of several uses accumulate.
 //
+// # Vector passes
+//
+// SqNorm, Dot, Axpy, AxpyZero and Scale are the passes clipping makes over
+// whole gradients. They are AVX-512 or AVX2+FMA assembly chosen like the GEMM
+// micro-kernel (Go elsewhere and with -tags purego); the reductions
+// accumulate in float64 in a fixed order that depends only on the length, and
+// Axpy forms every element as one fused multiply-add. At L2 speed they run
+// 5–10 times faster than the Go loops (README.md).
+//
 // # Speed
 //
 // On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so

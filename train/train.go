@@ -29,9 +29,14 @@
 // and once that gradient has been added in place to a running sum its own
 // part can no longer be scaled, so clipping it needs either a second buffer
 // or a second backward pass. psclip spends the buffer (the paper's
-// implementation kept one too) and no time: the norm, the scaled add and the
-// clearing of the gradients are fused passes, and the final move into
-// Param.Grad replaces the paper's copy-back.
+// implementation kept one too) and little time: per micro-batch, one pass
+// takes the norm (kernels.SqNorm) and one adds the scaled gradient into the
+// running sum while clearing it (kernels.AxpyZero), walking the spans
+// backwards so that it starts on those the norm pass left in cache; the
+// final move into Param.Grad replaces the paper's copy-back. On 917,504
+// weights shaped like the small GPT's (BenchmarkMicroBatchPasses, 2 cores,
+// load ≈ 5) the two passes take 0.62–0.77 ms a micro-batch, against
+// 1.97–2.41 ms for the scalar loops they replaced.
 package train
 
 import (
