@@ -20,8 +20,9 @@ type vecOps struct {
 var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, axpyZero: axpyZeroGo, scale: scaleGo}
 
 // SqNorm returns Σ x_j², accumulated in float64. The order of the additions
-// depends only on len(x), so the result is reproducible; NaN or ±Inf in x
-// give NaN or +Inf.
+// depends only on len(x), so the result is reproducible. A finite x cannot
+// overflow (a float32 squared fits a float64); NaN or ±Inf in x give NaN or
+// +Inf.
 func SqNorm(x []float32) float64 { return vec.sqNorm(x) }
 
 // Dot returns Σ x_j·y_j over the len(x) elements of x, accumulated in
@@ -33,8 +34,9 @@ func Dot(x, y []float32) float64 {
 	return vec.dot(x, y[:len(x)])
 }
 
-// Axpy adds a·x into the first len(x) elements of y. It panics if y is
-// shorter than x.
+// Axpy adds a·x into the first len(x) elements of y, each element as one
+// fused multiply-add in the assembly versions (two roundings in the Go one).
+// It panics if y is shorter than x.
 func Axpy(a float32, x, y []float32) {
 	if len(y) < len(x) {
 		panic("kernels: Axpy: y shorter than x")
