@@ -35,7 +35,8 @@ func Dot(x, y []float32) float64 {
 }
 
 // Axpy adds a·x into the first len(x) elements of y, each element as one
-// fused multiply-add in the assembly versions (two roundings in the Go one).
+// fused multiply-add in the assembly versions (the Go version may round the
+// product on its own).
 // It panics if y is shorter than x.
 func Axpy(a float32, x, y []float32) {
 	if len(y) < len(x) {
