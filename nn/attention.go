@@ -133,7 +133,7 @@ func causalSoftmax(p []float32, t int) {
 		}
 		var sum float32
 		for s := range r + 1 {
-			e := float32(math.Exp(float64(row[s] - m)))
+			e := float32(exp(float64(row[s] - m)))
 			row[s] = e
 			sum += e
 		}

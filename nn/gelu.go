@@ -56,7 +56,7 @@ func (g *GELU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 // geluTanh returns the tanh approximation of gelu and its derivative at x.
 func geluTanh(x float64) (y, d float64) {
 	du := geluC * (1 + 3*0.044715*x*x) // u'(x)
-	s := 1 / (1 + math.Exp(-2*geluC*(x+0.044715*x*x*x)))
+	s := 1 / (1 + exp(-2*geluC*(x+0.044715*x*x*x)))
 	// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
 	return x * s, s + 2*x*s*(1-s)*du
 }
@@ -65,7 +65,7 @@ func geluTanh(x float64) (y, d float64) {
 // Φ's relative precision in the far left tail, where 1 + erf cancels.
 func geluErf(x float64) (y, d float64) {
 	phi := 0.5 * math.Erfc(-x/math.Sqrt2)
-	return x * phi, phi + x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi)
+	return x * phi, phi + x*exp(-x*x/2)/math.Sqrt(2*math.Pi)
 }
 
 // Backward multiplies dy by gelu'(x).

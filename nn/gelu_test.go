@@ -53,3 +53,75 @@ func TestGELUGrad(t *testing.T) {
 		checkGrad(t, &GELU{Exact: exact}, x, gradOpt{})
 	}
 }
+
+// TestGELUFastExp sweeps x over float32 arguments, evenly in [−12, 12] and
+// across all magnitudes, comparing GELU and its derivative with the same
+// formulas on math.Exp: exp's and math.Exp's float64 results differ by an ulp
+// or two, which moves the float32 rounding only when the exact value lies
+// within that of a rounding boundary.
+func TestGELUFastExp(t *testing.T) {
+	refTanh := func(x float64) (y, d float64) {
+		du := geluC * (1 + 3*0.044715*x*x)
+		s := 1 / (1 + math.Exp(-2*geluC*(x+0.044715*x*x*x)))
+		return x * s, s + 2*x*s*(1-s)*du
+	}
+	refErf := func(x float64) (y, d float64) {
+		phi := 0.5 * math.Erfc(-x/math.Sqrt2)
+		return x * phi, phi + x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi)
+	}
+	var xs []float32
+	const n = 1 << 19
+	for i := range n + 1 {
+		xs = append(xs, float32(-12+24*float64(i)/n))
+	}
+	for b := uint32(0); b < 0x7f800000; b += 4099 {
+		v := math.Float32frombits(b)
+		xs = append(xs, v, -v)
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want func(float64) (float64, float64)
+	}{{"tanh", geluTanh, refTanh}, {"exact", geluErf, refErf}} {
+		differ := 0
+		for _, x := range xs {
+			y, d := tc.got(float64(x))
+			wy, wd := tc.want(float64(x))
+			for _, p := range [][2]float32{{float32(y), float32(wy)}, {float32(d), float32(wd)}} {
+				if math.Float32bits(p[0]) == math.Float32bits(p[1]) {
+					continue
+				}
+				differ++
+				if math.Nextafter32(p[1], p[0]) != p[0] {
+					t.Fatalf("%s: gelu(%v): %v against %v on math.Exp, more than 1 ulp", tc.name, x, p[0], p[1])
+				}
+			}
+		}
+		frac := float64(differ) / float64(2*len(xs))
+		t.Logf("%s: %d of %d float32 values differ by 1 ulp", tc.name, differ, 2*len(xs))
+		if frac > 1e-4 {
+			t.Errorf("%s: %.2g of the float32 values differ from the math.Exp formula, want ≤ 1e-4", tc.name, frac)
+		}
+	}
+}
+
+// BenchmarkGELU times the forward and backward of one GPT MLP activation
+// (batch 12, T 64, 4·128 features).
+func BenchmarkGELU(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := randTensor(rng, 12, 64, 512)
+	dy := randTensor(rng, 12, 64, 512)
+	for _, exact := range []bool{false, true} {
+		name := "tanh"
+		if exact {
+			name = "exact"
+		}
+		b.Run(name, func(b *testing.B) {
+			g := &GELU{Exact: exact}
+			var ctx Context
+			for b.Loop() {
+				g.Forward(&ctx, x)
+				g.Backward(&ctx, dy)
+			}
+		})
+	}
+}
