@@ -45,27 +45,35 @@ func (g *GELU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		f = geluErf
 	}
 	chunks(x.Len(), func(lo, hi int) {
-		for i, v := range x.Data[lo:hi] {
-			y, d := f(float64(v))
-			g.y.Data[lo+i], g.deriv[lo+i] = float32(y), float32(d)
-		}
+		f(x.Data[lo:hi], g.y.Data[lo:hi], g.deriv[lo:hi])
 	})
 	return g.y
 }
 
-// geluTanh returns the tanh approximation of gelu and its derivative at x.
-func geluTanh(x float64) (y, d float64) {
-	du := geluC * (1 + 3*0.044715*x*x) // u'(x)
-	s := 1 / (1 + exp(-2*geluC*(x+0.044715*x*x*x)))
-	// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
-	return x * s, s + 2*x*s*(1-s)*du
+// geluTanh sets y to the tanh approximation of gelu at x and d to its
+// derivative, elementwise. A loop rather than a call per element: the per
+// element work is a few dozen flops.
+func geluTanh(x, y, d []float32) {
+	y, d = y[:len(x)], d[:len(x)]
+	for i, v := range x {
+		x := float64(v)
+		du := geluC * (1 + 3*0.044715*x*x) // u'(x)
+		s := 1 / (1 + exp(-2*geluC*(x+0.044715*x*x*x)))
+		// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
+		y[i], d[i] = float32(x*s), float32(s+2*x*s*(1-s)*du)
+	}
 }
 
-// geluErf returns x·Φ(x) and its derivative Φ(x) + x·φ(x) at x. erfc keeps
-// Φ's relative precision in the far left tail, where 1 + erf cancels.
-func geluErf(x float64) (y, d float64) {
-	phi := 0.5 * math.Erfc(-x/math.Sqrt2)
-	return x * phi, phi + x*exp(-x*x/2)/math.Sqrt(2*math.Pi)
+// geluErf sets y to x·Φ(x) and d to its derivative Φ(x) + x·φ(x),
+// elementwise. erfc keeps Φ's relative precision in the far left tail, where
+// 1 + erf cancels.
+func geluErf(x, y, d []float32) {
+	y, d = y[:len(x)], d[:len(x)]
+	for i, v := range x {
+		x := float64(v)
+		phi := 0.5 * math.Erfc(-x/math.Sqrt2)
+		y[i], d[i] = float32(x*phi), float32(phi+x*exp(-x*x/2)/math.Sqrt(2*math.Pi))
+	}
 }
 
 // Backward multiplies dy by gelu'(x).
