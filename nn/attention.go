@@ -125,6 +125,7 @@ func (a *CausalAttention) out(s []float32, j int) []float32 {
 // causalSoftmax turns the t×t scores p into row-wise softmax probabilities
 // over the columns s ≤ row, and zeroes the masked columns s > row.
 func causalSoftmax(p []float32, t int) {
+	var e [expBlock]float64
 	for r := range t {
 		row := p[r*t : (r+1)*t]
 		m := row[0]
@@ -132,10 +133,17 @@ func causalSoftmax(p []float32, t int) {
 			m = max(m, v)
 		}
 		var sum float32
-		for s := range r + 1 {
-			e := float32(exp(float64(row[s] - m)))
-			row[s] = e
-			sum += e
+		for lo := 0; lo <= r; lo += expBlock {
+			rb := row[lo:min(lo+expBlock, r+1)]
+			eb := e[:len(rb)]
+			for s, v := range rb {
+				eb[s] = float64(v - m)
+			}
+			expSlice(eb)
+			for s, v := range eb {
+				rb[s] = float32(v)
+				sum += rb[s]
+			}
 		}
 		inv := 1 / sum
 		for s := range r + 1 {

@@ -90,15 +90,23 @@ func TestExpSweep(t *testing.T) {
 	}
 }
 
+// TestExpSpecial checks the arguments passed to math.Exp and those at the
+// fast range's ends, one at a time and all in one slice, where the fast and
+// the math.Exp path alternate.
 func TestExpSpecial(t *testing.T) {
-	for _, x := range []float64{
-		math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1),
+	xs := []float64{
+		math.NaN(), math.Inf(1), 1, math.Inf(-1), 0, math.Copysign(0, -1),
 		708, math.Nextafter(708, 1000), -708, math.Nextafter(-708, -1000),
-		709.78, 709.8, 1e300, -709, -740, -745.1, -746, -1e300,
-	} {
-		got, want := exp(x), math.Exp(x)
-		if math.Float64bits(got) != math.Float64bits(want) && math.Abs(got-want) > 2.3e-16*want {
-			t.Errorf("exp(%v) = %v, want %v", x, got, want)
+		709.78, 709.8, 1e300, -709, -740, -745.1, -746, -1e300, -0.5,
+	}
+	v := append([]float64(nil), xs...)
+	expSlice(v)
+	for i, x := range xs {
+		want := math.Exp(x)
+		for _, got := range []float64{exp(x), v[i]} {
+			if math.Float64bits(got) != math.Float64bits(want) && math.Abs(got-want) > 2.3e-16*want {
+				t.Errorf("exp(%v) = %v, want %v", x, got, want)
+			}
 		}
 	}
 	if got := exp(0); got != 1 {
@@ -130,3 +138,37 @@ func BenchmarkExp(b *testing.B) {
 }
 
 var sink float64
+
+// TestCausalSoftmaxBlocks checks causalSoftmax, which feeds expSlice a
+// block at a time, on rows spanning several blocks against the softmax
+// computed per element in float64 with math.Exp.
+func TestCausalSoftmaxBlocks(t *testing.T) {
+	const n = 2*expBlock + 22
+	rng := rand.New(rand.NewPCG(9, 10))
+	p := make([]float32, n*n)
+	for i := range p {
+		p[i] = float32(4 * rng.NormFloat64())
+	}
+	scores := append([]float32(nil), p...)
+	causalSoftmax(p, n)
+	for r := range n {
+		row := scores[r*n : (r+1)*n]
+		m := math.Inf(-1)
+		for _, v := range row[:r+1] {
+			m = math.Max(m, float64(v))
+		}
+		var z float64
+		for _, v := range row[:r+1] {
+			z += math.Exp(float64(v) - m)
+		}
+		for s, v := range row {
+			want := 0.0
+			if s <= r {
+				want = math.Exp(float64(v)-m) / z
+			}
+			if got := float64(p[r*n+s]); math.Abs(got-want) > 1e-5*want {
+				t.Fatalf("row %d, column %d: %v, want %v", r, s, got, want)
+			}
+		}
+	}
+}

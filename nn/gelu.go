@@ -51,16 +51,24 @@ func (g *GELU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 }
 
 // geluTanh sets y to the tanh approximation of gelu at x and d to its
-// derivative, elementwise. A loop rather than a call per element: the per
-// element work is a few dozen flops.
+// derivative, elementwise, a block of expBlock at a time for expSlice.
 func geluTanh(x, y, d []float32) {
-	y, d = y[:len(x)], d[:len(x)]
-	for i, v := range x {
-		x := float64(v)
-		du := geluC * (1 + 3*0.044715*x*x) // u'(x)
-		s := 1 / (1 + exp(-2*geluC*(x+0.044715*x*x*x)))
-		// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
-		y[i], d[i] = float32(x*s), float32(s+2*x*s*(1-s)*du)
+	var e [expBlock]float64
+	for lo := 0; lo < len(x); lo += expBlock {
+		xb := x[lo:min(lo+expBlock, len(x))]
+		eb, yb, db := e[:len(xb)], y[lo:lo+len(xb)], d[lo:lo+len(xb)]
+		for i, v := range xb {
+			x := float64(v)
+			eb[i] = -2 * geluC * (x + 0.044715*x*x*x) // −2u
+		}
+		expSlice(eb)
+		for i, v := range xb {
+			x := float64(v)
+			du := geluC * (1 + 3*0.044715*x*x) // u'(x)
+			s := 1 / (1 + eb[i])
+			// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
+			yb[i], db[i] = float32(x*s), float32(s+2*x*s*(1-s)*du)
+		}
 	}
 }
 
