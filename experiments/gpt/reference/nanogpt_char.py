@@ -26,6 +26,11 @@ nanoGPT's steps with the run's settings (read from its log.jsonl) and print
 each step's loss and gradient norm next to psclip's:
 
     python3 nanogpt_char.py replay --text tinyshakespeare.txt --init DIR --log RUN/log.jsonl --steps 200
+
+Estimate psclip checkpoints' final losses on exactly the batches `train`
+estimates its own on, for a comparison free of evaluation-draw noise:
+
+    python3 nanogpt_char.py evaluate --text tinyshakespeare.txt RUN [RUN ...]
 """
 import argparse
 import json
@@ -188,7 +193,11 @@ def encode(path):
 
 def load_export(path, exact_gelu, n_head):
     """Returns the GPT of a `psclip persample --model gpt` model.safetensors."""
-    weights = read_safetensors(path)
+    return load_weights(read_safetensors(path), exact_gelu, n_head)
+
+
+def load_weights(weights, exact_gelu, n_head):
+    """Returns the GPT with weights under nanoGPT's names."""
     wte = weights["transformer.wte.weight"]
     layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("transformer.h."))
     block = weights["transformer.wpe.weight"].shape[0]
@@ -213,6 +222,27 @@ def get_lr(it, c):
         return c["min_lr"]
     ratio = (it - c["warmup"]) / (c["steps"] - c["warmup"])
     return c["min_lr"] + 0.5 * (1 + math.cos(math.pi * ratio)) * (c["lr"] - c["min_lr"])
+
+
+def batch(tokens, B, T, gen=None):
+    """nanoGPT's get_batch: B random windows of T tokens and their targets."""
+    ix = torch.randint(len(tokens) - T, (B,), generator=gen)
+    return torch.stack([tokens[i:i + T] for i in ix]), torch.stack([tokens[i + 1:i + 1 + T] for i in ix])
+
+
+@torch.no_grad()
+def estimate(model, tokens, iters, gen=None, B=12, T=64):
+    """nanoGPT's estimate_loss for one split: the mean loss of iters batches."""
+    model.eval()
+    loss = sum(model(*batch(tokens, B, T, gen)).item() for _ in range(iters)) / iters
+    model.train()
+    return loss
+
+
+def final_losses(model, split, iters, draws):
+    """The final estimates: iters batches for each of draws seeded draws."""
+    return {name: [estimate(model, split[name], iters, torch.Generator().manual_seed(s)) for s in range(draws)]
+            for name in ("val", "train")}
 
 
 def replay(a):
@@ -254,42 +284,42 @@ def train(a):
     c = dict(lr=1e-3, min_lr=1e-4, warmup=100, steps=a.steps, weight_decay=0.1, beta1=0.9, beta2=0.99, eps=1e-8)
     B, T = 12, 64
 
-    def batch(name, gen=None):
-        d = split[name]
-        ix = torch.randint(len(d) - T, (B,), generator=gen)
-        return torch.stack([d[i:i + T] for i in ix]), torch.stack([d[i + 1:i + 1 + T] for i in ix])
-
     model = GPT(vocab, T, 4, 4, 128, a.exact_gelu)
     params, opt = adamw(model, c)
-
-    @torch.no_grad()
-    def estimate(name, iters, gen=None):
-        model.eval()
-        loss = sum(model(*batch(name, gen)).item() for _ in range(iters)) / iters
-        model.train()
-        return loss
 
     curve, start = [], time.time()
     for it in range(a.steps + 1):
         if it % 250 == 0:  # nanoGPT's own estimate: 20 fresh batches
-            curve.append({"step": it, "val_loss": estimate("val", 20), "train_loss": estimate("train", 20)})
+            curve.append({"step": it, "val_loss": estimate(model, val_ids, 20), "train_loss": estimate(model, train_ids, 20)})
             print(json.dumps(curve[-1]), flush=True)
         if it == a.steps:
             break
         for g in opt.param_groups:
             g["lr"] = get_lr(it, c)
-        loss = model(*batch("train"))
+        loss = model(*batch(train_ids, B, T))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-    final = {name: [estimate(name, a.eval_iters, torch.Generator().manual_seed(s)) for s in range(a.draws)]
-             for name in ("val", "train")}
+    final = final_losses(model, split, a.eval_iters, a.draws)
     res = {"seed": a.seed, "exact_gelu": a.exact_gelu, "torch": torch.__version__, "steps": a.steps,
            "seconds": time.time() - start, "curve": curve, "eval_iters": a.eval_iters, "final": final}
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
     print(json.dumps({k: sum(v) / len(v) for k, v in final.items()}))
+
+
+def evaluate(a):
+    """Estimates psclip checkpoints' final losses exactly as train does."""
+    torch.set_num_threads(a.threads)
+    _, train_ids, val_ids = encode(a.text)
+    for path in a.ckpt:
+        if os.path.isdir(path):
+            path = os.path.join(path, "ckpt.safetensors")
+        weights = {k: v for k, v in read_safetensors(path).items() if k.startswith("transformer.")}
+        model = load_weights(weights, a.exact_gelu, a.n_head)
+        final = final_losses(model, {"train": train_ids, "val": val_ids}, a.eval_iters, a.draws)
+        print(json.dumps({"ckpt": path, "final": final, **{k: sum(v) / len(v) for k, v in final.items()}}), flush=True)
 
 
 def main():
@@ -316,8 +346,16 @@ def main():
     r.add_argument("--steps", type=int, default=200)
     r.add_argument("--every", type=int, default=50, help="print every N-th step after the first ten")
     r.add_argument("--threads", type=int, default=2)
+    e = sub.add_parser("evaluate")
+    e.add_argument("ckpt", nargs="+", help="psclip train gpt checkpoints or run directories")
+    e.add_argument("--text", required=True)
+    e.add_argument("--eval-iters", type=int, default=200)
+    e.add_argument("--draws", type=int, default=4)
+    e.add_argument("--n-head", type=int, default=4)
+    e.add_argument("--exact-gelu", action="store_true")
+    e.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
-    {"train": train, "check": check, "replay": replay}[a.cmd](a)
+    {"train": train, "check": check, "replay": replay, "evaluate": evaluate}[a.cmd](a)
 
 
 if __name__ == "__main__":
