@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -72,15 +70,9 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 			return usagef("--splits %q: unknown split %q (want val or train)", *splits, s)
 		}
 	}
-	m, err := gpt.LoadModel(*ckpt)
-	if errors.Is(err, os.ErrNotExist) {
-		return usagef("--ckpt %s: no checkpoint there", *ckpt)
-	}
+	m, err := loadGPT(*ckpt)
 	if err != nil {
 		return err
-	}
-	if m.Warning != "" {
-		fmt.Fprintln(stderr, m.Warning)
 	}
 	corpus, err := gpt.LoadCorpus(d)
 	if err != nil {

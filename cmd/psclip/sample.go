@@ -34,15 +34,9 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	if *prompt == "" {
 		return usagef("--prompt is empty")
 	}
-	m, err := gpt.LoadModel(*ckpt)
-	if errors.Is(err, os.ErrNotExist) {
-		return usagef("--ckpt %s: no checkpoint there", *ckpt)
-	}
+	m, err := loadGPT(*ckpt)
 	if err != nil {
 		return err
-	}
-	if m.Warning != "" {
-		fmt.Fprintln(stderr, m.Warning)
 	}
 	text, err := m.Sample(*prompt, o)
 	if err != nil {
@@ -50,4 +44,20 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprint(stdout, *prompt+text)
 	return nil
+}
+
+// loadGPT loads the GPT checkpoint that --ckpt names, reporting on stderr
+// when it had to fall back to the previous one.
+func loadGPT(ckpt string) (*gpt.Model, error) {
+	m, err := gpt.LoadModel(ckpt)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, usagef("--ckpt %s: no checkpoint there", ckpt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.Warning != "" {
+		fmt.Fprintln(stderr, m.Warning)
+	}
+	return m, nil
 }
