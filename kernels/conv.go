@@ -110,8 +110,10 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 					d := plane[iy*w : (iy+1)*w]
 					if stride == 1 {
 						off := kj - pad
-						for ox := lo; ox < hi; ox++ {
-							d[ox+off] += s[ox]
+						dd, ss := d[lo+off:hi+off], s[lo:hi]
+						ss = ss[:len(dd)] // no bounds checks in the loop
+						for i, v := range ss {
+							dd[i] += v
 						}
 					} else {
 						for ox := lo; ox < hi; ox++ {
