@@ -3,6 +3,7 @@ package quadratic
 import (
 	"math"
 	"math/bits"
+	"math/rand/v2"
 )
 
 // A pareto draws symmetrized Pareto noise ±U^(−1/p) (scale 1, shape p, fair
@@ -18,14 +19,14 @@ import (
 // 2^−33) is replaced by a fresh one scaled by 2^(33/p), so the far tail keeps
 // full resolution.
 type pareto struct {
-	pow2 [64]float64     // pow2[e] = 2^(e/p), e ≤ 33 (64 entries: no bounds check)
+	pow2 [34]float64     // pow2[e] = 2^(e/p)
 	cub  [256][4]float64 // m^(−1/p) on segment i: c0 + t(c1 + t(c2 + t·c3))
 }
 
 func newPareto(p float64) *pareto {
 	a := -1 / p
 	s := new(pareto)
-	for e := range 34 {
+	for e := range s.pow2 {
 		s.pow2[e] = math.Exp2(float64(e) / p)
 	}
 	const h = 1.0 / 256
@@ -39,53 +40,25 @@ func newPareto(p float64) *pareto {
 	return s
 }
 
-// fill sets xi to independent symmetrized Pareto values, the words of src
-// taken in order: pcgLanes values at a time from states computed by jumping
-// ahead, which keeps the generator's multiplications independent of each
-// other. A group with a word for the far tail, which draws more words, is
-// redone one value at a time from the group's first state.
-func (s *pareto) fill(src *pcg, xi []float64) {
-	hi, lo := src.hi, src.lo
-	i := 0
-	for ; i+pcgLanes <= len(xi); i += pcgLanes {
-		h0, l0 := pcgStep(hi, lo, 0)
-		h1, l1 := pcgStep(hi, lo, 1)
-		h2, l2 := pcgStep(hi, lo, 2)
-		h3, l3 := pcgStep(hi, lo, 3)
-		u := [pcgLanes]uint64{dxsm(h0, l0), dxsm(h1, l1), dxsm(h2, l2), dxsm(h3, l3)}
-		// w = u<<1|1 has at most 32 leading zeros iff u ≥ 2^31.
-		if min(u[0], u[1], u[2], u[3]) < 1<<31 {
-			src.hi, src.lo = hi, lo
-			s.fillOne(src, xi[i:i+pcgLanes])
-			hi, lo = src.hi, src.lo
-			continue
-		}
-		g := xi[i : i+pcgLanes : i+pcgLanes]
-		for k, u := range u {
-			w := u<<1 | 1
-			g[k] = withSign(s.cubic(w, bits.LeadingZeros64(w)), u)
-		}
-		hi, lo = h3, l3
-	}
-	src.hi, src.lo = hi, lo
-	s.fillOne(src, xi[i:])
-}
-
-// fillOne is fill one value at a time, for any word.
-func (s *pareto) fillOne(src *pcg, xi []float64) {
+// fill sets xi to independent symmetrized Pareto values. It takes the
+// concrete PCG so that drawing a word is inlined, not an interface call.
+func (s *pareto) fill(src *rand.PCG, xi []float64) {
 	for i := range xi {
 		u := src.Uint64()
-		w := u<<1 | 1
-		if z := bits.LeadingZeros64(w); z <= 32 {
-			xi[i] = withSign(s.cubic(w, z), u)
+		w := u<<1 | 1 // the 63 low bits as an odd word: U = w/2^64 ∈ (0, 1)
+		z := bits.LeadingZeros64(w)
+		var v float64
+		if z <= 32 {
+			v = s.cubic(w, z)
 		} else {
-			xi[i] = withSign(s.tail(src), u)
+			v = s.tail(src)
 		}
+		xi[i] = withSign(v, u)
 	}
 }
 
-// withSign returns v negated if u's top bit is set: a fair random sign,
-// without a branch that half of all values would mispredict.
+// withSign returns v negated if u's top bit is set: a fair random sign
+// without a branch, which would be mispredicted for half of all values.
 func withSign(v float64, u uint64) float64 {
 	return math.Float64frombits(math.Float64bits(v) ^ u&(1<<63))
 }
@@ -95,12 +68,12 @@ func (s *pareto) cubic(w uint64, z int) float64 {
 	f := w << z << 1 // m's fraction bits, the leading 1 dropped
 	c := &s.cub[f>>56]
 	t := float64(f<<8>>11) * 0x1p-53
-	return s.pow2[(z+1)&63] * (c[0] + t*(c[1]+t*(c[2]+t*c[3])))
+	return s.pow2[z+1] * (c[0] + t*(c[1]+t*(c[2]+t*c[3])))
 }
 
 // tail returns U^(−1/p) given U < 2^−33, where U·2^33 is uniform on (0, 1)
 // again and is drawn afresh.
-func (s *pareto) tail(src *pcg) float64 {
+func (s *pareto) tail(src *rand.PCG) float64 {
 	for scale := s.pow2[33]; ; scale *= s.pow2[33] {
 		w := src.Uint64() | 1
 		if z := bits.LeadingZeros64(w); z <= 32 {

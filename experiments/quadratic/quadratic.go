@@ -253,7 +253,7 @@ func newSim(c Config) *sim {
 // the paper's numbering).
 func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func(m, t int, norm float64)) {
 	c := s.c
-	src := newPCG(c.Seed, streamID(p, r))
+	src := rand.NewPCG(c.Seed, streamID(p, r))
 	rng := rand.New(src)
 	x1 := s.x[0]
 	for i := range x1 {
@@ -271,8 +271,14 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 	for t := range c.T {
 		noise.fill(src, s.noise)
 		if plain {
+			clear(s.mean)
+			for k := 0; k < len(s.noise); k += d {
+				for j, v := range s.noise[k : k+d] {
+					s.mean[j] += v
+				}
+			}
 			for j := range s.mean {
-				s.mean[j] = columnSum(s.noise[j:], d, nil) / float64(c.N)
+				s.mean[j] /= float64(c.N)
 			}
 		}
 		for m, x := range s.x {
@@ -289,11 +295,15 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 				}
 				e.Weights(s.norms, s.w)
 				var sw float64
-				for _, w := range s.w {
+				clear(s.dir)
+				for k, w := range s.w {
 					sw += w
+					for j, v := range s.noise[k*d : (k+1)*d] {
+						s.dir[j] += w * v
+					}
 				}
 				for j, v := range x {
-					s.dir[j] = columnSum(s.noise[j:], d, s.w) + sw*v
+					s.dir[j] += sw * v
 				}
 			} else {
 				for j, v := range x {
@@ -306,23 +316,6 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 			}
 		}
 	}
-}
-
-// columnSum returns Σ_k w_k·a[k·stride], k = 0..len(w)−1, summed in order
-// of k from 0 (all w_k = 1 if w is nil): the sum over samples of one
-// coordinate of the n×d noise, in a register rather than in memory.
-func columnSum(a []float64, stride int, w []float64) float64 {
-	var sum float64
-	if w == nil {
-		for k := 0; k < len(a); k += stride {
-			sum += a[k]
-		}
-		return sum
-	}
-	for k, wk := range w {
-		sum += wk * a[k*stride]
-	}
-	return sum
 }
 
 // streamID is the PCG stream of run r at tail index p: a mix of both, so
