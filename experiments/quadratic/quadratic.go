@@ -253,7 +253,7 @@ func newSim(c Config) *sim {
 // the paper's numbering).
 func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func(m, t int, norm float64)) {
 	c := s.c
-	src := rand.NewPCG(c.Seed, streamID(p, r))
+	src := newPCG(c.Seed, streamID(p, r))
 	rng := rand.New(src)
 	x1 := s.x[0]
 	for i := range x1 {
