@@ -456,7 +456,7 @@ func TestFillMatchesDefinition(t *testing.T) {
 }
 
 // The words of newPCG are those of rand.NewPCG, whether drawn one at a
-// time or by fill's lanes.
+// time or by fill's lanes, for lengths around multiples of pcgLanes.
 func TestPCGMatchesMathRand(t *testing.T) {
 	for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {1<<64 - 1, 12345}} {
 		want := rand.NewPCG(seed[0], seed[1])
@@ -482,9 +482,10 @@ func TestPCGMatchesMathRand(t *testing.T) {
 }
 
 // A word in the far tail (U < 2^−33, probability 2^−33 per value) draws
-// more words, shifting the stream for the rest of fill's group: states
-// are constructed whose next few words include such words, at every
-// position in a group of lanes and twice in a row.
+// more words, shifting the stream for the rest of fill's group of
+// pcgLanes: states are constructed whose next words include such words at
+// the start, inside and at the end of a group, in the next group, and two
+// in a row.
 func TestParetoFillFarTail(t *testing.T) {
 	s := newPareto(1.2)
 	for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
