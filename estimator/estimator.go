@@ -13,8 +13,8 @@
 // weights, and forms s directly.
 //
 // The estimators are SGD, ClipSGD, NSGD and PSClip (with a Threshold from
-// Constant, Increasing or HighProbability); New builds one from its
-// command-line name. Direction (or a Workspace, in loops) applies an
+// Constant, Increasing or HighProbability); a Spec names one with its
+// settings, checks them and builds it (Spec.New). Direction (or a Workspace, in loops) applies an
 // estimator to explicit per-sample gradients.
 //
 // Non-finite samples: a sample whose gradient norm is NaN or ±Inf gets
@@ -45,7 +45,8 @@ package estimator
 // Estimator is a gradient estimator in the two-stage form of the package
 // documentation.
 type Estimator interface {
-	// Name is the estimator's command-line name, e.g. "ps-clip-sgd".
+	// Name is the estimator's name, e.g. "ps-clip-sgd" (see Names; PSClip
+	// with an increasing threshold is "inc-ps-clip-sgd").
 	Name() string
 	// PerSample reports whether Weights depends on the per-sample norms.
 	// When it does not, callers may skip computing them and weight every

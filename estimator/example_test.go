@@ -16,11 +16,11 @@ func Example() {
 		1, 0,
 		-30, 40,
 	}
-	ps, err := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 2})
+	ps, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 2}.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	clip, err := estimator.New("clip-sgd", estimator.Params{Gamma: 2})
+	clip, err := estimator.Spec{Estimator: "clip-sgd", Clip: 2}.New()
 	if err != nil {
 		log.Fatal(err)
 	}
