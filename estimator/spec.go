@@ -84,8 +84,9 @@ func (s Spec) Reads(field string) bool {
 	panic("estimator: Spec has no field " + field)
 }
 
-// value returns the field's value, and whether it is set (not zero).
-func (s Spec) value(field string) (any, bool) {
+// Value returns the field's value (one of Fields), and whether it is set,
+// that is not zero.
+func (s Spec) Value(field string) (v any, set bool) {
 	switch field {
 	case "Estimator":
 		return s.Estimator, s.Estimator != ""
@@ -111,19 +112,17 @@ func (s Spec) value(field string) (any, bool) {
 	panic("estimator: Spec has no field " + field)
 }
 
-// Set reports whether the field (one of Fields) is set, that is not zero.
-func (s Spec) Set(field string) bool {
-	_, set := s.value(field)
-	return set
-}
-
 // Trim returns s with every setting its estimator does not read unset: what
 // a configuration that holds defaults for several estimators gives one of
 // them.
-func (s Spec) Trim() Spec {
+func (s Spec) Trim() Spec { return s.Only(s.Reads) }
+
+// Only returns s with every setting but the Estimator for which keep
+// returns false unset.
+func (s Spec) Only(keep func(field string) bool) Spec {
 	t := s
-	for _, f := range Fields {
-		if !s.Reads(f) {
+	for _, f := range Fields[1:] {
+		if !keep(f) {
 			t.clear(f)
 		}
 	}
@@ -191,7 +190,7 @@ func (s Spec) Validate() error {
 		return setting.Errorf("Estimator", strconv.Quote(s.Estimator), "one of %s", strings.Join(Names, ", "))
 	}
 	for _, f := range Fields {
-		if v, set := s.value(f); set && !s.Reads(f) {
+		if v, set := s.Value(f); set && !s.Reads(f) {
 			return setting.Unread(f, v, fmt.Sprintf("%s, not by %s", readers[f], s.Label()))
 		}
 	}
