@@ -267,6 +267,9 @@ func (c *Config) Reads(field string) bool {
 // defaults of other modes.
 func (c Config) Trim() Config {
 	c.Spec = c.Spec.Only(c.Reads)
+	if !c.Reads("Estimator") {
+		c.Estimator = ""
+	}
 	if !c.Reads("ClipConvention") {
 		c.ClipConvention = ""
 	}
@@ -327,16 +330,16 @@ func (c *Config) validateClip() error {
 	if c.ClipConvention != "" && !c.Reads("ClipConvention") {
 		return setting.Unread("ClipConvention", c.ClipConvention, fmt.Sprintf("read only by clip mode micro-batch, not %s", c.ClipMode))
 	}
+	if c.ClipMode == ClipPerSample && !slices.Contains(PSEstimators, c.psSpec().Estimator) {
+		return setting.Errorf("Estimator", strconv.Quote(c.Estimator), "one of %s", strings.Join(PSEstimators, ", "))
+	}
 	for _, f := range estimator.Fields {
 		if v, set := c.Value(f); set && !c.Reads(f) {
-			return setting.Unread(f, v, fmt.Sprintf("not read by clip mode %s", c.ClipMode))
+			return setting.Unread(f, v, fmt.Sprintf("not read by %s", c.Label()))
 		}
 	}
 	switch c.ClipMode {
 	case ClipPerSample:
-		if !slices.Contains(PSEstimators, c.psSpec().Estimator) {
-			return setting.Errorf("Estimator", strconv.Quote(c.Estimator), "one of %s", strings.Join(PSEstimators, ", "))
-		}
 		return c.psSpec().Validate()
 	case ClipGlobal, ClipMicroBatch:
 		if err := setting.Positive32("Clip", c.Clip); err != nil {
