@@ -62,7 +62,7 @@ const (
 func Default() Config {
 	return Config{
 		Spec: estimator.Spec{Estimator: "ps-clip-sgd", Clip: PaperPSClipSGD},
-		LR: 0.01, Momentum: 0.9, WeightDecay: 1e-4,
+		LR:   0.01, Momentum: 0.9, WeightDecay: 1e-4,
 		Batch: 64, Epochs: 300, WidthDiv: 1, Dropout: 0.5, Augment: "autoaugment",
 		Seed: 1, MaxBadSteps: 10,
 	}
