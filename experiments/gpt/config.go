@@ -286,6 +286,7 @@ func (c *Config) Unread() []string {
 	if c.ClipMode == ClipPerSample {
 		return append(keys, c.psSpec().Unread()...)
 	}
+	keys = append(keys, "ps_estimator")
 	for _, k := range (estimator.Spec{Estimator: "sgd"}).Unread() {
 		if k != "clip" || c.ClipMode == ClipNone {
 			keys = append(keys, k)
