@@ -42,7 +42,7 @@ func Example() {
 	nn.InitDefault(rng, model[0].(*nn.Linear).Weight, model[0].(*nn.Linear).Bias)
 	nn.InitDefault(rng, model[2].(*nn.Linear).Weight, model[2].(*nn.Linear).Bias)
 
-	est, err := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
+	est, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func Example_customLayer() {
 	nn.InitDefault(rng, lin.Weight, lin.Bias)
 	model := nn.Sequential{NewGain("gain", 4), lin}
 
-	est, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 0.5})
+	est, _ := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 0.5}.New()
 	opt, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.05})
 	tr, _ := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: opt})
 	st, err := tr.Step(blobs(rng, 16))
@@ -194,7 +194,7 @@ func TestCustomLayerMatchesBruteForce(t *testing.T) {
 	if clipped == 0 || clipped == len(gs) {
 		t.Fatalf("%d of %d samples clipped: the test needs both kinds", clipped, len(gs))
 	}
-	est, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: gamma})
+	est, _ := estimator.Spec{Estimator: "ps-clip-sgd", Clip: gamma}.New()
 	tr, opt := newTrainer(t, model, est, train.Global)
 	st, err := tr.Step(b)
 	if err != nil {
@@ -214,7 +214,7 @@ func Example_microBatchClipping() {
 	nn.InitDefault(rng, model[0].(*nn.Linear).Weight, nil)
 	nn.InitDefault(rng, model[2].(*nn.Linear).Weight, nil)
 
-	clip, _ := estimator.New("clip-sgd", estimator.Params{Gamma: 1})
+	clip, _ := estimator.Spec{Estimator: "clip-sgd", Clip: 1}.New()
 	opt, _ := optim.NewAdamW(optim.DecayGroups(model.Params(), 0.1),
 		optim.AdamWConfig{LR: 3e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8})
 	sched := optim.NewWarmupCosine(3e-3, 10, 100)

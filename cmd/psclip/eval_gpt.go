@@ -76,7 +76,7 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 	}
 	corpus, err := gpt.LoadCorpus(d)
 	if err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	res := evalResult{Ckpt: *ckpt, Step: m.Step, EvalIters: *iters, Mean: map[string]sd{}}
 	for _, split := range names {
@@ -88,7 +88,7 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		for _, seed := range draws {
 			l, err := m.Loss(corpus, tokens, *iters, seed)
 			if err != nil {
-				return usageError{err.Error()}
+				return usage(err)
 			}
 			losses = append(losses, l)
 			res.Losses = append(res.Losses, evalLoss{split, seed, l})

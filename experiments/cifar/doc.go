@@ -10,7 +10,7 @@
 // A run is built on the public packages only: data/cifar for the data
 // (seeded 45,000/5,000 split, per-channel normalisation, AutoAugment or
 // crop/flip, a resumable iterator), models.NewAlexNet, train.Trainer with
-// an estimator from estimator.New and nn.CrossEntropy, optim.SGD,
+// an estimator from estimator.Spec and nn.CrossEntropy, optim.SGD,
 // checkpoint for atomic, checksummed checkpoints, and internal/loop for
 // progress, Ctrl-C and the bad-step limit:
 //

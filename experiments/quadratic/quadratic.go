@@ -241,7 +241,7 @@ func (c Config) plan() ([][]method, error) {
 				return nil, err
 			}
 			if !(h.Eta > 0 && !math.IsInf(h.Eta, 1)) {
-				return nil, fmt.Errorf("step size eta = %v, want a finite eta > 0", h.Eta)
+				return nil, setting.Errorf("Eta", h.Eta, "a finite step size > 0")
 			}
 			if _, err := h.New(); err != nil {
 				return nil, err

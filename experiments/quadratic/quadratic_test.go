@@ -268,7 +268,7 @@ func TestValidate(t *testing.T) {
 		{"n = 0", func(c *Config) { c.N = 0 }, "n = 0"},
 		{"d = -1", func(c *Config) { c.Dim = -1 }, "d = -1"},
 		{"runs = 0", func(c *Config) { c.Runs = 0 }, "runs = 0"},
-		{"eta = 0", func(c *Config) { c.Eta = 0 }, "eta = 0"},
+		{"eta = 0", func(c *Config) { c.Eta = 0 }, "Eta = 0"},
 		{"gamma = -1", func(c *Config) { c.Clip = -1 }, "Clip = -1"},
 		{"beta = 0", func(c *Config) { c.Beta = -2 }, "Beta = -2"},
 		{"unknown method", func(c *Config) { c.Methods = []string{"adam"} }, `Methods = "adam"`},
