@@ -67,7 +67,11 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, names []string, usage fun
 func unreadFlag(fs *flag.FlagSet, flags map[string]string, reads func(field string) bool) string {
 	var unread string
 	fs.Visit(func(f *flag.Flag) {
-		if field, ok := flags[f.Name]; ok && unread == "" && !reads(field) {
+		field, ok := flags[f.Name]
+		if a, isAuto := f.Value.(autoFloat); isAuto && *a.auto {
+			field = "Auto" + field // --alpha auto sets AutoAlpha
+		}
+		if ok && unread == "" && !reads(field) {
 			unread = f.Name
 		}
 	})

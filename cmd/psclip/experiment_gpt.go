@@ -55,7 +55,13 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	}
 	// A flag no run reads is refused, as train gpt refuses it.
 	if name := unreadFlag(fs, gptClipFlags, e.Reads); name != "" {
-		return usagef("--%s applies to none of --clip-modes %s", name, *modes)
+		why := ""
+		if name == "clip" && slices.Contains(e.Modes, gpt.ClipPerSample) {
+			ps := c
+			ps.ClipMode = gpt.ClipPerSample
+			why = fmt.Sprintf(": per-sample mode's %s has a threshold of its own", ps.Label())
+		}
+		return usagef("--%s applies to none of --clip-modes %s%s", name, *modes, why)
 	}
 	if *seeds <= 0 {
 		return usagef("--seeds = %d, want > 0", *seeds)

@@ -80,7 +80,7 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return usagef("%v", err)
+		return usage(err)
 	}
 	if err := checkOutDir(*out); err != nil {
 		return err

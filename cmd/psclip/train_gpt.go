@@ -131,7 +131,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if c.ClipMode == gpt.ClipPerSample && !slices.Contains(gpt.PSEstimators, c.Estimator) {
-		return c.Validate() // names the estimators
+		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
 	}
 	// A flag the clip mode does not read is refused; the defaults of the
 	// settings it does not read are cleared.

@@ -149,7 +149,7 @@ func (e *Experiment) Check() error {
 		return err
 	}
 	if (len(e.GridAlphas) == 0) != (len(e.GridBetas) == 0) {
-		return setting.Errorf("GridAlphas", e.GridAlphas, "values exactly when GridBetas has values (%v)", e.GridBetas)
+		return setting.Errorf("GridAlphas", e.GridAlphas, "values exactly when the grid's β have values (%v)", e.GridBetas)
 	}
 	if len(e.GridBetas) > 0 {
 		for _, g := range []struct {

@@ -347,7 +347,7 @@ func (c *Config) validateClip() error {
 			return err
 		}
 		if !setting.Normal32(c.ClipThreshold()) {
-			return setting.Errorf("Clip", c.Clip, "a threshold whose K·Clip = %v is a normal float32", c.ClipThreshold())
+			return setting.Errorf("Clip", c.Clip, "a threshold whose K·γ = %v (K = %d micro-batches) is a normal float32", c.ClipThreshold(), c.Accum)
 		}
 	}
 	return nil
@@ -413,11 +413,11 @@ func (c *Config) Validate() error {
 	}
 	switch {
 	case c.NEmbd%c.NHead != 0:
-		return setting.Errorf("NEmbd", c.NEmbd, "a multiple of NHead = %d", c.NHead)
+		return setting.Errorf("NHead", c.NHead, "a divisor of the embedding width %d", c.NEmbd)
 	case c.VocabSize > text.MaxVocab:
 		return setting.Errorf("VocabSize", c.VocabSize, "at most the %d tokens of uint16 token files", text.MaxVocab)
 	case c.Warmup > c.Steps:
-		return setting.Errorf("Warmup", c.Warmup, "at most Steps = %d", c.Steps)
+		return setting.Errorf("Warmup", c.Warmup, "at most the %d steps", c.Steps)
 	}
 	for _, err := range []error{
 		setting.Fraction("Dropout", c.Dropout),
@@ -433,7 +433,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.MinLR > c.LR {
-		return setting.Errorf("MinLR", c.MinLR, "at most LR = %v", c.LR)
+		return setting.Errorf("MinLR", c.MinLR, "at most the peak learning rate %v", c.LR)
 	}
 	return c.validateClip()
 }

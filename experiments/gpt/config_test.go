@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 		field  string
 	}{
 		{func(c *Config) { c.NLayer = 0 }, "NLayer"},
-		{func(c *Config) { c.NHead = 3 }, "NEmbd"},
+		{func(c *Config) { c.NHead = 3 }, "NHead"},
 		{func(c *Config) { c.BlockSize = -1 }, "BlockSize"},
 		{func(c *Config) { c.VocabSize = 1 << 17 }, "VocabSize"},
 		{func(c *Config) { c.Dropout = 1 }, "Dropout"},

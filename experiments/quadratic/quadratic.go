@@ -202,6 +202,10 @@ func (c Config) Hyper(p float64, method string) (Hyper, error) {
 		}
 	}
 	h.Estimator, h.AutoAlpha, h.AutoBeta = method, c.AutoAlpha, c.AutoBeta
+	if method == "ps-clip-sgd" && h.Beta == 0 && !h.AutoBeta {
+		// β = 0 would be the constant threshold; the experiment's is α·k^(1/β).
+		return Hyper{}, setting.Errorf("Beta", h.Beta, "a positive normal float32 or automatic: PS-Clip-SGD's threshold here is α·k^(1/β)")
+	}
 	if h.AutoAlpha {
 		h.Alpha = 0
 	}
