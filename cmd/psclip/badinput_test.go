@@ -56,6 +56,14 @@ var badInputs = map[string][]badCase{
 		{[]string{"--estimators", "adam"}, 2, "adam"},
 		{[]string{"--clip-modes", "layer"}, 2, "layer"},
 		{[]string{"--width-div", "0"}, 2, "width divisor"},
+		// Issue 13: the other model's flags, repeated entries and a
+		// --gamma nothing timed reads are refused.
+		{[]string{"--model", "gpt", "--classes", "10"}, 2, "--classes applies to --model alexnet-cifar, not gpt"},
+		{[]string{"--n-layer", "2"}, 2, "--n-layer applies to --model gpt, not alexnet-cifar"},
+		{[]string{"--estimators", "sgd,sgd"}, 2, "--estimators: sgd is listed twice"},
+		{[]string{"--clip-modes", "global,global"}, 2, "--clip-modes: global is listed twice"},
+		{[]string{"--estimators", "sgd,nsgd", "--gamma", "2"}, 2, "--gamma applies to none"},
+		{[]string{"--gamma", "1e39"}, 2, "--gamma = 1e+39"},
 	},
 	"data synth-cifar": {
 		{[]string{}, 2, "--out is required"},
@@ -81,6 +89,12 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--grid-betas", "-1"}, 2, "--grid-betas = -1"},
 		{[]string{"--out", "out", "--data", fxData, "--seeds", "0"}, 2, "--seeds = 0"},
 		{[]string{"--out", "out", "--data", fxData, "--methods", "adam"}, 2, "adam"},
+		// Issue 13: repeated entries, and settings no method reads.
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd,sgd"}, 2, "--methods = SGD, want each method once"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "ps-clip-sgd=10,ps-clip-sgd"}, 2, "--methods = PS-Clip-SGD γ=10, want each method once"},
+		{[]string{"--out", "out", "--data", fxData, "--grid-betas", "2,2"}, 2, "--grid-betas = 2, want each value once"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--window", "512"}, 2, "--window applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--lr", "1e39"}, 2, "--lr = 1e+39"},
 	},
 	"experiment gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -93,6 +107,13 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "-1"}, 2, "--lrs = -1"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "layer"}, 2, "layer"},
+		// Issue 13: repeated entries, settings no run reads, float32 ranges.
+		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e-3,1e-3"}, 2, "--lrs = 0.001, want each value once"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "global,global"}, 2, "--clip-modes = global, want each value once"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "global", "--clip-convention", "mean"}, 2, "--clip-convention applies to none of --clip-modes global"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "none", "--clip", "5"}, 2, "--clip applies to none of --clip-modes none"},
+		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e39"}, 2, "--lrs = 1e+39"},
+		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e-320"}, 2, "--lrs = 1e-320"},
 	},
 	"highprob": {
 		{[]string{"--p", "1"}, 2, "tail index p = 1"},
@@ -108,6 +129,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--runs", "0"}, 2, "runs = 0"},
 		{[]string{"--T", "0"}, 2, "T = 0"},
 		{[]string{"--methods", "adam"}, 2, "adam"},
+		{[]string{"--methods", "nsgd,nsgd"}, 2, "--methods = \"nsgd\", want each method once"},
+		{[]string{"--methods", "nsgd", "--gamma", "2"}, 2, "--gamma applies to none of --methods nsgd"},
 		{[]string{"--out", "file", "--runs", "2", "--T", "5"}, 2, "--out file"},
 	},
 	"quadratic": {
@@ -122,6 +145,9 @@ var badInputs = map[string][]badCase{
 		{[]string{"--runs", "0"}, 2, "runs = 0"},
 		{[]string{"--T", "0"}, 2, "T = 0"},
 		{[]string{"--methods", "adam"}, 2, "adam"},
+		{[]string{"--methods", "sgd,sgd"}, 2, "--methods = \"sgd\", want each method once"},
+		{[]string{"--tuned", "--gamma", "2"}, 2, "--gamma applies to none of --methods clip-sgd,ps-clip-sgd,nsgd with --tuned"},
+		{[]string{"--gamma", "1e39"}, 2, "--gamma = 1e+39"},
 		{[]string{"--out", "file", "--runs", "1", "--T", "5"}, 2, "--out file"},
 	},
 	"persample": {
@@ -131,6 +157,9 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--width-div", "0"}, 2, "width divisor"},
 		{[]string{"--out", "out", "--model", "gpt", "--n-head", "3"}, 2, "n_head 3"},
 		{[]string{"--out", "file", "--width-div", "16", "--classes", "10"}, 2, "--out file"},
+		// Issue 13: the other model's flags are refused, not ignored.
+		{[]string{"--out", "out", "--n-embd", "64"}, 2, "--n-embd applies to --model gpt, not alexnet-cifar"},
+		{[]string{"--out", "out", "--model", "gpt", "--width-div", "2"}, 2, "--width-div applies to --model alexnet-cifar, not gpt"},
 	},
 	"eval gpt": {
 		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
@@ -138,6 +167,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--eval-iters", "-1"}, 2, "--eval-iters -1"},
 		{[]string{"--ckpt", "out", "--splits", "val,"}, 2, "--splits"},
 		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
+		{[]string{"--ckpt", "out", "--seeds", "1,1"}, 2, "--seeds \"1,1\": seed 1 is listed twice"},
 	},
 	"sample": {
 		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
@@ -145,6 +175,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--tokens", "0"}, 2, "--tokens = 0"},
 		{[]string{"--ckpt", "out", "--temperature", "0"}, 2, "--temperature = 0"},
 		{[]string{"--ckpt", "out", "--top-k", "-1"}, 2, "--top-k = -1"},
+		{[]string{"--ckpt", "out", "--temperature", "1e39"}, 2, "--temperature = 1e+39"},
 	},
 	"tail": {
 		{[]string{}, 2, "--from is required"},
@@ -187,6 +218,15 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--max-bad-steps", "-1"}, 2, "--max-bad-steps = -1"},
 		{[]string{"--out", "out", "--data", fxData, "--estimator", "adam"}, 2, "adam"},
 		{[]string{"--out", "out", "--data", fxData, "--augment", "mixup"}, 2, "mixup"},
+		// Issue 13: a setting the estimator does not read is refused, and
+		// every value is checked in float32, the precision it is used in.
+		{[]string{"--out", "out", "--data", fxData, "--estimator", "sgd", "--clip", "3"}, 2, "--clip does not apply to --estimator sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--estimator", "ps-clip-auto", "--clip", "3"}, 2, "--clip does not apply to --estimator ps-clip-auto"},
+		{[]string{"--out", "out", "--data", fxData, "--estimator", "clip-sgd", "--window", "512"}, 2, "--window does not apply to --estimator clip-sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--lr", "1e39"}, 2, "--lr = 1e+39, want a positive normal float32"},
+		{[]string{"--out", "out", "--data", fxData, "--lr", "1e-320"}, 2, "--lr = 1e-320, want a positive normal float32"},
+		{[]string{"--out", "out", "--data", fxData, "--clip", "1e39"}, 2, "--clip = 1e+39"},
+		{[]string{"--out", "out", "--data", fxData, "--weight-decay", "1e-40"}, 2, "--weight-decay = 1e-40"},
 	},
 	"train gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -213,6 +253,17 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "layer"}, 2, "layer"},
 		{[]string{"--out", "out", "--text", fxText, "--vocab", "word"}, 2, "word"},
 		{[]string{"--out", "out", "--text", fxText, "--steps", "10", "--warmup", "20"}, 2, "--warmup = 20"},
+		// Issue 13: a setting the clip mode does not read is refused, and
+		// every value is checked in float32, the precision it is used in.
+		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "none", "--clip", "5"}, 2, "--clip does not apply to --clip-mode none"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-convention", "mean"}, 2, "--clip-convention does not apply to --clip-mode global"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "per-sample", "--clip-convention", "nanogpt"}, 2, "--clip-convention does not apply to --clip-mode per-sample"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "per-sample", "--ps-estimator", "ps-clip-auto", "--clip", "3"}, 2, "--clip does not apply to --clip-mode per-sample"},
+		{[]string{"--out", "out", "--text", fxText, "--window", "512"}, 2, "--window does not apply to --clip-mode global"},
+		{[]string{"--out", "out", "--text", fxText, "--lr", "1e39"}, 2, "--lr = 1e+39, want a positive normal float32"},
+		{[]string{"--out", "out", "--text", fxText, "--lr", "1e-320", "--min-lr", "0"}, 2, "--lr = 1e-320, want a positive normal float32"},
+		{[]string{"--out", "out", "--text", fxText, "--eps", "1e-50"}, 2, "--eps = 1e-50"},
+		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "micro-batch", "--accum", "8", "--clip", "1e38"}, 2, "--clip = 1e+38"},
 	},
 }
 

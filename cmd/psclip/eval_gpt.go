@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -61,6 +62,9 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return usagef("--seeds %q: %q is not a seed", *seeds, s)
+		}
+		if slices.Contains(draws, v) {
+			return usagef("--seeds %q: seed %d is listed twice", *seeds, v)
 		}
 		draws = append(draws, v)
 	}

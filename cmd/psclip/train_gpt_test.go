@@ -207,3 +207,29 @@ func TestGPTBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// The exit status says whose mistake it was, by the error's type (issue
+// 13): a resume with other settings is a usage mistake (2), a damaged
+// checkpoint a failure (1), although both come from the same library call.
+// The binary runs as a separate process.
+func TestResumeExitStatus(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("all work and no play makes jack a dull boy\n", 60))
+	out := filepath.Join(t.TempDir(), "out")
+	args := append([]string{"train", "gpt", "--text", corpus, "--out", out}, tinyGPTFlags...)
+	if r := psclip(t, "", nil, args...); r.code != 0 {
+		t.Fatalf("psclip %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	r := psclip(t, "", nil, append(args, "--resume", "--lr", "2e-3", "--min-lr", "2e-4")...)
+	if r.code != 2 || !strings.Contains(r.stderr, `lr="0.002" (checkpoint "0.001")`) {
+		t.Errorf("resume with another --lr: exit %d, %q; want 2 naming lr", r.code, r.stderr)
+	}
+	for _, name := range []string{"ckpt.safetensors", "ckpt.prev.safetensors"} {
+		if err := os.WriteFile(filepath.Join(out, name), []byte("not a checkpoint"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = psclip(t, "", nil, append(args, "--resume")...)
+	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "ckpt") {
+		t.Errorf("resume from a damaged checkpoint: exit %d, %q; want 1 and one line naming the checkpoint", r.code, r.stderr)
+	}
+}
