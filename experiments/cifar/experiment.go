@@ -389,7 +389,7 @@ func (r *Results) seedsLabel() string {
 }
 
 // PaperMethodNames are the paper's four methods, in the order of its
-// tables: the default of "psclip experiment cifar --methods".
+// tables: the default methods of the experiment command.
 var PaperMethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-sgd"}
 
 // MethodNames are the names Thresholds.Method accepts: the paper's methods,
