@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/setting"
 )
@@ -192,5 +193,42 @@ func TestResumeLog(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != 5 || !strings.HasPrefix(lines[4], `{"step":3,"val_loss":3.7`) {
 		t.Errorf("log after resume:\n%s", b)
+	}
+}
+
+// Checkpoints of runs made before Config embedded estimator.Spec resume:
+// their configuration maps, written by that version of train gpt, match
+// what train gpt builds today up to the settings the clip mode does not
+// read (Config.Unread), and a setting that changed is still refused.
+func TestOlderCheckpointConfigs(t *testing.T) {
+	const before = `{"n_layer":4,"n_head":4,"n_embd":128,"block_size":64,"vocab_size":0,"dropout":0,"bias":false,"exact_gelu":false,"micro_batch":12,"accum":1,"steps":2000,"lr":0.001,"min_lr":0.0001,"warmup":100,"weight_decay":0.1,"beta1":0.9,"beta2":0.95,"eps":1e-8,"clip_mode":"MODE","clip":1,"clip_convention":"nanogpt","ps_estimator":"ps-clip-sgd","eval_interval":250,"eval_iters":20,"log_interval":1,"ckpt_interval":250,"max_bad_steps":10,"seed":1337}`
+	for _, mode := range ClipModes {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(strings.Replace(before, "MODE", string(mode), 1)), &raw); err != nil {
+			t.Fatal(err)
+		}
+		old := map[string]string{}
+		for k, v := range raw {
+			old[k] = string(v)
+		}
+		// What train gpt builds from the same flags today.
+		c := Default()
+		c.ClipMode, c.Estimator, c.ClipConvention = mode, "ps-clip-sgd", ConventionNanoGPT
+		c = c.Trim()
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		meta := checkpoint.Meta{Config: old}
+		if err := meta.CheckConfig(configMap(c), append(c.Unread(), mayDiffer...)...); err != nil {
+			t.Errorf("%s: %v", mode, err)
+		}
+		c.LR = 2e-3
+		if err := meta.CheckConfig(configMap(c), append(c.Unread(), mayDiffer...)...); err == nil {
+			t.Errorf("%s: another learning rate resumed", mode)
+		}
+		back, err := configFromMap(configMap(c))
+		if err != nil || back != c {
+			t.Errorf("%s: configuration map round trip %+v, %v; want %+v", mode, back, err, c)
+		}
 	}
 }
