@@ -2,6 +2,7 @@ package estimator
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,14 +156,12 @@ func (s *Spec) clear(field string) {
 // Unread returns the JSON keys of the settings the estimator does not
 // read: a resumed run may differ in them, since they cannot change it.
 func (s Spec) Unread() []string {
-	keys := map[string]string{
-		"Clip": "clip", "Alpha": "alpha", "Beta": "beta", "AutoAlpha": "auto_alpha", "AutoBeta": "auto_beta",
-		"Window": "window", "TargetQuantile": "target_quantile", "QuantileRate": "quantile_rate", "AutoClipR": "auto_clip_r",
-	}
 	var unread []string
 	for _, f := range Fields {
 		if !s.Reads(f) {
-			unread = append(unread, keys[f])
+			sf, _ := reflect.TypeFor[Spec]().FieldByName(f)
+			key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			unread = append(unread, key)
 		}
 	}
 	return unread

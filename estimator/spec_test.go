@@ -1,9 +1,11 @@
 package estimator
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/setting"
@@ -92,6 +94,7 @@ func TestSpecReads(t *testing.T) {
 		{Spec{Estimator: "auto-clip"}, []string{"AutoClipR"}},
 	}
 	all := Spec{Clip: 1, Alpha: 2, Beta: 3, AutoAlpha: true, AutoBeta: true, Window: 4, TargetQuantile: 0.5, QuantileRate: 0.6, AutoClipR: 0.7}
+	allJSON, _ := json.Marshal(all)
 	for _, tt := range tests {
 		var got []string
 		for _, f := range Fields[1:] {
@@ -104,6 +107,11 @@ func TestSpecReads(t *testing.T) {
 		}
 		if n := len(tt.s.Unread()); n != len(Fields)-1-len(tt.reads) {
 			t.Errorf("%s: Unread %v", tt.s.Label(), tt.s.Unread())
+		}
+		for _, k := range tt.s.Unread() {
+			if !strings.Contains(string(allJSON), `"`+k+`":`) {
+				t.Errorf("%s: Unread key %q is not a JSON key of Spec", tt.s.Label(), k)
+			}
 		}
 		// Trim keeps exactly what is read.
 		full := all
