@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,9 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
-	"github.com/psclip/psclip/setting"
 )
 
 func init() {
@@ -24,7 +21,8 @@ func init() {
 		name:  "experiment cifar",
 		short: "AlexNet-CIFAR: SGD, Clip-SGD, PS-Clip-SGD and increasing-threshold PS-Clip-SGD over seeds (tables, figures)",
 		run:   runExperimentCIFAR,
-		flags: map[string]string{"Alpha": "inc-alpha", "AutoAlpha": "inc-alpha", "Beta": "inc-beta", "AutoBeta": "inc-beta"},
+		flags: map[string]string{"ClipSGD": "clip-sgd-gamma", "PSClipSGD": "ps-gamma",
+			"Alpha": "inc-alpha", "AutoAlpha": "inc-alpha", "Beta": "inc-beta", "AutoBeta": "inc-beta"},
 	})
 }
 
@@ -84,23 +82,10 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	}
-	if th.Beta == 0 && !th.AutoBeta {
-		return usagef("--inc-beta = 0, want a positive normal float32 or auto")
-	}
-	// The thresholds are checked here so that an error names the flag the
-	// user typed, not the method it goes to.
-	for _, t := range []struct {
-		spec  estimator.Spec
-		flags map[string]string
-	}{
-		{estimator.Spec{Estimator: "clip-sgd", Clip: th.ClipSGD}, map[string]string{"Clip": "clip-sgd-gamma"}},
-		{estimator.Spec{Estimator: "ps-clip-sgd", Clip: th.PSClipSGD}, map[string]string{"Clip": "ps-gamma"}},
-		{estimator.Spec{Estimator: "ps-clip-sgd", Alpha: th.Alpha, AutoAlpha: th.AutoAlpha, Beta: th.Beta, AutoBeta: th.AutoBeta}, map[string]string{"Alpha": "inc-alpha", "Beta": "inc-beta"}},
-	} {
-		var se *setting.Error
-		if err := t.spec.Validate(); errors.As(err, &se) {
-			return usagef("--%s = %v, want %s", t.flags[se.Field], se.Value, se.Want)
-		}
+	// The thresholds are checked before they go to the methods, so that an
+	// error names the flag the user typed.
+	if err := th.Validate(); err != nil {
+		return err
 	}
 	e := cifar.Experiment{Base: c, LogNorms: f.logNorms}
 	for _, name := range strings.Split(f.methods, ",") {

@@ -415,6 +415,32 @@ func PaperThresholds() Thresholds {
 	return Thresholds{ClipSGD: PaperClipSGD, PSClipSGD: PaperPSClipSGD, Spec: estimator.Spec{Alpha: PaperAlpha, Beta: PaperBeta}}
 }
 
+// Validate checks the thresholds as the methods use them: ClipSGD and
+// PSClipSGD as constant thresholds, Alpha and Beta (or their automatic
+// forms) as the increasing one α·k^(1/β), which needs a β. Its errors are
+// *setting.Error values naming the field of Thresholds.
+func (t Thresholds) Validate() error {
+	if t.Beta == 0 && !t.AutoBeta {
+		return setting.Errorf("Beta", t.Beta, "a positive normal float32 or automatic: the increasing threshold needs a β")
+	}
+	for _, c := range []struct {
+		field string // the field of Thresholds that is the spec's Clip
+		spec  estimator.Spec
+	}{
+		{"ClipSGD", estimator.Spec{Estimator: "clip-sgd", Clip: t.ClipSGD}},
+		{"PSClipSGD", estimator.Spec{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}},
+		{"", estimator.Spec{Estimator: "ps-clip-sgd", Alpha: t.Alpha, AutoAlpha: t.AutoAlpha, Beta: t.Beta, AutoBeta: t.AutoBeta}},
+	} {
+		var se *setting.Error
+		if err := c.spec.Validate(); errors.As(err, &se) && se.Field == "Clip" {
+			return &setting.Error{Field: c.field, Value: se.Value, Want: se.Want}
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Method returns the method spec names with its settings. A spec is one of
 // MethodNames, or "clip-sgd=γ" or "ps-clip-sgd=γ" with a threshold of its
 // own, so that one experiment can compare several of them. Errors name the

@@ -430,3 +430,25 @@ func TestOlderCheckpointConfigs(t *testing.T) {
 		t.Error("another β resumed")
 	}
 }
+
+// Thresholds.Validate names the field of Thresholds at fault.
+func TestThresholdsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		th    Thresholds
+		field string // "": valid
+	}{
+		{ExperimentThresholds(), ""},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{AutoAlpha: true, AutoBeta: true}}, ""},
+		{Thresholds{ClipSGD: 0, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1, Beta: 2}}, "ClipSGD"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 1e39, Spec: estimator.Spec{Alpha: 1, Beta: 2}}, "PSClipSGD"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 0, Beta: 2}}, "Alpha"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1}}, "Beta"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1, Beta: -1}}, "Beta"},
+	} {
+		err := tc.th.Validate()
+		var se *setting.Error
+		if (tc.field == "") != (err == nil) || (err != nil && (!errors.As(err, &se) || se.Field != tc.field)) {
+			t.Errorf("%+v: %v, want an error for %q", tc.th, err, tc.field)
+		}
+	}
+}
