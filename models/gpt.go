@@ -168,3 +168,7 @@ func (m *GPT) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
 func (m *GPT) Params() []*nn.Param { return m.params }
 
 var _ nn.Layer = (*GPT)(nil)
+
+// OutShape is [B, T, VocabSize] for token ids [B, T] with T ≤ BlockSize
+// (nn.Shaper); the ids themselves are checked by CheckInput.
+func (m *GPT) OutShape(in []int) ([]int, error) { return m.net.OutShape(in) }
