@@ -306,7 +306,7 @@ func (t *Trainer) Params() []*nn.Param { return t.params }
 // then unchanged. A non-finite loss or gradient is not an error: it is
 // reported in Stats and kept out of the update.
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
-	n, err := t.check(batches)
+	n, err := check(t.cfg.Model, batches)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -422,15 +422,15 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	return st, nil
 }
 
-// check validates the micro-batches for Step and returns their number of
-// samples.
-func (t *Trainer) check(batches []Batch) (int, error) {
+// check validates the micro-batches of one step or evaluation of model
+// (see Step) and returns their number of samples.
+func check(model nn.Layer, batches []Batch) (int, error) {
 	if len(batches) == 0 {
 		return 0, ErrNoBatches
 	}
 	n := 0
 	for j, b := range batches {
-		out, err := nn.CheckInput(t.cfg.Model, b.X)
+		out, err := nn.CheckInput(model, b.X)
 		if err != nil {
 			return 0, &BatchError{Batch: j, Err: err}
 		}
