@@ -38,14 +38,16 @@ func estimators(t *testing.T) map[string]func() estimator.Estimator {
 		return e
 	}
 	return map[string]func() estimator.Estimator{
-		"sgd":                 func() estimator.Estimator { return estimator.SGD{} },
-		"clip-sgd":            func() estimator.Estimator { return must(estimator.New("clip-sgd", estimator.Params{Gamma: 0.5})) },
-		"nsgd":                func() estimator.Estimator { return estimator.NSGD{} },
-		"ps-clip-sgd":         func() estimator.Estimator { return must(estimator.New("ps-clip-sgd", estimator.Params{Gamma: 0.5})) },
-		"ps-clip-sgd α·k^1/β": func() estimator.Estimator { return must(estimator.New("ps-clip-sgd", estimator.Params{Alpha: 0.1, Beta: 1.5})) },
-		"ps-clip-auto":        func() estimator.Estimator { return must(estimator.New("ps-clip-auto", estimator.Params{})) },
-		"ps-clip-quantile":    func() estimator.Estimator { return must(estimator.New("ps-clip-quantile", estimator.Params{})) },
-		"auto-clip":           func() estimator.Estimator { return must(estimator.New("auto-clip", estimator.Params{})) },
+		"sgd":         func() estimator.Estimator { return estimator.SGD{} },
+		"clip-sgd":    func() estimator.Estimator { return must(estimator.New("clip-sgd", estimator.Params{Gamma: 0.5})) },
+		"nsgd":        func() estimator.Estimator { return estimator.NSGD{} },
+		"ps-clip-sgd": func() estimator.Estimator { return must(estimator.New("ps-clip-sgd", estimator.Params{Gamma: 0.5})) },
+		"ps-clip-sgd α·k^1/β": func() estimator.Estimator {
+			return must(estimator.New("ps-clip-sgd", estimator.Params{Alpha: 0.1, Beta: 1.5}))
+		},
+		"ps-clip-auto":     func() estimator.Estimator { return must(estimator.New("ps-clip-auto", estimator.Params{})) },
+		"ps-clip-quantile": func() estimator.Estimator { return must(estimator.New("ps-clip-quantile", estimator.Params{})) },
+		"auto-clip":        func() estimator.Estimator { return must(estimator.New("auto-clip", estimator.Params{})) },
 	}
 }
 
