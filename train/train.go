@@ -15,17 +15,28 @@
 //     mean;
 //   - the estimator's batch-level Scale (Clip-SGD's clip, normalized SGD's
 //     normalisation) is applied once to the accumulated gradient (Global), or
-//     to every micro-batch's gradient before it is accumulated (MicroBatch:
-//     MB-Clip).
+//     to every micro-batch's part before it is accumulated (MicroBatch, the
+//     paper's MB-Clip on the micro-batch's share of the step's gradient;
+//     MicroBatchMean on its own mean gradient).
 //
-// The direction handed to the optimizer is the average over micro-batches of
-// the per-micro-batch directions, so a threshold means the same whatever the
-// number of micro-batches: with K identical micro-batches every scope gives
-// the same update as one large batch.
+// The micro-batches of one Step are one batch: every sample enters the
+// average with weight 1/N (N the step's samples), a per-sample estimator's
+// k counts the samples of the whole step, and an adaptive estimator learns
+// once per step from all its norms, so K micro-batches give the update of
+// one batch of the same samples in the same order (up to rounding), except
+// for the per-micro-batch Scale of the MicroBatch scopes.
+//
+// Step checks its input before it runs anything and refuses a bad
+// micro-batch with a *BatchError, leaving the parameters, the optimizer and
+// the estimator as they were. Stats reports what the step did, with a
+// summary of the per-sample gradient norms (and the norms themselves with
+// Config.KeepNorms) and per-group gradient norms (Config.Groups) to tune
+// thresholds from. Evaluate measures loss and accuracy with dropout off.
 //
 // Memory. Global and per-sample clipping accumulate in place in Param.Grad.
-// MicroBatch keeps one running-sum buffer the size of the gradients: a
-// micro-batch's gradient norm is known only once its gradient is complete,
+// The MicroBatch scopes keep one running-sum buffer the size of the
+// gradients: a micro-batch's gradient norm is known only once its gradient
+// is complete,
 // and once that gradient has been added in place to a running sum its own
 // part can no longer be scaled, so clipping it needs either a second buffer
 // or a second backward pass. psclip spends the buffer (the paper's
