@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/tensor"
@@ -429,5 +430,50 @@ func TestEvaluate(t *testing.T) {
 	var be *train.BatchError
 	if _, err := train.Evaluate(model, nn.CrossEntropy, train.Batch{X: tensor.New(2, 4), Y: []int32{0, 0}}); !errors.As(err, &be) {
 		t.Errorf("wrong width: %v", err)
+	}
+}
+
+// A GPT: token ids that are not integers in [0, vocab), sequences longer
+// than the block, and targets that are not one per position are refused.
+func TestStepRefusesBadTokens(t *testing.T) {
+	m, err := models.NewGPT(models.GPTConfig{NLayer: 1, NHead: 2, NEmbd: 8, BlockSize: 4, VocabSize: 5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, _ := optim.NewAdamW(optim.DecayGroups(m.Params(), 0.1), optim.AdamWConfig{LR: 1e-3})
+	ps, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
+	tr, err := train.New(train.Config{Model: m, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: opt, Scope: train.MicroBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := func(ids ...float32) train.Batch {
+		return train.Batch{X: tensor.From(ids, 1, len(ids)), Y: make([]int32, len(ids))}
+	}
+	good := seq(1, 2, 3)
+	for _, tc := range []struct {
+		name string
+		b    train.Batch
+	}{
+		{"id ≥ vocab", seq(1, 5, 0)},
+		{"negative id", seq(1, -1, 0)},
+		{"fractional id", seq(1, 1.5, 0)},
+		{"NaN id", seq(1, float32(math.NaN()), 0)},
+		{"longer than the block", seq(1, 2, 3, 4, 0)},
+		{"one target per sequence", train.Batch{X: good.X, Y: []int32{0}}},
+		{"target ≥ vocab", train.Batch{X: good.X, Y: []int32{0, 5, 0}}},
+		{"rank 3", train.Batch{X: tensor.New(1, 3, 1), Y: make([]int32, 3)}},
+	} {
+		before := snapshot(m.Params(), opt)
+		_, err := tr.Step(good, tc.b)
+		var be *train.BatchError
+		if !errors.As(err, &be) || be.Batch != 1 {
+			t.Errorf("%s: error %v, want a *train.BatchError for micro-batch 1", tc.name, err)
+		}
+		if !slices.Equal(snapshot(m.Params(), opt), before) {
+			t.Errorf("%s: changed the parameters", tc.name)
+		}
+	}
+	if _, err := tr.Step(good, seq(0, 4, 4)); err != nil {
+		t.Error(err)
 	}
 }
