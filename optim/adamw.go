@@ -10,12 +10,22 @@ import (
 // AdamWConfig holds AdamW's hyperparameters, named as torch.optim.AdamW's
 // (betas = (Beta1, Beta2)). The learning rate must be set (> 0); a β or ε
 // left 0 takes PyTorch's default (β₁ 0.9, β₂ 0.999, ε 1e-8), so a config
-// that names only LR is torch.optim.AdamW(lr=LR). A β of exactly 0 is
-// spelled math.SmallestNonzeroFloat64, which the float32 update cannot tell
-// from 0. Weight decay is set per Group and taken as given: 0 is no decay
+// that names only LR is torch.optim.AdamW(lr=LR). A β or ε of exactly 0 is
+// spelled Exactly(0). Weight decay is set per Group and taken as given: 0 is no decay
 // (PyTorch's AdamW default is 1e-2).
 type AdamWConfig struct {
 	LR, Beta1, Beta2, Eps float64
+}
+
+// Exactly returns v for an AdamWConfig β or ε that means what it says, 0
+// included: 0 becomes the smallest positive float64, which the update
+// (formed in float64 and rounded to float32) cannot tell from 0, rather
+// than PyTorch's default. Use it for values a user may have set to 0.
+func Exactly(v float64) float64 {
+	if v == 0 {
+		return math.SmallestNonzeroFloat64
+	}
+	return v
 }
 
 // PyTorch's defaults for AdamWConfig fields left 0.

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -30,8 +31,23 @@ func TestAdamWDefaults(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("AdamWConfig{LR} stepped to %v, PyTorch's defaults to %v", got, want)
 	}
-	if zero := run(AdamWConfig{LR: 1e-2, Beta1: math.SmallestNonzeroFloat64}); slices.Equal(zero, want) {
-		t.Error("β₁ = SmallestNonzeroFloat64 behaved as the default 0.9")
+}
+
+// Exactly(0) is a β₁ and ε of 0 against the float64 reference.
+func TestAdamWExactlyZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ps, refs := model(rng)
+	o, err := NewAdamW([]Group{{Params: ps}}, AdamWConfig{LR: 1e-2, Beta1: Exactly(0), Beta2: 0.99, Eps: Exactly(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 5 {
+		gs := setGrads(rng, ps)
+		o.Step()
+		for i, r := range refs {
+			r.adamw(gs[i], 1e-2, 0, 0.99, 0, 0)
+		}
+		compare(t, "AdamW β₁=ε=0", step, ps, refs)
 	}
 }
 

@@ -477,3 +477,16 @@ func TestStepRefusesBadTokens(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A model with dropout trains without Config.Rand.
+func TestDropoutWithoutRand(t *testing.T) {
+	model := nn.Sequential{nn.NewLinear("0", 5, 8, true), nn.NewDropout(0.5), nn.NewLinear("2", 8, 3, true)}
+	opt, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1})
+	tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: estimator.SGD{}, Optimizer: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Step(batch(rand.New(rand.NewPCG(1, 1)), 4)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -135,8 +135,10 @@ type Config struct {
 	Estimator estimator.Estimator
 	Optimizer Optimizer
 	Scope     Scope
-	// Rand drives training randomness inside the model (dropout). It may be
-	// nil for models without dropout.
+	// Rand drives training randomness inside the model (dropout). nil
+	// means a generator of the Trainer's own with a fixed seed: the same
+	// dropout masks on every run, but no state a checkpoint could save, so
+	// set it when a run is to resume exactly.
 	Rand *rand.Rand
 	// KeepNorms makes Step report every sample's gradient norm in
 	// Stats.Norms (per-sample estimators only).
@@ -252,6 +254,9 @@ func New(cfg Config) (*Trainer, error) {
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
+	if t.cfg.Rand == nil {
+		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
+	}
 	if len(t.params) == 0 {
 		return nil, errors.New("train: the model has no parameters")
 	}
