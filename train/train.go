@@ -9,10 +9,9 @@
 //   - an estimator that works per sample (estimator.PerSample) runs the model's
 //     backward pass in the nn per-sample mode: every sample's gradient norm is
 //     collected during the ordinary backward pass, the estimator turns the
-//     norms into weights, and the weighted (clipped) gradient is formed with
-//     no second pass;
-//   - any other estimator runs the plain backward pass on the micro-batch
-//     mean;
+//     norms into clip factors, and the clipped gradient is formed with no
+//     second pass;
+//   - any other estimator runs the plain backward pass;
 //   - the estimator's batch-level Scale (Clip-SGD's clip, normalized SGD's
 //     normalisation) is applied once to the accumulated gradient (Global), or
 //     to every micro-batch's part before it is accumulated (MicroBatch, the
