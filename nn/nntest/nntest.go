@@ -28,10 +28,10 @@ import (
 	"github.com/psclip/psclip/tensor"
 )
 
-// Loss is the shape of a loss, as train.Loss: per-sample losses and the
+// Loss is the shape of a loss, train.Loss's: per-sample losses and the
 // gradient of their sum with respect to the model output. nn.CrossEntropy
-// is one.
-type Loss func(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error)
+// and any train.Loss are one.
+type Loss = func(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error)
 
 // RandTensor returns a tensor of the given shape with N(0, 1) entries.
 func RandTensor(rng *rand.Rand, shape ...int) *tensor.Tensor {
