@@ -68,7 +68,8 @@ type Estimator interface {
 	// (counted in Stats.Dropped). It does not change the estimator's state,
 	// so a step's samples may be given in consecutive parts, each with k0
 	// the number of samples before it, and get the factors one call over
-	// all of them would give.
+	// all of them would give (except where a warm-up threshold is the
+	// median of the norms given: PSAuto, Quantile).
 	Factors(k0 int, norms, c []float64) Stats
 	// Update ends a step: an adaptive estimator learns from all of the
 	// step's norms, in order (each part's, concatenated), for the next
