@@ -289,8 +289,8 @@ func TestMicroBatchesEqualOneBatch(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if i < 10 { // warm-up of the adaptive thresholds (256 norms)
-					continue
+				if i < 10 && (name == "ps-clip-auto" || name == "ps-clip-quantile") {
+					continue // the warm-up: a median of each micro-batch's norms
 				}
 				assertClose(t, flatten(optAcc.got), want, 1e-5)
 				if stOne.Clipped != stAcc.Clipped || math.Abs(stOne.Loss-stAcc.Loss) > 1e-6 {
