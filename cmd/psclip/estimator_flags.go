@@ -3,25 +3,17 @@ package main
 import (
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/psclip/psclip/estimator"
 )
 
-// specFlags are the flags of estimator.Spec's settings, as every training
-// command spells them, in the order of estimator.Fields; --alpha and
-// --beta set AutoAlpha and AutoBeta with the value "auto".
-var specFlags = []struct{ name, field string }{
-	{"estimator", "Estimator"}, {"clip", "Clip"}, {"alpha", "Alpha"}, {"beta", "Beta"}, {"window", "Window"},
-	{"target-quantile", "TargetQuantile"}, {"quantile-rate", "QuantileRate"}, {"auto-clip-r", "AutoClipR"},
-}
-
-// addSpecFlags defines on fs the flags of s's settings named in names (all
-// of specFlags if names is nil), with s's values as defaults; usage, if not
-// nil, rewrites each flag's usage text.
-func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, names []string, usage func(name, text string) string) {
+// addSpecFlags defines on fs the flags (fieldFlags) of s's settings named
+// in fields (all of specFields if fields is nil), with s's values as
+// defaults; usage, if not nil, rewrites each flag's usage text. --alpha and
+// --beta take a number or "auto", which sets AutoAlpha or AutoBeta.
+func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage func(name, text string) string) {
 	text := map[string]string{
 		"estimator":       "gradient estimator: " + strings.Join(estimator.Names, ", "),
 		"clip":            "clipping threshold γ: clip-sgd's, ps-clip-sgd's constant one (no --beta), ps-clip-quantile's initial one (0: the first batch's median)",
@@ -32,59 +24,59 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, names []string, usage fun
 		"quantile-rate":   fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
 		"auto-clip-r":     fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
 	}
-	for _, f := range specFlags {
-		if names != nil && !slices.Contains(names, f.name) {
+	if fields == nil {
+		fields = specFields
+	}
+	for _, field := range fields {
+		name := fieldFlags[field]
+		t := text[name]
+		if usage != nil {
+			t = usage(name, t)
+		}
+		switch field {
+		case "Estimator":
+			fs.StringVar(&s.Estimator, name, s.Estimator, t)
+		case "Clip":
+			fs.Float64Var(&s.Clip, name, s.Clip, t)
+		case "Alpha":
+			fs.Var(autoFloat{&s.Alpha, &s.AutoAlpha}, name, t)
+		case "Beta":
+			fs.Var(autoFloat{&s.Beta, &s.AutoBeta}, name, t)
+		case "Window":
+			fs.IntVar(&s.Window, name, s.Window, t)
+		case "TargetQuantile":
+			fs.Float64Var(&s.TargetQuantile, name, s.TargetQuantile, t)
+		case "QuantileRate":
+			fs.Float64Var(&s.QuantileRate, name, s.QuantileRate, t)
+		case "AutoClipR":
+			fs.Float64Var(&s.AutoClipR, name, s.AutoClipR, t)
+		}
+	}
+}
+
+// specFields are the fields of specFlags, in order.
+var specFields = []string{"Estimator", "Clip", "Alpha", "Beta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
+
+// unreadFlag returns the flag of the first of fields that was given on the
+// command line although reads says it is not read, or "" if there is none:
+// such a flag is refused, not ignored. The flags are fieldFlags', with the
+// command's own spellings (flags, as in command.flags) over them; --alpha
+// auto and --beta auto stand for AutoAlpha and AutoBeta.
+func unreadFlag(fs *flag.FlagSet, flags map[string]string, fields []string, reads func(field string) bool) string {
+	c := command{flags: flags}
+	for _, field := range fields {
+		name := c.flagOf(field)
+		if !flagSet(fs, name) {
 			continue
 		}
-		t := text[f.name]
-		if usage != nil {
-			t = usage(f.name, t)
+		if a, ok := fs.Lookup(name).Value.(autoFloat); ok && *a.auto {
+			field = "Auto" + field
 		}
-		switch f.name {
-		case "estimator":
-			fs.StringVar(&s.Estimator, f.name, s.Estimator, t)
-		case "clip":
-			fs.Float64Var(&s.Clip, f.name, s.Clip, t)
-		case "alpha":
-			fs.Var(autoFloat{&s.Alpha, &s.AutoAlpha}, f.name, t)
-		case "beta":
-			fs.Var(autoFloat{&s.Beta, &s.AutoBeta}, f.name, t)
-		case "window":
-			fs.IntVar(&s.Window, f.name, s.Window, t)
-		case "target-quantile":
-			fs.Float64Var(&s.TargetQuantile, f.name, s.TargetQuantile, t)
-		case "quantile-rate":
-			fs.Float64Var(&s.QuantileRate, f.name, s.QuantileRate, t)
-		case "auto-clip-r":
-			fs.Float64Var(&s.AutoClipR, f.name, s.AutoClipR, t)
+		if !reads(field) {
+			return name
 		}
 	}
-}
-
-// unreadFlag returns the first flag given on the command line whose field
-// (flags maps flag names to fields) reads says is not read, or "" if there
-// is none: such a flag is refused, not ignored.
-func unreadFlag(fs *flag.FlagSet, flags map[string]string, reads func(field string) bool) string {
-	var unread string
-	fs.Visit(func(f *flag.Flag) {
-		field, ok := flags[f.Name]
-		if a, isAuto := f.Value.(autoFloat); isAuto && *a.auto {
-			field = "Auto" + field // --alpha auto sets AutoAlpha
-		}
-		if ok && unread == "" && !reads(field) {
-			unread = f.Name
-		}
-	})
-	return unread
-}
-
-// specFlagFields maps each of specFlags to its field.
-func specFlagFields() map[string]string {
-	m := map[string]string{}
-	for _, f := range specFlags {
-		m[f.name] = f.field
-	}
-	return m
+	return ""
 }
 
 // autoFloat is the flag.Value of --alpha and --beta: a number, or "auto",

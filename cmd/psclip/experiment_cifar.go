@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -34,9 +33,9 @@ type experimentCIFARFlags struct {
 	seeds                             int
 }
 
-// adaptiveFlags are the flags of the adaptive thresholds' settings, as every
-// training command spells them, with their fields.
-var adaptiveFlags = map[string]string{"window": "Window", "target-quantile": "TargetQuantile", "quantile-rate": "QuantileRate", "auto-clip-r": "AutoClipR"}
+// adaptiveFields are the adaptive thresholds' settings, whose flags every
+// training command spells the same way.
+var adaptiveFields = []string{"Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
 
 func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
 	cifarFlags(fs, c, &f.data)
@@ -46,7 +45,7 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
 	fs.Var(autoFloat{&th.Alpha, &th.AutoAlpha}, "inc-alpha", "Increasing-PS-Clip-SGD's α (the paper's: 15), or auto (σ̂ from the recent per-sample norms)")
 	fs.Var(autoFloat{&th.Beta, &th.AutoBeta}, "inc-beta", "Increasing-PS-Clip-SGD's β (the paper's: 2), or auto (the tail index p̂, clamped to [1.05, 2])")
-	addSpecFlags(fs, &th.Spec, slices.Collect(maps.Keys(adaptiveFlags)), func(name, text string) string {
+	addSpecFlags(fs, &th.Spec, adaptiveFields, func(name, text string) string {
 		if name == "window" {
 			return "ps-clip-auto, and inc-ps-clip-sgd with --inc-alpha or --inc-beta auto: " + text
 		}
@@ -100,7 +99,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	reads := func(field string) bool {
 		return slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(field) })
 	}
-	if name := unreadFlag(fs, adaptiveFlags, reads); name != "" {
+	if name := unreadFlag(fs, nil, adaptiveFields, reads); name != "" {
 		return usagef("--%s applies to none of --methods %s", name, f.methods)
 	}
 	var err error

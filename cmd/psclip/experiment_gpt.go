@@ -54,7 +54,7 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
 	}
 	// A flag no run reads is refused, as train gpt refuses it.
-	if name := unreadFlag(fs, gptClipFlags, e.Reads); name != "" {
+	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, e.Reads); name != "" {
 		why := ""
 		if name == "clip" && slices.Contains(e.Modes, gpt.ClipPerSample) {
 			ps := c

@@ -75,8 +75,7 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	}
 	// A flag no method reads (with --tuned: the numbers it replaces) is
 	// refused rather than ignored.
-	flags := map[string]string{"eta": "Eta", "gamma": "Clip", "alpha": "Alpha", "beta": "Beta"}
-	if name := unreadFlag(fs, flags, c.Reads); name != "" {
+	if name := unreadFlag(fs, quadraticFieldFlags, []string{"Eta", "Clip", "Alpha", "Beta"}, c.Reads); name != "" {
 		return nil, usagef("--%s applies to none of --methods %s%s", name, methods, map[bool]string{true: " with --tuned"}[c.Tuned])
 	}
 	if err := c.Validate(); err != nil {

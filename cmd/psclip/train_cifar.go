@@ -71,7 +71,7 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	}
 	// A flag the estimator does not read is refused; the defaults of the
 	// settings it does not read are cleared.
-	if f := unreadFlag(fs, specFlagFields(), c.Reads); f != "" {
+	if f := unreadFlag(fs, nil, specFields, c.Reads); f != "" {
 		return usagef("--%s does not apply to --estimator %s (%s)", f, c.Estimator, c.Label())
 	}
 	c.Spec = c.Trim()

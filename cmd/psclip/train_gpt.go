@@ -65,25 +65,22 @@ type trainGPTFlags struct {
 	logNorms    bool
 }
 
-// psFlags are the flags of per-sample mode's estimator settings beside
-// --ps-estimator, as every training command spells them; --clip is every
+// psFields are per-sample mode's estimator settings beside the estimator,
+// whose flags every training command spells the same way; --clip is every
 // mode's.
-var psFlags = []string{"alpha", "beta", "window", "target-quantile", "quantile-rate", "auto-clip-r"}
+var psFields = []string{"Alpha", "Beta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
 
-// gptClipFlags maps the flags of the settings only some clip modes read to
-// their fields (gpt.Config.Reads).
-var gptClipFlags = map[string]string{
-	"clip": "Clip", "clip-convention": "ClipConvention", "ps-estimator": "Estimator", "alpha": "Alpha", "beta": "Beta",
-	"window": "Window", "target-quantile": "TargetQuantile", "quantile-rate": "QuantileRate", "auto-clip-r": "AutoClipR",
-}
+// gptClipFields are the settings only some clip modes read
+// (gpt.Config.Reads).
+var gptClipFields = append([]string{"ClipConvention"}, specFields...)
 
 // definePS defines per-sample mode's flags on fs, bound to c's estimator
-// settings: --ps-estimator (default def) and psFlags. mode is how the
+// settings: --ps-estimator (default def) and the flags of psFields. mode is how the
 // command selects per-sample mode, for the usage.
 func definePS(fs *flag.FlagSet, c *gpt.Config, def, mode string) {
 	fs.StringVar(&c.Estimator, "ps-estimator", def, mode+": the threshold, "+strings.Join(gpt.PSEstimators, ", ")+
 		" (ps-clip-sgd, the default: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
-	addSpecFlags(fs, &c.Spec, psFlags, func(_, text string) string { return mode + ": " + text })
+	addSpecFlags(fs, &c.Spec, psFields, func(_, text string) string { return mode + ": " + text })
 }
 
 func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGPTFlags) {
@@ -135,7 +132,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	}
 	// A flag the clip mode does not read is refused; the defaults of the
 	// settings it does not read are cleared.
-	if name := unreadFlag(fs, gptClipFlags, c.Reads); name != "" {
+	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, c.Reads); name != "" {
 		return usagef("--%s does not apply to --clip-mode %s (%s)", name, c.ClipMode, c.Label())
 	}
 	c = c.Trim()
