@@ -32,7 +32,7 @@ const GoSourceName = "Go standard library source ($GOROOT/src)"
 // LoadCorpus reads the corpus spec names.
 func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 	if spec.Text != "" && spec.Dir != "" {
-		return nil, setting.Errorf("Dir", spec.Dir, "empty when a text file is given (Text and Dir are exclusive)")
+		return nil, setting.Errorf("Dir", spec.Dir, "empty when a text file is given: the two are exclusive")
 	}
 	if spec.Dir != "" {
 		if spec.Level != "" {
