@@ -270,6 +270,18 @@ func TestGroupAllReduce(t *testing.T) {
 	}
 }
 
+// TestGroupSegments cuts the ring's messages into segments of 40 bytes (5
+// float64 or 10 float32 values), each piece of the vector into several.
+func TestGroupSegments(t *testing.T) {
+	defer func(b int) { segmentBytes = b }(segmentBytes)
+	segmentBytes = 40
+	for n := 2; n <= 4; n++ {
+		for _, l := range append(layouts, layout{"long", []int{1000, 7, 93}, []int{3, 61}}) {
+			onRanks(n, func(c Comm) { checkAllReduce(t, c, l, false) })
+		}
+	}
+}
+
 // TestGroupBitIdentical checks that every rank gets the same bits, in
 // repeated runs.
 func TestGroupBitIdentical(t *testing.T) {

@@ -51,12 +51,19 @@ func (m *memRank) size() int    { return len(m.net.links) }
 func (m *memRank) run(f func()) { f() }
 
 func (m *memRank) sendRecv(to int, send []byte, from int, recv []byte) {
-	m.net.links[m.r][to] <- append([]byte(nil), send...)
-	m.receive(from, recv)
+	if len(send) > 0 {
+		m.net.links[m.r][to] <- append([]byte(nil), send...)
+	}
+	if len(recv) > 0 {
+		m.receive(from, recv)
+	}
 }
 
 func (m *memRank) bcast(root int, b []byte) {
-	if m.r != root {
+	switch {
+	case len(b) == 0:
+		return
+	case m.r != root:
 		m.receive(root, b)
 		return
 	}

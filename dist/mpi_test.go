@@ -77,12 +77,13 @@ func TestRankAllReduce(t *testing.T) {
 	checkAllReduce(t, c, big, false)
 }
 
-// TestRankSplit repeats the collectives with messages cut into pieces of
-// at most 1000 bytes, as messages longer than a C int are.
+// TestRankSplit repeats the collectives with the ring's segments and the
+// broadcast's messages cut to 1000 bytes, so that every piece of the vector
+// spans several segments, as broadcasts longer than a C int are split.
 func TestRankSplit(t *testing.T) {
 	c := rankTest(t)
-	defer func(m int) { maxMessage = m }(maxMessage)
-	maxMessage = 1000
+	defer func(m, s int) { maxMessage, segmentBytes = m, s }(maxMessage, segmentBytes)
+	maxMessage, segmentBytes = 1000, 1000
 	for _, l := range layouts {
 		checkAllReduce(t, c, l, false)
 	}

@@ -15,7 +15,8 @@ type transport interface {
 	// that initialised MPI) and returns once f has returned.
 	run(f func())
 	// sendRecv sends send to rank to while it receives exactly len(recv)
-	// bytes from rank from.
+	// bytes from rank from. An empty message is not sent at all: both of
+	// its ends know its length. Messages are at most segmentBytes long.
 	sendRecv(to int, send []byte, from int, recv []byte)
 	// bcast copies root's b over every other rank's b.
 	bcast(root int, b []byte)
@@ -23,6 +24,11 @@ type transport interface {
 	abort(code int)
 	close() error
 }
+
+// segmentBytes bounds the messages of the ring, and so its buffers: the
+// all-reduce of a vector of any size needs two buffers of this size. It is
+// a multiple of 8; tests lower it.
+var segmentBytes = 4 << 20
 
 // comm implements Comm over a transport. AllReduce is a ring all-reduce in
 // Go, so that the order of the additions is the algorithm's, not the
@@ -51,36 +57,56 @@ func (c *comm) AllReduce(b Bufs) {
 // all-gather then passes the finished chunks around the ring.
 func (c *comm) ring(v *vector) {
 	r, n := c.t.rank(), c.t.size()
-	right, left := (r+1)%n, (r+n-1)%n
-	c.recv = grow(c.recv, v.maxBytes)
-	recv := asBytes(c.recv)
 	for s := range n - 1 {
-		in := (r - s - 1 + 2*n) % n
-		c.t.sendRecv(right, c.message((r-s+n)%n, v), left, recv[:v.bytes(in)])
-		v.add(in, recv)
+		c.exchange(v, (r-s+n)%n, (r-s-1+2*n)%n, false)
 	}
 	for s := range n - 1 {
-		in := (r - s + n) % n
-		dst, whole := v.view(in)
-		if !whole {
-			dst = recv[:v.bytes(in)]
+		c.exchange(v, (r-s+1+n)%n, (r-s+n)%n, true)
+	}
+}
+
+// exchange sends chunk out to the next rank and receives chunk in from the
+// previous one, segment by segment, adding each received segment into its
+// own part of v, or, with gather, copying it there.
+func (c *comm) exchange(v *vector, out, in int, gather bool) {
+	r, n := c.t.rank(), c.t.size()
+	c.recv = grow(c.recv, segmentBytes)
+	no, ni := v.segments(out), v.segments(in)
+	for i := range max(no, ni) {
+		var send, recv []byte
+		if i < no {
+			send = c.message(v.segment(out, i))
 		}
-		c.t.sendRecv(right, c.message((r-s+1+n)%n, v), left, dst)
-		if !whole {
-			v.unpack(in, dst)
+		var sp span
+		direct := false
+		if i < ni {
+			sp = v.segment(in, i)
+			recv, direct = sp.view()
+			direct = direct && gather
+			if !direct {
+				recv = asBytes(c.recv)[:sp.bytes()]
+			}
+		}
+		c.t.sendRecv((r+1)%n, send, (r+n-1)%n, recv)
+		switch {
+		case i >= ni || direct:
+		case gather:
+			sp.unpack(recv)
+		default:
+			sp.add(recv)
 		}
 	}
 }
 
-// message returns chunk k of v as the bytes to send: its own memory when it
-// lies in one slice, else a copy in c.send.
-func (c *comm) message(k int, v *vector) []byte {
-	if b, whole := v.view(k); whole {
+// message returns sp as the bytes to send: its own memory when it lies in
+// one slice, else a copy in c.send.
+func (c *comm) message(sp span) []byte {
+	if b, whole := sp.view(); whole {
 		return b
 	}
-	c.send = grow(c.send, v.maxBytes)
-	b := asBytes(c.send)[:v.bytes(k)]
-	v.pack(k, b)
+	c.send = grow(c.send, segmentBytes)
+	b := asBytes(c.send)[:sp.bytes()]
+	sp.pack(b)
 	return b
 }
 
@@ -108,13 +134,13 @@ func (c *comm) Close() error   { return c.t.close() }
 // vector is the concatenation of a Bufs' float slices, cut into one chunk
 // per rank: chunk k is elements [k·n/parts, (k+1)·n/parts) of the float64
 // elements and the same fraction of the float32 ones. A chunk travels as
-// one message, its float64 elements first so that both parts are aligned.
+// segments of at most segmentBytes: its float64 elements, then its float32
+// ones.
 type vector struct {
 	f32      [][]float32
 	f64      [][]float64
 	n32, n64 int
 	parts    int
-	maxBytes int
 }
 
 func newVector(b Bufs, parts int) *vector {
@@ -125,75 +151,96 @@ func newVector(b Bufs, parts int) *vector {
 	for _, x := range b.F64 {
 		v.n64 += len(x)
 	}
-	for k := range parts {
-		v.maxBytes = max(v.maxBytes, v.bytes(k))
-	}
 	return v
 }
 
 func (v *vector) range32(k int) (lo, hi int) { return k * v.n32 / v.parts, (k + 1) * v.n32 / v.parts }
 func (v *vector) range64(k int) (lo, hi int) { return k * v.n64 / v.parts, (k + 1) * v.n64 / v.parts }
 
-// bytes is the length of chunk k's message.
-func (v *vector) bytes(k int) int {
+// segments is the number of segments of chunk k.
+func (v *vector) segments(k int) int {
 	lo32, hi32 := v.range32(k)
 	lo64, hi64 := v.range64(k)
-	return 4*(hi32-lo32) + 8*(hi64-lo64)
+	return ceilDiv(hi64-lo64, segmentBytes/8) + ceilDiv(hi32-lo32, segmentBytes/4)
 }
 
-// view returns chunk k's memory when the chunk lies in one slice (or is
-// empty), and false when it must be packed.
-func (v *vector) view(k int) ([]byte, bool) {
-	lo32, hi32 := v.range32(k)
+// segment returns segment i of chunk k.
+func (v *vector) segment(k, i int) span {
 	lo64, hi64 := v.range64(k)
-	var parts [][]byte
-	pieces(v.f64, lo64, hi64, func(p []float64) { parts = append(parts, asBytes(p)) })
-	pieces(v.f32, lo32, hi32, func(p []float32) { parts = append(parts, asBytes(p)) })
-	switch len(parts) {
-	case 0:
-		return nil, true
-	case 1:
-		return parts[0], true
+	per := segmentBytes / 8
+	if n := ceilDiv(hi64-lo64, per); i < n {
+		lo := lo64 + i*per
+		return span{v: v, wide: true, lo: lo, hi: min(lo+per, hi64)}
 	}
-	return nil, false
+	i -= ceilDiv(hi64-lo64, per)
+	lo32, hi32 := v.range32(k)
+	per = segmentBytes / 4
+	lo := lo32 + i*per
+	return span{v: v, lo: lo, hi: min(lo+per, hi32)}
 }
 
-// pack copies chunk k into msg.
-func (v *vector) pack(k int, msg []byte) {
-	v.each(k, msg, func(p, m []float64) { copy(m, p) }, func(p, m []float32) { copy(m, p) })
+// span is elements [lo, hi) of the float64 part of v (wide) or of its
+// float32 part: one message.
+type span struct {
+	v      *vector
+	wide   bool
+	lo, hi int
 }
 
-// unpack copies msg into chunk k.
-func (v *vector) unpack(k int, msg []byte) {
-	v.each(k, msg, func(p, m []float64) { copy(p, m) }, func(p, m []float32) { copy(p, m) })
+func (s span) bytes() int {
+	if s.wide {
+		return 8 * (s.hi - s.lo)
+	}
+	return 4 * (s.hi - s.lo)
 }
 
-// add adds msg into chunk k, element by element.
-func (v *vector) add(k int, msg []byte) {
-	v.each(k, msg, func(p, m []float64) {
-		for i, x := range m {
+// view returns the span's memory when it lies in one slice, and false when
+// it must be packed.
+func (s span) view() ([]byte, bool) {
+	var b []byte
+	n := 0
+	s.each(nil, func(p []float64, _ []byte) { b = asBytes(p); n++ }, func(p []float32, _ []byte) { b = asBytes(p); n++ })
+	return b, n == 1
+}
+
+// pack copies the span into msg.
+func (s span) pack(msg []byte) {
+	s.each(msg, func(p []float64, m []byte) { copy(asFloats[float64](m), p) }, func(p []float32, m []byte) { copy(asFloats[float32](m), p) })
+}
+
+// unpack copies msg into the span.
+func (s span) unpack(msg []byte) {
+	s.each(msg, func(p []float64, m []byte) { copy(p, asFloats[float64](m)) }, func(p []float32, m []byte) { copy(p, asFloats[float32](m)) })
+}
+
+// add adds msg into the span, element by element.
+func (s span) add(msg []byte) {
+	s.each(msg, func(p []float64, m []byte) {
+		for i, x := range asFloats[float64](m) {
 			p[i] += x
 		}
-	}, func(p, m []float32) {
+	}, func(p []float32, m []byte) {
 		// 1·x is exact, so each element is the rounded sum p[i] + m[i].
-		kernels.Axpy(1, m, p)
+		kernels.Axpy(1, asFloats[float32](m), p)
 	})
 }
 
-// each calls f64 and f32 on the pieces of chunk k with the matching parts
-// of its message msg.
-func (v *vector) each(k int, msg []byte, f64 func(p, m []float64), f32 func(p, m []float32)) {
-	lo32, hi32 := v.range32(k)
-	lo64, hi64 := v.range64(k)
+// each calls f64 or f32 on the pieces of the span that lie in one slice,
+// with the matching parts of msg (nil if msg is).
+func (s span) each(msg []byte, f64 func(p []float64, m []byte), f32 func(p []float32, m []byte)) {
 	off := 0
-	pieces(v.f64, lo64, hi64, func(p []float64) {
-		f64(p, unsafe.Slice((*float64)(unsafe.Pointer(&msg[off])), len(p)))
-		off += 8 * len(p)
-	})
-	pieces(v.f32, lo32, hi32, func(p []float32) {
-		f32(p, unsafe.Slice((*float32)(unsafe.Pointer(&msg[off])), len(p)))
-		off += 4 * len(p)
-	})
+	part := func(n int) []byte {
+		if msg == nil {
+			return nil
+		}
+		off += n
+		return msg[off-n : off]
+	}
+	if s.wide {
+		pieces(s.v.f64, s.lo, s.hi, func(p []float64) { f64(p, part(8*len(p))) })
+	} else {
+		pieces(s.v.f32, s.lo, s.hi, func(p []float32) { f32(p, part(4*len(p))) })
+	}
 }
 
 // pieces calls f on the non-empty parts of the slices in xs that elements
@@ -220,6 +267,15 @@ func asBytes[T float32 | float64 | byte](x []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), len(x)*int(unsafe.Sizeof(x[0])))
 }
 
+// asFloats returns b, which must be aligned for T, as Ts.
+func asFloats[T float32 | float64](b []byte) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	var x T
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(x)))
+}
+
 // grow returns buf with room for n bytes.
 func grow(buf []float64, n int) []float64 {
 	if 8*len(buf) < n {
@@ -227,3 +283,5 @@ func grow(buf []float64, n int) []float64 {
 	}
 	return buf
 }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
