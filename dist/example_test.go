@@ -16,15 +16,13 @@ import (
 // y ≈ w·x, and the ranks are goroutines of a Group.
 func Example_dataParallel() {
 	const (
-		k, m, d = 4, 2, 3 // micro-batches per step, samples each, weights
-		gamma   = 0.3     // MB-Clip's threshold on each share g_j/K
-		lr      = 0.1     // learning rate
-		steps   = 10      //
-		ranks   = 2       //
-		samples = k * m * steps
+		k, m, d      = 4, 2, 3  // micro-batches per step, samples each, weights
+		gamma, lr    = 0.3, 0.1 // MB-Clip's threshold on each share g_j/K; learning rate
+		steps, ranks = 10, 2
+		samples      = k * m * steps
 	)
-	// The data set: sample i is x_i and y_i; step t's micro-batch j holds
-	// samples (t·K + j)·M ….
+	// The data set: sample i is (x_i, y_i); step t's micro-batch j holds
+	// samples (t·K+j)·M to (t·K+j+1)·M − 1.
 	x := make([][d]float32, samples)
 	y := make([]float32, samples)
 	for i := range x {
