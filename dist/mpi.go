@@ -63,8 +63,8 @@ import (
 // Errors of MPI calls are fatal (MPI's default error handler): a rank that
 // died or a lost connection ends the whole job.
 func Init() (Comm, error) {
-	mpiOnce.Lock()
-	defer mpiOnce.Unlock()
+	initMu.Lock()
+	defer initMu.Unlock()
 	if mpiUsed {
 		return nil, errors.New("dist: MPI can be initialised only once per process")
 	}
@@ -79,7 +79,7 @@ func Init() (Comm, error) {
 }
 
 var (
-	mpiOnce sync.Mutex
+	initMu  sync.Mutex
 	mpiUsed bool
 )
 
