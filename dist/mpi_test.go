@@ -138,6 +138,33 @@ func TestRankAgreeError(t *testing.T) {
 	rankOut(t, c, "agree", strings.Join(msgs, "\n"))
 }
 
+func TestRankInitTwice(t *testing.T) {
+	rankTest(t)
+	if _, err := Init(); err == nil {
+		t.Error("a second Init succeeded")
+	}
+}
+
+// TestSingleton initialises MPI in a process no launcher started, which is
+// then a job of one rank. TestMPIRun runs it in a process of its own.
+func TestSingleton(t *testing.T) {
+	if os.Getenv("DIST_TEST_SINGLETON") == "" {
+		t.Skip("initialises MPI; TestMPIRun runs it in a process of its own")
+	}
+	c, err := Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rank() != 0 || c.Size() != 1 {
+		t.Errorf("a process started alone is rank %d of %d, want 0 of 1", c.Rank(), c.Size())
+	}
+	checkAllReduce(t, c, layouts[2], false)
+	checkAgree(t, c, agreeCases[1])
+	if err := c.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestRankAbort ends the job from rank 1 with Abort, called from another
 // goroutine while rank 1's MPI thread waits for a broadcast that never
 // comes and rank 0 waits in a barrier. It runs only when TestMPIRun asks.
@@ -221,6 +248,13 @@ func TestMPIRun(t *testing.T) {
 			}
 		})
 	}
+	t.Run("singleton", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestSingleton$", "-test.v")
+		cmd.Env = append(os.Environ(), "DIST_TEST_SINGLETON=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestSingleton") {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+	})
 	// Open MPI exits with the code given to MPI_Abort, and with 128 plus
 	// the signal's number when a rank was killed by one. (Its message
 	// about the abort is not checked: it is at times lost.)
