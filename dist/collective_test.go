@@ -98,10 +98,11 @@ func checkAllReduce(t *testing.T, c Comm, l layout, integers bool) {
 	for _, x := range got.F32 {
 		total32 += len(x)
 	}
+	vals32, vals64 := make([]float32, n), make([]float64, n)
 	i := 0
 	for s, x := range got.F32 {
 		for j, v := range x {
-			vals := make([]float32, n)
+			vals := vals32
 			var exact, mag float64
 			for r := range all {
 				vals[r] = all[r].F32[s][j]
@@ -125,7 +126,7 @@ func checkAllReduce(t *testing.T, c Comm, l layout, integers bool) {
 	i = 0
 	for s, x := range got.F64 {
 		for j, v := range x {
-			vals := make([]float64, n)
+			vals := vals64
 			for r := range all {
 				vals[r] = all[r].F64[s][j]
 			}

@@ -71,9 +71,9 @@ func TestRankAllReduce(t *testing.T) {
 			checkAllReduce(t, c, l, integers)
 		}
 	}
-	// Long enough for the transport's large-message protocol, in many
-	// slices of uneven lengths.
-	big := layout{"large", []int{3 << 20, 1, 1 << 20, 12345}, []int{1000}}
+	// Long enough for the transport's large-message protocol, in slices of
+	// uneven lengths.
+	big := layout{"large", []int{1 << 20, 1, 1 << 18, 12345}, []int{1000}}
 	checkAllReduce(t, c, big, false)
 }
 
