@@ -40,7 +40,8 @@
 // on before the next collective operation, with AgreeError, so that every
 // rank stops with the same message. Every rank must call the collective
 // operations in the same order with the same buffer lengths; anything else
-// is a programming error.
+// is a programming error, which ends the job where it is detected (a panic,
+// or MPI's error) and may otherwise leave ranks waiting.
 package dist
 
 import "os"

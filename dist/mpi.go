@@ -19,17 +19,24 @@ static int worldRank(void) { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r;
 static int worldSize(void) { int n; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
 
 // sendRecv sends ns bytes to rank to and receives nr bytes from rank from.
-// An empty message is not sent: both of its ends know its length.
-static void sendRecv(void *send, int ns, int to, void *recv, int nr, int from) {
+// An empty message is not sent: both of its ends know its length. It
+// returns the length of the message received, which differs from nr only
+// when the ranks disagree (a longer one is an MPI error).
+static int sendRecv(void *send, int ns, int to, void *recv, int nr, int from) {
 	MPI_Request req[2];
-	int k = 0;
+	MPI_Status st[2];
+	int k = 0, got = 0;
 	if (nr > 0) {
 		MPI_Irecv(recv, nr, MPI_BYTE, from, 0, MPI_COMM_WORLD, &req[k++]);
 	}
 	if (ns > 0) {
 		MPI_Isend(send, ns, MPI_BYTE, to, 0, MPI_COMM_WORLD, &req[k++]);
 	}
-	MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+	MPI_Waitall(k, req, st);
+	if (nr > 0) {
+		MPI_Get_count(&st[0], MPI_BYTE, &got);
+	}
+	return got;
 }
 
 static void bcast(void *b, int n, int root) { MPI_Bcast(b, n, MPI_BYTE, root, MPI_COMM_WORLD); }
@@ -129,7 +136,9 @@ func (t *mpiTransport) run(f func()) {
 }
 
 func (t *mpiTransport) sendRecv(to int, send []byte, from int, recv []byte) {
-	C.sendRecv(ptr(send), C.int(len(send)), C.int(to), ptr(recv), C.int(len(recv)), C.int(from))
+	if C.sendRecv(ptr(send), C.int(len(send)), C.int(to), ptr(recv), C.int(len(recv)), C.int(from)) != C.int(len(recv)) {
+		panic("dist: ranks disagree on the length of a message")
+	}
 }
 
 // bcast splits a message into calls of at most maxMessage bytes; every
