@@ -26,8 +26,8 @@ type transport interface {
 }
 
 // segmentBytes bounds the messages of the ring, and so its buffers: the
-// all-reduce of a vector of any size needs two buffers of this size. It is
-// a multiple of 8; tests lower it.
+// all-reduce of a vector of any size needs two buffers of at most this
+// size. It is a multiple of 8; tests lower it.
 var segmentBytes = 4 << 20
 
 // comm implements Comm over a transport. AllReduce is a ring all-reduce in
@@ -70,7 +70,7 @@ func (c *comm) ring(v *vector) {
 // own part of v, or, with gather, copying it there.
 func (c *comm) exchange(v *vector, out, in int, gather bool) {
 	r, n := c.t.rank(), c.t.size()
-	c.recv = grow(c.recv, segmentBytes)
+	c.recv = grow(c.recv, v.maxSegment())
 	no, ni := v.segments(out), v.segments(in)
 	for i := range max(no, ni) {
 		var send, recv []byte
@@ -104,7 +104,7 @@ func (c *comm) message(sp span) []byte {
 	if b, whole := sp.view(); whole {
 		return b
 	}
-	c.send = grow(c.send, segmentBytes)
+	c.send = grow(c.send, sp.v.maxSegment())
 	b := asBytes(c.send)[:sp.bytes()]
 	sp.pack(b)
 	return b
@@ -162,6 +162,12 @@ func (v *vector) segments(k int) int {
 	lo32, hi32 := v.range32(k)
 	lo64, hi64 := v.range64(k)
 	return ceilDiv(hi64-lo64, segmentBytes/8) + ceilDiv(hi32-lo32, segmentBytes/4)
+}
+
+// maxSegment is the length of v's longest segment, the buffer size the
+// ring needs.
+func (v *vector) maxSegment() int {
+	return min(segmentBytes, max(8*ceilDiv(v.n64, v.parts), 4*ceilDiv(v.n32, v.parts)))
 }
 
 // segment returns segment i of chunk k.
