@@ -30,6 +30,14 @@
 // The ring sends and receives 2(n−1)/n times the vector's size per rank,
 // the least any all-reduce can (README.md has the cost model).
 //
+// # Threads
+//
+// The MPI communicator initialises MPI with MPI_THREAD_FUNNELED and makes
+// every MPI call on that thread, from one goroutine locked to it; its
+// methods hand their work to that goroutine and wait. Any goroutine may
+// thus use a Comm, one at a time. Abort alone calls MPI directly, so that
+// it works while another call is blocked.
+//
 // # Failures
 //
 // Collective operations return no errors: a transport failure in the middle
