@@ -166,7 +166,7 @@ func gemmSplitM(kern *microKernel, workers int, pre []float32, transA, transB bo
 			parallelFor(workers, func(w, workers int) {
 				p0, p1 := w*np/workers*kern.nr, min(nc, (w+1)*np/workers*kern.nr)
 				if p0 < p1 {
-					packB(transB, b, ldb, pc, kc, jc+p0, p1-p0, kern.nr, shared[p0*kc:])
+					kern.packB(transB, b, ldb, pc, kc, jc+p0, p1-p0, shared[p0*kc:])
 				}
 			})
 			bet := beta
@@ -215,12 +215,35 @@ func parallelFor(workers int, f func(w, workers int)) {
 // of rows pack op(A)'s mc×kc block (it stays in L2, scaled by alpha) and sweep
 // the micro-kernel over it. Packing makes both operands contiguous in the
 // order the micro-kernel reads them, which also absorbs the transposes.
+//
+// When C has a single block of rows (m ≤ mc: the batch-64 classifier
+// products, whose op(B) is a weight matrix far larger than the caches), each
+// panel of op(B) is used by that block alone, so it is packed just before
+// use into a buffer that stays in L1, rather than the whole kc×nc block being
+// written out to L3 and read back. Every tile is computed from the same
+// packed values either way.
 func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m <= kern.mc {
+		for pc := 0; pc < k; pc += kern.kc {
+			kc := min(kern.kc, k-pc)
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			pa := kern.blockA(pre, transA, a, lda, m, 0, m, pc, kc, alpha, ws.a)
+			for jr := 0; jr < n; jr += kern.nr {
+				nb := min(kern.nr, n-jr)
+				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
+				macroKernel(kern, pa, ws.b, ws.t, m, nb, kc, bet, c[jr:], ldc)
+			}
+		}
+		return
+	}
 	for jc := 0; jc < n; jc += kern.nc {
 		nc := min(kern.nc, n-jc)
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
-			packB(transB, b, ldb, pc, kc, jc, nc, kern.nr, ws.b)
+			kern.packB(transB, b, ldb, pc, kc, jc, nc, ws.b)
 			bet := beta
 			if pc > 0 {
 				bet = 1 // later slices of K accumulate onto the first
@@ -272,7 +295,7 @@ func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m,
 	if pre != nil {
 		return pre[pc*roundUp(m, kern.mr)+ic*kc:]
 	}
-	packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, buf)
+	kern.packA(transA, a, lda, ic, mc, pc, kc, alpha, buf)
 	return buf
 }
 
@@ -282,7 +305,7 @@ func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m,
 func (kern *microKernel) prepackA(transA bool, a []float32, lda, m, k int, alpha float32, dst []float32) {
 	for pc := 0; pc < k; pc += kern.kc {
 		kc := min(kern.kc, k-pc)
-		packA(transA, a, lda, 0, m, pc, kc, alpha, kern.mr, dst[pc*roundUp(m, kern.mr):])
+		kern.packA(transA, a, lda, 0, m, pc, kc, alpha, dst[pc*roundUp(m, kern.mr):])
 	}
 }
 
@@ -290,7 +313,8 @@ func (kern *microKernel) prepackA(transA bool, a []float32, lda, m, k int, alpha
 // each stored step by step (kc groups of mr values). The last panel is padded
 // with zeros: the rows they produce are discarded, but zeros keep stale
 // (possibly subnormal, hence slow) values out of the micro-kernel.
-func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr int, dst []float32) {
+func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, dst []float32) {
+	mr := kern.mr
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : (ir+mr)*kc]
 		rows := min(mr, mc-ir)
@@ -306,8 +330,8 @@ func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr i
 			}
 			continue
 		}
-		if alpha == 1 && transposeRows != nil && rows == mr && mr <= 16 && (mr-1)*lda < 1<<31 {
-			transposeRows(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, mr)
+		if alpha == 1 && kern.transpose != nil && rows == mr && mr <= kern.maxRows && (mr-1)*lda < 1<<31 {
+			kern.transpose(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, mr)
 			continue
 		}
 		for r := range rows {
@@ -327,7 +351,8 @@ func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr i
 // packB copies op(B)[p0:p0+kc, j0:j0+nc] into dst as nr-column panels, each
 // stored step by step (kc groups of nr values), zero-padding the last as
 // packA does.
-func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) {
+func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int, dst []float32) {
+	nr := kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
@@ -340,9 +365,9 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 			}
 			continue
 		}
-		if transposeRows != nil && cols == nr && nr%16 == 0 && 15*ldb < 1<<31 {
-			for j := 0; j < nr; j += 16 {
-				transposeRows(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr, 16)
+		if t := kern.maxRows; kern.transpose != nil && cols == nr && nr%t == 0 && (t-1)*ldb < 1<<31 {
+			for j := 0; j < nr; j += t {
+				kern.transpose(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr, t)
 			}
 			continue
 		}
@@ -359,13 +384,6 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 		}
 	}
 }
-
-// transposeRows, where the CPU has a fast way, copies rows 0..rows-1 (at
-// most 16) of src, k elements each with leading dimension ld, into dst
-// transposed: element p of row j goes to dst[p·stride+j]. Packing a
-// transposed B or an untransposed A is such a copy, and the scalar loop is
-// three times slower than a plain copy.
-var transposeRows func(src []float32, ld, k int, dst []float32, stride, rows int)
 
 // sgemmSmall computes tiny products directly, skipping packing.
 func sgemmSmall(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

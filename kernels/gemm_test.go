@@ -347,3 +347,39 @@ func TestSgemmNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per call, want 0", allocs)
 	}
 }
+
+// TestTranspose checks each micro-kernel's transposing copy (used to pack a
+// transposed B or an untransposed A) against its definition for every row
+// count, lengths around its block size and padded strides, and that it
+// writes nothing outside the rows it copies.
+func TestTranspose(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, kern := range available {
+		if kern.transpose == nil {
+			continue
+		}
+		for rows := 1; rows <= kern.maxRows; rows++ {
+			for _, k := range []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 40} {
+				for _, pad := range []int{0, 3} {
+					ld, stride := k+2, rows+pad
+					src := randSlice(r, rows*ld)
+					dst := make([]float32, k*stride+16)
+					for i := range dst {
+						dst[i] = float32(math.NaN())
+					}
+					kern.transpose(src, ld, k, dst, stride, rows)
+					for i, v := range dst {
+						p, j := i/stride, i%stride
+						want := float32(math.NaN())
+						if p < k && j < rows {
+							want = src[j*ld+p]
+						}
+						if math.Float32bits(v) != math.Float32bits(want) {
+							t.Fatalf("%s: rows %d, k %d, stride %d: dst[%d] = %v, want %v", kern.name, rows, k, stride, i, v, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

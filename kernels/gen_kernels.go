@@ -47,7 +47,9 @@ func main() {
 	for _, v := range vecISAs {
 		genVector(w, v)
 	}
-	w(gatherAsm)
+	w(iotaAsm)
+	genTranspose16(w)
+	genTranspose8(w)
 	w(cpuidAsm)
 	if err := os.WriteFile("kernel_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -63,6 +65,7 @@ func gen(w func(string, ...any), k isa) {
 	aReg := func(r int) string { return fmt.Sprintf("%s%d", k.reg, k.mr*nv+nv+r%k.nbcast) }
 	betaReg := fmt.Sprintf("%s%d", k.reg, k.mr*nv+nv+k.nbcast)
 	aStep, bStep := 4*k.mr, 4*k.nr
+	const aPrefetch = 512
 
 	step := func(i int) {
 		for v := 0; v < nv; v++ {
@@ -85,6 +88,15 @@ func gen(w func(string, ...any), k isa) {
 	w("\tMOVQ c+24(FP), DI")
 	w("\tMOVQ ldc+32(FP), SI")
 	w("\tSHLQ $2, SI")
+	// Fetch the tile of C into L1 while the loop runs: its rows are ldc
+	// apart, often a multiple of 4 KiB, and would otherwise miss at the end.
+	w("\tMOVQ DI, R8")
+	for r := 0; r < k.mr; r++ {
+		for off := 0; off < 4*k.nr; off += 64 {
+			w("\tPREFETCHT0 %d(R8)", off)
+		}
+		w("\tADDQ SI, R8")
+	}
 	for r := 0; r < k.mr; r++ {
 		for v := 0; v < nv; v++ {
 			w("\t%s %s, %s, %s", k.zero, acc(r, v), acc(r, v), acc(r, v))
@@ -96,6 +108,10 @@ func gen(w func(string, ...any), k isa) {
 	w("%s_loop%d:", k.name, k.unroll)
 	for i := 0; i < k.unroll; i++ {
 		step(i)
+	}
+	// A streams from L2: fetch it a few iterations ahead.
+	for off := 0; off < k.unroll*aStep; off += 64 {
+		w("\tPREFETCHT0 %d(AX)", aPrefetch+off)
 	}
 	w("\tADDQ $%d, AX", k.unroll*aStep)
 	w("\tADDQ $%d, BX", k.unroll*bStep)
@@ -373,10 +389,164 @@ func log2(n int) int {
 	return l
 }
 
-// gatherAsm transposes up to 16 rows of a matrix into packed steps with
-// AVX-512 gathers: each step p collects element p of every row with one
-// VGATHERDPS and stores it with the same row mask.
-const gatherAsm = `
+// genTranspose16 writes transpose16, which copies up to 16 rows of a matrix
+// (rows, k elements each, ld apart) into packed steps: element p of row j
+// goes to dst[p·dstStride+j]. Each block of 16 columns is loaded as 16 rows
+// of one register, transposed in registers (unpack, then shuffles of
+// elements and of 128-bit lanes: 64 shuffles for 256 elements) and stored
+// with the row mask; the last k mod 16 columns are gathered one step at a
+// time. Rows beyond rows are never loaded.
+func genTranspose16(w func(string, ...any)) {
+	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	w("")
+	w("// func transpose16(src *float32, ld, k int, dst *float32, dstStride, rows int)")
+	w("TEXT ·transpose16(SB), NOSPLIT, $0-48")
+	w("\tMOVQ rows+40(FP), R9")
+	w("\tMOVQ R9, CX")
+	w("\tMOVL $1, R8")
+	w("\tSHLL CX, R8")
+	w("\tDECL R8")
+	w("\tKMOVW R8, K2")
+	w("\tMOVQ src+0(FP), SI")
+	w("\tMOVQ ld+8(FP), AX")
+	w("\tSHLQ $2, AX")
+	w("\tMOVQ k+16(FP), CX")
+	w("\tMOVQ dst+24(FP), DI")
+	w("\tMOVQ dstStride+32(FP), DX")
+	w("\tSHLQ $2, DX")
+	w("\tMOVQ CX, BX")
+	w("\tSHRQ $4, BX")
+	w("\tJZ transpose16_tail")
+	w("transpose16_block:")
+	w("\tMOVQ SI, R10")
+	w("\tVMOVUPS (R10), Z0")
+	for r := 1; r < 16; r++ {
+		w("\tCMPQ R9, $%d", r+1)
+		w("\tJLT transpose16_loaded")
+		w("\tADDQ AX, R10")
+		w("\tVMOVUPS (R10), %s", z(r))
+	}
+	w("transpose16_loaded:")
+	// Rows 4g..4g+3: interleave pairs of rows, then pairs of pairs, so that
+	// lane l of register 4g+q holds column 4l+q of the four rows.
+	for g := 0; g < 4; g++ {
+		a, b, c, d := z(4*g), z(4*g+1), z(4*g+2), z(4*g+3)
+		t := func(i int) string { return z(16 + 4*g + i) }
+		w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
+		w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
+		w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
+		w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
+		w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
+		w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
+		w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
+		w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
+	}
+	// Column 4l+q gathers lane l of registers q, 4+q, 8+q and 12+q.
+	for q := 0; q < 4; q++ {
+		t := func(i int) string { return z(16 + 4*q + i) }
+		w("\tVSHUFF32X4 $0x88, %s, %s, %s", z(4+q), z(q), t(0))
+		w("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(4+q), z(q), t(1))
+		w("\tVSHUFF32X4 $0x88, %s, %s, %s", z(12+q), z(8+q), t(2))
+		w("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(12+q), z(8+q), t(3))
+	}
+	for q := 0; q < 4; q++ {
+		t := func(i int) string { return z(16 + 4*q + i) }
+		w("\tVSHUFF32X4 $0x88, %s, %s, %s", t(2), t(0), z(q))
+		w("\tVSHUFF32X4 $0xDD, %s, %s, %s", t(2), t(0), z(q+8))
+		w("\tVSHUFF32X4 $0x88, %s, %s, %s", t(3), t(1), z(q+4))
+		w("\tVSHUFF32X4 $0xDD, %s, %s, %s", t(3), t(1), z(q+12))
+	}
+	for c := 0; c < 16; c++ {
+		w("\tVMOVUPS %s, K2, (DI)", z(c))
+		w("\tADDQ DX, DI")
+	}
+	w("\tADDQ $64, SI")
+	w("\tDECQ BX")
+	w("\tJNZ transpose16_block")
+	w("transpose16_tail:")
+	w("\tANDQ $15, CX")
+	w("\tJZ transpose16_done")
+	w("\tMOVQ ld+8(FP), AX")
+	w("\tVPBROADCASTD AX, Z31")
+	w("\tVPMULLD iota16<>(SB), Z31, Z1")
+	w("transpose16_gather:")
+	w("\tKMOVW K2, K1")
+	w("\tVGATHERDPS (SI)(Z1*4), K1, Z0")
+	w("\tVMOVUPS Z0, K2, (DI)")
+	w("\tADDQ $4, SI")
+	w("\tADDQ DX, DI")
+	w("\tDECQ CX")
+	w("\tJNZ transpose16_gather")
+	w("transpose16_done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+}
+
+// genTranspose8 writes transpose8, the AVX2 counterpart of transpose16 for
+// up to 8 rows and k a multiple of 8: each block of 8 columns is loaded as 8
+// rows of one register, transposed with unpacks and shuffles of elements and
+// of 128-bit halves (24 shuffles for 64 elements), and stored with a mask of
+// the rows (VMASKMOVPS), so a panel narrower than 8 is not overrun.
+func genTranspose8(w func(string, ...any)) {
+	y := func(i int) string { return fmt.Sprintf("Y%d", i) }
+	w("")
+	w("// func transpose8(src *float32, ld, k int, dst *float32, dstStride, rows int)")
+	w("TEXT ·transpose8(SB), NOSPLIT, $0-48")
+	w("\tMOVQ rows+40(FP), R9")
+	w("\tMOVQ src+0(FP), SI")
+	w("\tMOVQ ld+8(FP), AX")
+	w("\tSHLQ $2, AX")
+	w("\tMOVQ k+16(FP), BX")
+	w("\tMOVQ dst+24(FP), DI")
+	w("\tMOVQ dstStride+32(FP), DX")
+	w("\tSHLQ $2, DX")
+	w("\tSHRQ $3, BX")
+	w("\tJZ transpose8_done")
+	w("transpose8_block:")
+	w("\tMOVQ SI, R10")
+	w("\tVMOVUPS (R10), Y0")
+	for r := 1; r < 8; r++ {
+		w("\tCMPQ R9, $%d", r+1)
+		w("\tJLT transpose8_loaded")
+		w("\tADDQ AX, R10")
+		w("\tVMOVUPS (R10), %s", y(r))
+	}
+	w("transpose8_loaded:")
+	for g := 0; g < 2; g++ {
+		a, b, c, d := y(4*g), y(4*g+1), y(4*g+2), y(4*g+3)
+		t := func(i int) string { return y(8 + 4*g + i) }
+		w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
+		w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
+		w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
+		w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
+		w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
+		w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
+		w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
+		w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
+	}
+	// Half h of register q holds column 4h+q of rows 0-3; register 4+q of
+	// rows 4-7.
+	for q := 0; q < 4; q++ {
+		w("\tVPERM2F128 $0x20, %s, %s, %s", y(4+q), y(q), y(8+q))
+		w("\tVPERM2F128 $0x31, %s, %s, %s", y(4+q), y(q), y(12+q))
+	}
+	w("\tVPBROADCASTD rows+40(FP), Y0")
+	w("\tVPCMPGTD iota16<>(SB), Y0, Y0")
+	for c := 0; c < 8; c++ {
+		w("\tVMASKMOVPS %s, Y0, (DI)", y(8+c))
+		w("\tADDQ DX, DI")
+	}
+	w("\tADDQ $32, SI")
+	w("\tDECQ BX")
+	w("\tJNZ transpose8_block")
+	w("transpose8_done:")
+	w("\tVZEROUPPER")
+	w("\tRET")
+}
+
+// iotaAsm is the constant 0, 1, …, 15 that transpose16 scales by ld into
+// gather offsets.
+const iotaAsm = `
 DATA iota16<>+0(SB)/4, $0
 DATA iota16<>+4(SB)/4, $1
 DATA iota16<>+8(SB)/4, $2
@@ -393,33 +563,7 @@ DATA iota16<>+48(SB)/4, $12
 DATA iota16<>+52(SB)/4, $13
 DATA iota16<>+56(SB)/4, $14
 DATA iota16<>+60(SB)/4, $15
-GLOBL iota16<>(SB), RODATA|NOPTR, $64
-
-// func gatherRows(src *float32, ld, k int, dst *float32, dstStride, rows int)
-TEXT ·gatherRows(SB), NOSPLIT, $0-48
-	MOVQ rows+40(FP), CX
-	MOVL $1, R8
-	SHLL CX, R8
-	DECL R8
-	KMOVW R8, K2
-	MOVQ src+0(FP), SI
-	MOVQ ld+8(FP), AX
-	MOVQ k+16(FP), CX
-	MOVQ dst+24(FP), DI
-	MOVQ dstStride+32(FP), DX
-	SHLQ $2, DX
-	VPBROADCASTD AX, Z31
-	VPMULLD iota16<>(SB), Z31, Z1
-gatherRows_loop:
-	KMOVW K2, K1
-	VGATHERDPS (SI)(Z1*4), K1, Z0
-	VMOVUPS Z0, K2, (DI)
-	ADDQ $4, SI
-	ADDQ DX, DI
-	DECQ CX
-	JNZ gatherRows_loop
-	VZEROUPPER
-	RET`
+GLOBL iota16<>(SB), RODATA|NOPTR, $64`
 
 const cpuidAsm = `
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)

@@ -9,8 +9,8 @@ package kernels
 // AVX-512 a 12×32 tile in 24 of its 32 ZMM registers. kc·nr floats of B (32
 // KiB for AVX-512) stay in L1, mc·kc of A (240 KiB) in L2.
 var (
-	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2}
-	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512}
+	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2, transpose: transposeAVX2, maxRows: 8}
+	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512, transpose: transposeAVX512, maxRows: 16}
 )
 
 //go:noescape
@@ -20,7 +20,10 @@ func kernelAVX2(k int, a, b, c *float32, ldc int, beta float32)
 func kernelAVX512(k int, a, b, c *float32, ldc int, beta float32)
 
 //go:noescape
-func gatherRows(src *float32, ld, k int, dst *float32, dstStride, rows int)
+func transpose8(src *float32, ld, k int, dst *float32, dstStride, rows int)
+
+//go:noescape
+func transpose16(src *float32, ld, k int, dst *float32, dstStride, rows int)
 
 //go:noescape
 func sqNormAVX2(x []float32) float64
@@ -70,11 +73,24 @@ func tileAVX512(k int, a, b, c []float32, ldc int, beta float32) {
 
 func transposeAVX512(src []float32, ld, k int, dst []float32, stride, rows int) {
 	_, _ = src[(rows-1)*ld+k-1], dst[(k-1)*stride+rows-1] // the extent the assembly touches
-	gatherRows(&src[0], ld, k, &dst[0], stride, rows)
+	transpose16(&src[0], ld, k, &dst[0], stride, rows)
+}
+
+func transposeAVX2(src []float32, ld, k int, dst []float32, stride, rows int) {
+	_, _ = src[(rows-1)*ld+k-1], dst[(k-1)*stride+rows-1] // the extent the assembly touches
+	k8 := k &^ 7
+	if k8 > 0 {
+		transpose8(&src[0], ld, k8, &dst[0], stride, rows)
+	}
+	for p := k8; p < k; p++ {
+		for j := range rows {
+			dst[p*stride+j] = src[j*ld+p]
+		}
+	}
 }
 
 // available lists the micro-kernels this CPU and OS can run, best first.
-var available = detect()
+var available = selectKernels(detect())
 
 // best is the micro-kernel Sgemm uses.
 var best = available[0]
@@ -114,7 +130,6 @@ func detect() []*microKernel {
 	}
 	if xcr0&0xe6 == 0xe6 && ebx7&avx512f != 0 { // and opmask and ZMM state
 		ks = append([]*microKernel{avx512}, ks...)
-		transposeRows = transposeAVX512
 	}
 	return ks
 }

@@ -15,6 +15,13 @@ type microKernel struct {
 	mr, nr     int
 	mc, kc, nc int
 	tile       func(k int, a, b, c []float32, ldc int, beta float32)
+	// transpose, where the CPU has a fast way, copies rows 0..rows-1 (at
+	// most maxRows) of src, k elements each with leading dimension ld,
+	// into dst transposed: element p of row j goes to dst[p·stride+j].
+	// Packing a transposed B or an untransposed A is such a copy, and the
+	// scalar loop is several times slower than a plain copy.
+	transpose func(src []float32, ld, k int, dst []float32, stride, rows int)
+	maxRows   int
 }
 
 func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {

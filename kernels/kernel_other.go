@@ -3,7 +3,7 @@
 package kernels
 
 // available lists the micro-kernels this build can run, best first.
-var available = []*microKernel{generic}
+var available = selectKernels([]*microKernel{generic})
 
 // best is the micro-kernel Sgemm uses.
 var best = generic

@@ -18,7 +18,10 @@ import (
 //
 //	CGO_ENABLED=1 go test -tags openblas -run OpenBLAS -v ./kernels/
 //
-// (Debian: apt-get install libopenblas-dev.)
+// (Debian: apt-get install libopenblas-dev.) Select threads and shapes with
+// subtest patterns, e.g. -run 'OpenBLASRatio/threads=1/alexnet/fc', and the
+// micro-kernel with PSCLIP_KERNEL (avx2 times the AVX2 path on an AVX-512
+// machine).
 
 // TestOpenBLASAgrees checks Sgemm against cblas_sgemm, an independent
 // implementation, on every model shape's first product.
@@ -43,32 +46,39 @@ func TestOpenBLASAgrees(t *testing.T) {
 	}
 }
 
-// TestOpenBLASRatio times Sgemm and cblas_sgemm with two threads each on
-// the model shapes, alternating between them so that both see the same
-// machine load, and logs the median throughputs and the ratios of the
+// TestOpenBLASRatio times Sgemm and cblas_sgemm with one and two threads
+// each on the model shapes, alternating between them so that both see the
+// same machine load, and logs the median throughputs and the ratios of the
 // medians and of the best times (the latter is steadier on a busy machine).
 func TestOpenBLASRatio(t *testing.T) {
-	const threads, rounds = 2, 9
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
-	openblas.SetThreads(threads)
-	var table strings.Builder
-	fmt.Fprintf(&table, "\n| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio of medians | ratio of best |\n|---|---|---:|---:|---:|---:|\n")
-	for _, s := range modelShapes {
-		ours, with := s.setup()
-		theirs := func() { with(openblas.Sgemm) }
-		ours()
-		theirs()
-		var to, tt []time.Duration
-		for range rounds {
-			to = append(to, timeIt(ours))
-			tt = append(tt, timeIt(theirs))
-		}
-		mo, mt := median(to), median(tt)
-		op := string("nt"[b2i(s.transA)]) + string("nt"[b2i(s.transB)])
-		fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
-			s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds())
+	const rounds = 9
+	for _, threads := range []int{1, 2} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+			openblas.SetThreads(threads)
+			var table strings.Builder
+			fmt.Fprintf(&table, "\n%s kernel, %d thread(s)\n", best.name, threads)
+			fmt.Fprintf(&table, "| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio of medians | ratio of best |\n|---|---|---:|---:|---:|---:|\n")
+			for _, s := range modelShapes {
+				t.Run(s.name, func(t *testing.T) {
+					ours, with := s.setup()
+					theirs := func() { with(openblas.Sgemm) }
+					ours()
+					theirs()
+					var to, tt []time.Duration
+					for range rounds {
+						to = append(to, timeIt(ours))
+						tt = append(tt, timeIt(theirs))
+					}
+					mo, mt := median(to), median(tt)
+					op := string("nt"[b2i(s.transA)]) + string("nt"[b2i(s.transB)])
+					fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
+						s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds())
+				})
+			}
+			t.Log(table.String())
+		})
 	}
-	t.Log(table.String())
 }
 
 func timeIt(f func()) time.Duration {
