@@ -91,7 +91,7 @@ func checkAgainstNaive(t *testing.T, g gemmCase, a []float32, lda int, b []float
 	}
 }
 
-// gemmShapes covers 1×1, primes, sizes around every micro-tile (4, 6, 12,
+// gemmShapes covers 1×1, primes, sizes around every micro-tile (2, 4, 6, 8, 12,
 // 16, 32) and the cache blocks (kc = 256, mc = 128..240), and skinny shapes.
 var gemmShapes = [][3]int{
 	{1, 1, 1}, {1, 1, 7}, {2, 3, 5}, {7, 11, 13}, {1, 37, 64}, {37, 1, 64}, {64, 64, 1},
