@@ -273,7 +273,11 @@ func macroKernel(kern *microKernel, pa, pb, t []float32, mc, nc, kc int, beta fl
 				kern.tile(kc, ap, bp, c[ir*ldc+jr:], ldc, beta)
 				continue
 			}
-			kern.tile(kc, ap, bp, t, nr, 0)
+			if kern.edge != nil {
+				kern.edge(kc, mb, nb, ap, bp, t, nr, 0)
+			} else {
+				kern.tile(kc, ap, bp, t, nr, 0)
+			}
 			for i := range mb {
 				ci := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nb]
 				ti := t[i*nr : i*nr+nb]

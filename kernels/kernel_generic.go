@@ -16,6 +16,9 @@ type microKernel struct {
 	mr, nr     int
 	mc, kc, nc int
 	tile       func(k int, a, b, c []float32, ldc int, beta float32)
+	// edge, if not nil, computes the rows×cols corner of a tile (and
+	// perhaps a little more of it) as tile would, with fewer operations.
+	edge func(k, rows, cols int, a, b, c []float32, ldc int, beta float32)
 	// transpose, where the CPU has a fast way, copies rows 0..rows-1 (at
 	// most maxRows) of src, k elements each with leading dimension ld,
 	// into dst transposed: element p of row j goes to dst[p·stride+j].
