@@ -357,18 +357,23 @@ func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int,
 // packA does.
 func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int, dst []float32) {
 	nr := kern.nr
+	if !trans {
+		// op(B)[p, j] = b[p·ldb + j]: each step of a panel is a contiguous
+		// run. Rows are read in order, across all panels, so the reads
+		// stream rather than stride through B (a panel is 4·nr bytes of
+		// each of kc rows).
+		for p := range kc {
+			src := b[(p0+p)*ldb+j0:][:nc]
+			for jr := 0; jr < nc; jr += nr {
+				d := dst[jr*kc+p*nr:][:nr]
+				clear(d[copy(d, src[jr:]):])
+			}
+		}
+		return
+	}
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
-		if !trans {
-			// op(B)[p, j] = b[p·ldb + j]: each step is a contiguous run.
-			for p := range kc {
-				d := panel[p*nr : p*nr+nr]
-				copy(d, b[(p0+p)*ldb+j0+jr:][:cols])
-				clear(d[cols:])
-			}
-			continue
-		}
 		if t := kern.maxRows; kern.transpose != nil && cols == nr && nr%t == 0 && (t-1)*ldb < 1<<31 {
 			for j := 0; j < nr; j += t {
 				kern.transpose(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr, t)
