@@ -334,8 +334,7 @@ func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int,
 			}
 			continue
 		}
-		if alpha == 1 && kern.transpose != nil && rows == mr && mr <= kern.maxRows && (mr-1)*lda < 1<<31 {
-			kern.transpose(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, mr)
+		if alpha == 1 && kern.transposed(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, rows) {
 			continue
 		}
 		for r := range rows {
@@ -374,10 +373,7 @@ func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int,
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
-		if t := kern.maxRows; kern.transpose != nil && cols == nr && nr%t == 0 && (t-1)*ldb < 1<<31 {
-			for j := 0; j < nr; j += t {
-				kern.transpose(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr, t)
-			}
+		if kern.transposed(b[(j0+jr)*ldb+p0:], ldb, kc, panel, nr, cols) {
 			continue
 		}
 		for j := range cols {
@@ -392,6 +388,25 @@ func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int,
 			}
 		}
 	}
+}
+
+// transposed copies rows rows of src, k elements each with leading
+// dimension ld, transposed into the k steps of a panel width wide
+// (element p of row j goes to panel[p·width+j]), zero-filling the steps past
+// rows, with kern.transpose. It reports false, doing nothing, where the CPU
+// has no fast transpose or ld is too large for its 32-bit gather offsets.
+func (kern *microKernel) transposed(src []float32, ld, k int, panel []float32, width, rows int) bool {
+	t := kern.maxRows
+	if kern.transpose == nil || (t-1)*ld >= 1<<31 {
+		return false
+	}
+	if rows < width {
+		clear(panel[:k*width])
+	}
+	for j := 0; j < rows; j += t {
+		kern.transpose(src[j*ld:], ld, k, panel[j:], width, min(t, rows-j))
+	}
+	return true
 }
 
 // sgemmSmall computes tiny products directly, skipping packing.
