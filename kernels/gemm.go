@@ -92,6 +92,11 @@ const (
 	// inside each product rather than across products (attention products,
 	// 256×256×64, fall below it; AlexNet's convolutions 2 to 5 above).
 	batchSplitWork = 1 << 24
+	// fusedPanels is how many panels of op(B) gemmSerial packs at a time
+	// when C has one block of rows: enough for an untransposed B to be read
+	// in runs of 4·fusedPanels·nr bytes (1 KiB with AVX-512) rather than
+	// one panel's width.
+	fusedPanels = 8
 )
 
 // sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
@@ -218,10 +223,10 @@ func parallelFor(workers int, f func(w, workers int)) {
 //
 // When C has a single block of rows (m ≤ mc: the batch-64 classifier
 // products, whose op(B) is a weight matrix far larger than the caches), each
-// panel of op(B) is used by that block alone, so it is packed just before
-// use into a buffer that stays in L1, rather than the whole kc×nc block being
-// written out to L3 and read back. Every tile is computed from the same
-// packed values either way.
+// panel of op(B) is used by that block alone, so a few panels at a time
+// (fusedPanels) are packed just before use into a buffer that stays in L2,
+// rather than the whole kc×nc block being written out to L3 and read back.
+// Every tile is computed from the same packed values either way.
 func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m <= kern.mc {
 		for pc := 0; pc < k; pc += kern.kc {
@@ -231,8 +236,8 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 				bet = 1
 			}
 			pa := kern.blockA(pre, transA, a, lda, m, 0, m, pc, kc, alpha, ws.a)
-			for jr := 0; jr < n; jr += kern.nr {
-				nb := min(kern.nr, n-jr)
+			for jr := 0; jr < n; jr += fusedPanels * kern.nr {
+				nb := min(fusedPanels*kern.nr, n-jr)
 				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
 				macroKernel(kern, pa, ws.b, ws.t, m, nb, kc, bet, c[jr:], ldc)
 			}
