@@ -92,11 +92,10 @@ const (
 	// inside each product rather than across products (attention products,
 	// 256×256×64, fall below it; AlexNet's convolutions 2 to 5 above).
 	batchSplitWork = 1 << 24
-	// fusedPanels is how many panels of op(B) gemmSerial packs at a time
-	// when C has one block of rows: enough for an untransposed B to be read
-	// in runs of 4·fusedPanels·nr bytes (1 KiB with AVX-512) rather than
-	// one panel's width.
-	fusedPanels = 8
+	// fusedCols is about how many columns of op(B) gemmSerial packs at a
+	// time when C has one block of rows: enough for an untransposed B to be
+	// read in runs of 1 KiB rather than one panel's width.
+	fusedCols = 256
 )
 
 // sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
@@ -224,11 +223,12 @@ func parallelFor(workers int, f func(w, workers int)) {
 // When C has a single block of rows (m ≤ mc: the batch-64 classifier
 // products, whose op(B) is a weight matrix far larger than the caches), each
 // panel of op(B) is used by that block alone, so a few panels at a time
-// (fusedPanels) are packed just before use into a buffer that stays in L2,
+// (fusedCols columns) are packed just before use into a buffer that stays in L2,
 // rather than the whole kc×nc block being written out to L3 and read back.
 // Every tile is computed from the same packed values either way.
 func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m <= kern.mc {
+		fused := roundUp(fusedCols, kern.nr)
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
 			bet := beta
@@ -236,8 +236,8 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 				bet = 1
 			}
 			pa := kern.blockA(pre, transA, a, lda, m, 0, m, pc, kc, alpha, ws.a)
-			for jr := 0; jr < n; jr += fusedPanels * kern.nr {
-				nb := min(fusedPanels*kern.nr, n-jr)
+			for jr := 0; jr < n; jr += fused {
+				nb := min(fused, n-jr)
 				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
 				macroKernel(kern, pa, ws.b, ws.t, m, nb, kc, bet, c[jr:], ldc)
 			}
@@ -324,21 +324,29 @@ func (kern *microKernel) prepackA(transA bool, a []float32, lda, m, k int, alpha
 // (possibly subnormal, hence slow) values out of the micro-kernel.
 func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, dst []float32) {
 	mr := kern.mr
-	for ir := 0; ir < mc; ir += mr {
-		panel := dst[ir*kc : (ir+mr)*kc]
-		rows := min(mr, mc-ir)
-		if trans {
-			// op(A)[i, p] = a[p·lda + i]: each step is a contiguous run.
-			for p := range kc {
-				src := a[(p0+p)*lda+i0+ir:][:rows]
-				d := panel[p*mr : p*mr+mr]
-				for r, v := range src {
+	if trans {
+		// op(A)[i, p] = a[p·lda + i]: each step of a panel is a contiguous
+		// run, read row by row across all panels as packB does.
+		for p := range kc {
+			src := a[(p0+p)*lda+i0:][:mc]
+			for ir := 0; ir < mc; ir += mr {
+				d := dst[ir*kc+p*mr:][:mr]
+				if alpha == 1 {
+					clear(d[copy(d, src[ir:]):])
+					continue
+				}
+				rows := min(mr, mc-ir)
+				for r, v := range src[ir : ir+rows] {
 					d[r] = alpha * v
 				}
 				clear(d[rows:])
 			}
-			continue
 		}
+		return
+	}
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : (ir+mr)*kc]
+		rows := min(mr, mc-ir)
 		if alpha == 1 && kern.transposed(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, rows) {
 			continue
 		}

@@ -89,8 +89,6 @@ func TestOpenBLASRatio(t *testing.T) {
 // for a core, as the wall clock does. Each figure is the best of five
 // measurements of at least 20 ms, alternating between the two.
 func TestOpenBLASCPU(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	openblas.SetThreads(1)
 	var table strings.Builder
@@ -98,6 +96,8 @@ func TestOpenBLASCPU(t *testing.T) {
 	fmt.Fprintf(&table, "| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio |\n|---|---|---:|---:|---:|\n")
 	for _, s := range modelShapes {
 		t.Run(s.name, func(t *testing.T) {
+			runtime.LockOSThread() // one thread's clock for the whole subtest
+			defer runtime.UnlockOSThread()
 			ours, with := s.setup()
 			theirs := func() { with(openblas.Sgemm) }
 			ro, rt := repsFor(ours), repsFor(theirs)
