@@ -71,7 +71,7 @@ func TestDirectionHandComputed(t *testing.T) {
 			if !nearVec(dir, tt.want) {
 				t.Errorf("direction %v, want %v", dir, tt.want)
 			}
-			if !statsNear(st, tt.st) {
+			if !statsNear(st.Stats, tt.st) {
 				t.Errorf("stats %+v, want %+v", st, tt.st)
 			}
 		})
@@ -118,7 +118,7 @@ func TestEdgeCases(t *testing.T) {
 			if !nearVec(dir, tt.want) {
 				t.Errorf("direction %v, want %v", dir, tt.want)
 			}
-			if !statsNear(st, tt.st) {
+			if !statsNear(st.Stats, tt.st) {
 				t.Errorf("stats %+v, want %+v", st, tt.st)
 			}
 		})
@@ -201,7 +201,7 @@ func TestPSClipThresholdCache(t *testing.T) {
 			norms[i] = 100 // every sample clipped: w_i = τ_i/100/n
 		}
 		w := make([]float64, n)
-		e.Weights(norms, w)
+		Weights(e, norms, w)
 		for i, wi := range w {
 			if want := 0.7 * math.Pow(float64(i+1), 1/1.6) / 100 / float64(n); !near(wi, want) {
 				t.Fatalf("n=%d: w[%d] = %v, want %v", n, i, wi, want)
@@ -247,13 +247,13 @@ func TestInvalidParameters(t *testing.T) {
 		check(t, "Constant", g, errs["Constant"])
 		_, err := NewClipSGD(g)
 		check(t, "NewClipSGD", g, err)
-		_, err = New("clip-sgd", Params{Gamma: g})
+		_, err = Spec{Estimator: "clip-sgd", Clip: g}.New()
 		check(t, "New clip-sgd γ", g, err)
 		_, err = Increasing(g, 1)
 		check(t, "Increasing α", g, err)
 		_, err = Increasing(1, g)
 		check(t, "Increasing β", g, err)
-		_, err = New("ps-clip-sgd", Params{Alpha: g, Beta: 1})
+		_, err = Spec{Estimator: "ps-clip-sgd", Alpha: g, Beta: 1}.New()
 		check(t, "New ps-clip-sgd α", g, err)
 		_, err = HighProbability(g, 1.5, 0.1)
 		check(t, "HighProbability σ", g, err)
@@ -266,10 +266,10 @@ func TestInvalidParameters(t *testing.T) {
 		_, err := HighProbability(1, p, 0.1)
 		check(t, "HighProbability p", p, err)
 	}
-	if _, err := New("ps-clip-sgd", Params{Alpha: 1, Beta: -1}); err == nil {
+	if _, err := (Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: -1}).New(); err == nil {
 		t.Error("New ps-clip-sgd β=-1: no error")
 	}
-	if _, err := New("adam", Params{}); err == nil || !strings.Contains(err.Error(), "ps-clip-sgd") {
+	if _, err := (Spec{Estimator: "adam"}).New(); err == nil || !strings.Contains(err.Error(), "ps-clip-sgd") {
 		t.Errorf("New(adam) = %v, want an error listing the methods", err)
 	}
 }
@@ -283,22 +283,26 @@ func check(t *testing.T, what string, x float64, err error) {
 
 func TestNew(t *testing.T) {
 	for _, name := range Names {
-		e, err := New(name, Params{Gamma: 1, Alpha: 1, Beta: 1.5})
+		e, err := Spec{Estimator: name, Clip: 1, Alpha: 1, Beta: 1.5}.Trim().New()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() != name {
-			t.Errorf("New(%q).Name() = %q", name, e.Name())
+		want := name
+		if name == "ps-clip-sgd" {
+			want = "inc-ps-clip-sgd" // Beta 1.5: the increasing threshold
+		}
+		if e.Name() != want {
+			t.Errorf("New(%q).Name() = %q, want %q", name, e.Name(), want)
 		}
 		if e.PerSample() != (name != "sgd" && name != "clip-sgd" && name != "nsgd") {
 			t.Errorf("%s: PerSample = %v", name, e.PerSample())
 		}
 	}
-	e, _ := New("ps-clip-sgd", Params{Gamma: 45})
-	if th := e.(*PSClip).Threshold(); !th.IsConstant() || th.Alpha() != 45 {
-		t.Errorf("β=0 should select the constant threshold γ=45, got %v", th)
+	e, _ := Spec{Estimator: "ps-clip-sgd", Clip: 45}.New()
+	if th := e.(*PSClip).Threshold(); !th.IsConstant() || th.Alpha() != 45 || e.Name() != "ps-clip-sgd" {
+		t.Errorf("β=0 should select the constant threshold γ=45, got %v (%s)", th, e.Name())
 	}
-	e, _ = New("ps-clip-sgd", Params{Gamma: 45, Alpha: 2, Beta: 1.5})
+	e, _ = Spec{Estimator: "ps-clip-sgd", Alpha: 2, Beta: 1.5}.New()
 	if th := e.(*PSClip).Threshold(); th.Alpha() != 2 || th.Beta() != 1.5 {
 		t.Errorf("got %v, want 2·k^(1/1.5)", th)
 	}
@@ -312,7 +316,7 @@ func TestWorkspaceDoesNotAllocate(t *testing.T) {
 		g[i] = float64(i%7) - 3
 	}
 	dir := make([]float64, 10)
-	var ws Workspace
+	var ws Workspace[float64]
 	ws.Direction(e, g, dir)
 	if a := testing.AllocsPerRun(100, func() { ws.Direction(e, g, dir) }); a != 0 {
 		t.Errorf("Workspace.Direction allocates %v times per call", a)
@@ -344,7 +348,7 @@ func benchmarkDirection(b *testing.B, e Estimator, n, d int) {
 		g[i] = r.NormFloat64()
 	}
 	dir := make([]float64, d)
-	var ws Workspace
+	var ws Workspace[float64]
 	b.SetBytes(int64(8 * n * d))
 	for b.Loop() {
 		ws.Direction(e, g, dir)
