@@ -247,6 +247,9 @@ func TestSgemmBatched(t *testing.T) {
 		{transB: true, m: 64, n: 130, k: 600, alpha: 1, beta: 0},
 		{m: 37, n: 64, k: 300, alpha: 0.5, beta: 0},
 		{transA: true, m: 300, n: 20, k: 40, alpha: 1, beta: 0.5}, // serial, several row blocks
+		// Above batchSplitWork: split by rows inside each product, over
+		// an A prepacked once.
+		{transA: true, m: 700, n: 130, k: 200, alpha: 1, beta: 0},
 	} {
 		const batch = 5
 		as, bs, cs := make([][]float32, batch), make([][]float32, batch), make([][]float32, batch)
