@@ -45,11 +45,11 @@
 // # Speed
 //
 // On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so
-// figures vary by tens of percent from run to run), the AVX-512 micro-kernel
-// runs a 480×512×512 product at about 58 GFLOP/s on one core, AVX2 at 36 and
-// the pure-Go kernel at 1.6. Against OpenBLAS 0.3.21 with two threads each,
-// timed alternately in one process, Sgemm reached 0.81–0.90× at 1024³ (the
-// three transpose cases) and 0.64–4.3× at the AlexNet-CIFAR and GPT layer
-// shapes, the low end being the batch-64 classifier products; README.md has
-// the table and the command that reproduces it.
+// wall-clock figures vary by tens of percent from run to run), measured by
+// thread CPU time on one thread against OpenBLAS 0.3.21: 0.95–1.37× on every
+// AlexNet-CIFAR and GPT layer shape with AVX-512, and with the AVX2 kernels
+// 0.95–1.22× except fc1's input gradient (0.70), two products with a
+// transposed A (0.84–0.87) and the first convolution (0.88). The portable
+// kernel runs 512³ at about 8.7 GFLOP/s a core. README.md has the tables,
+// the before/after figures and the commands that reproduce them.
 package kernels
