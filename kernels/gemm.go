@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 )
@@ -410,7 +411,7 @@ func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int,
 // has no fast transpose or ld is too large for its 32-bit gather offsets.
 func (kern *microKernel) transposed(src []float32, ld, k int, panel []float32, width, rows int) bool {
 	t := kern.maxRows
-	if kern.transpose == nil || (t-1)*ld >= 1<<31 {
+	if kern.transpose == nil || int64(t-1)*int64(ld) > math.MaxInt32 {
 		return false
 	}
 	if rows < width {

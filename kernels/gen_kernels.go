@@ -72,7 +72,7 @@ func main() {
 	for _, k := range isas {
 		genPartialTable(w, k)
 	}
-	if err := os.WriteFile("kernel_amd64_partial.go", b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile("kernel_partial_amd64.go", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 

@@ -14,7 +14,7 @@ var (
 )
 
 // asmTile is the signature of the generated micro-kernels, the full ones and
-// the partial ones of kernel_amd64_partial.go, which compute a corner of the
+// the partial ones of kernel_partial_amd64.go, which compute a corner of the
 // tile (rows, and vectors of 8 or 16 columns) for the edges of C.
 type asmTile func(k int, a, b, c *float32, ldc int, beta float32)
 
