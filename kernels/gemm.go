@@ -97,6 +97,8 @@ const (
 	// time when C has one block of rows: enough for an untransposed B to be
 	// read in runs of 1 KiB rather than one panel's width.
 	fusedCols = 256
+	// prefetchRows is how many rows ahead the plain packs prefetch.
+	prefetchRows = 8
 )
 
 // sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
@@ -330,6 +332,9 @@ func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int,
 		// run, read row by row across all panels as packB does.
 		for p := range kc {
 			src := a[(p0+p)*lda+i0:][:mc]
+			if p+prefetchRows < kc {
+				prefetch(a[(p0+p+prefetchRows)*lda+i0:][:mc])
+			}
 			for ir := 0; ir < mc; ir += mr {
 				d := dst[ir*kc+p*mr:][:mr]
 				if alpha == 1 {
@@ -377,6 +382,9 @@ func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int,
 		// each of kc rows).
 		for p := range kc {
 			src := b[(p0+p)*ldb+j0:][:nc]
+			if p+prefetchRows < kc {
+				prefetch(b[(p0+p+prefetchRows)*ldb+j0:][:nc])
+			}
 			for jr := 0; jr < nc; jr += nr {
 				d := dst[jr*kc+p*nr:][:nr]
 				clear(d[copy(d, src[jr:]):])

@@ -58,6 +58,7 @@ func main() {
 	w(iotaAsm)
 	genTranspose16(w)
 	genTranspose8(w)
+	w(prefetchAsm)
 	w(cpuidAsm)
 	if err := os.WriteFile("kernel_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -84,6 +85,7 @@ func main() {
 	w(`#include "textflag.h"`)
 	genNEON(w)
 	genVectorNEON(w)
+	w(prefetchNEONAsm)
 	if err := os.WriteFile("kernel_arm64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -636,6 +638,22 @@ DATA iota16<>+56(SB)/4, $14
 DATA iota16<>+60(SB)/4, $15
 GLOBL iota16<>(SB), RODATA|NOPTR, $64`
 
+// prefetchAsm asks for the n > 0 float32 from p on to be fetched into L2,
+// one cache line at a time.
+const prefetchAsm = `
+// func prefetchL2(p *float32, n int)
+TEXT ·prefetchL2(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHLQ $2, CX
+	ADDQ SI, CX
+prefetchL2_loop:
+	PREFETCHT1 (SI)
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JCS prefetchL2_loop
+	RET`
+
 const cpuidAsm = `
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
@@ -718,6 +736,20 @@ func genNEON(w func(string, ...any)) {
 	}
 	w("\tRET")
 }
+
+// prefetchNEONAsm is prefetchAsm for arm64.
+const prefetchNEONAsm = `
+// func prefetchL2(p *float32, n int)
+TEXT ·prefetchL2(SB), NOSPLIT, $0-16
+	MOVD p+0(FP), R0
+	MOVD n+8(FP), R1
+	ADD R1<<2, R0, R1
+prefetchL2_loop:
+	PRFM (R0), PLDL2KEEP
+	ADD $64, R0
+	CMP R1, R0
+	BLO prefetchL2_loop
+	RET`
 
 // fcvtl returns the instruction widening the low (high: FCVTL2) two float32
 // lanes of register n to the two float64 lanes of register d, which Go's

@@ -7107,6 +7107,19 @@ transpose8_done:
 	VZEROUPPER
 	RET
 
+// func prefetchL2(p *float32, n int)
+TEXT ·prefetchL2(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHLQ $2, CX
+	ADDQ SI, CX
+prefetchL2_loop:
+	PREFETCHT1 (SI)
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JCS prefetchL2_loop
+	RET
+
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX

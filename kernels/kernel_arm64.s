@@ -361,3 +361,15 @@ scaleNEON_loop0:
 	BNE scaleNEON_loop0
 scaleNEON_done:
 	RET
+
+// func prefetchL2(p *float32, n int)
+TEXT ·prefetchL2(SB), NOSPLIT, $0-16
+	MOVD p+0(FP), R0
+	MOVD n+8(FP), R1
+	ADD R1<<2, R0, R1
+prefetchL2_loop:
+	PRFM (R0), PLDL2KEEP
+	ADD $64, R0
+	CMP R1, R0
+	BLO prefetchL2_loop
+	RET
