@@ -46,10 +46,10 @@
 //
 // On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so
 // wall-clock figures vary by tens of percent from run to run), measured by
-// thread CPU time on one thread against OpenBLAS 0.3.21: 0.95–1.37× on every
-// AlexNet-CIFAR and GPT layer shape with AVX-512, and with the AVX2 kernels
-// 0.95–1.22× except fc1's input gradient (0.70), two products with a
-// transposed A (0.84–0.87) and the first convolution (0.88). The portable
+// thread CPU time on one thread against OpenBLAS 0.3.21: 0.95–1.62× on the
+// AlexNet-CIFAR and GPT layer shapes with AVX-512 (GPT-2's qkv product
+// 0.93–1.01 across runs), and with the AVX2 kernels 0.95–1.25× except fc1's
+// input gradient (0.89) and a product with a transposed A (0.87). The portable
 // kernel runs 512³ at about 8.7 GFLOP/s a core. README.md has the tables,
 // the before/after figures and the commands that reproduce them.
 package kernels
