@@ -159,9 +159,9 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 
 // chunkFloats is the scratch that Backward's column gradients may take. A
 // chunk of samples shares one packing of the transposed weight (SgemmBatched
-// with strideA 0), which for AlexNet's 8×8 layers costs a third of a sample's
-// product: chunks of one sample per thread spent a quarter of the input
-// gradient's time packing.
+// with strideA 0); on small images (AlexNet's 8×8 layers) that packing costs
+// a sizeable part of a sample's product, so chunks of one sample per thread
+// spent much of the input gradient packing (profile in README.md).
 const chunkFloats = 1 << 22
 
 // chunks runs f over consecutive blocks of samples [lo,hi), each of about
