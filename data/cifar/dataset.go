@@ -152,7 +152,8 @@ func Load(dir string) (train, test *Dataset, err error) {
 
 // Detect finds which CIFAR layout dir holds, looking also inside the folder
 // name an official archive unpacks into, and returns the folder holding the
-// files. A partial set of files is an error naming the missing one.
+// files. A directory without any of the files gives a *NotFoundError; a
+// partial set of files is an error naming the missing one.
 func Detect(dir string) (string, Format, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -169,7 +170,14 @@ func Detect(dir string) (string, Format, error) {
 			return d, CIFAR10, requireAll(d, append(cifar10Train, cifar10Test)...)
 		}
 	}
-	return "", 0, fmt.Errorf("cifar: %s holds neither CIFAR-100 (train.bin, test.bin) nor CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) binary files", dir)
+	return "", 0, &NotFoundError{dir}
+}
+
+// NotFoundError reports a directory that holds no CIFAR files at all.
+type NotFoundError struct{ Dir string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("cifar: %s holds neither CIFAR-100 (train.bin, test.bin) nor CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) binary files", e.Dir)
 }
 
 func joinAll(dir string, names []string) []string {
