@@ -38,10 +38,10 @@
 //
 // An Iterator delivers [B,3,32,32] float32 batches ([B,1,32,32] for grey
 // images) with int32 labels, the last batch of an epoch holding the
-// remainder, and says which images a batch holds (Indices). Its randomness is keyed by
-// (seed, epoch, image), so the batches are the same whatever the number of
-// workers assembling them, and its Position (epoch, index) is its whole
-// state: Seek to a saved Position resumes bit for bit.
+// remainder, and says which images a batch holds (Indices). Its randomness
+// is keyed by (seed, epoch, image), so the batches are the same whatever
+// the number of workers assembling them, and its Position (epoch, index)
+// is its whole state: Seek to a saved Position resumes bit for bit.
 //
 // # Grey images
 //
@@ -49,8 +49,9 @@
 // other data sets psclip reads are loaded this way (data/idx turns
 // MNIST-style files into grey Datasets), so that splitting, statistics,
 // augmentation and batches are the same code for all. Stats repeats the
-// plane's statistics in all three channels; AutoAugment's operations
-// treat a grey image as Pillow treats an "L" image.
+// plane's statistics in all three channels. The augmentations act on the
+// one plane; Color, a blend with the image's own grey level, leaves a grey
+// image unchanged.
 //
 // # Synthetic data
 //

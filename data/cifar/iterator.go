@@ -104,9 +104,9 @@ func (it *Iterator) startEpoch(e int) {
 }
 
 // Next returns the next batch of the current epoch: x of shape
-// [B, C, 32, 32] (C = 3, or 1 for a grey dataset) and the B labels. At the end of an epoch it returns
-// ok = false and moves to the start of the next one. The returned tensor
-// and labels are the caller's.
+// [B, C, 32, 32] (C = 3, or 1 for a grey dataset) and the B labels. At the
+// end of an epoch it returns ok = false and moves to the start of the next
+// one. The returned tensor and labels are the caller's.
 func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
 	if it.pos.Index >= it.d.Len() {
 		it.startEpoch(it.pos.Epoch + 1)
