@@ -54,6 +54,22 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// TestBlackImagesAtBestCompression: an all-zero file compresses about
+// 1026-fold, close to deflate's bound of 1032, and must still be accepted.
+func TestBlackImagesAtBestCompression(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w.Write(encode(make([]byte, 5000*28*28), 5000, 28, 28))
+	w.Close()
+	a, err := Decode("black.gz", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ratio := float64(len(a.Data)) / float64(buf.Len()); ratio < 1000 {
+		t.Errorf("compressed %.0f-fold only; the test needs a ratio near the bound", ratio)
+	}
+}
+
 // TestBadFiles checks every refusal: the error is an *Error naming the
 // file and the offset at fault, wrapping ErrTruncated for short files.
 func TestBadFiles(t *testing.T) {
