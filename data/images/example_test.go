@@ -37,8 +37,9 @@ func Example() {
 	}
 	var det labelnoise.Detection
 	x, y, _ := it.Next()
-	// A training step here would clip some samples; estimator.Clipped
-	// turns the norms and weights it saw into these flags.
+	// A training step here would clip some samples: those whose factor
+	// from the estimator's Factors is below 1 (an Estimator wrapping the
+	// step's one can record them).
 	clipped := make([]bool, len(y))
 	det.Add(clipped, it.Indices(), isNoisy)
 	fmt.Println(src.Format, x.Shape, len(model.Params()), valSet.Len(), test.Len(), det.NoisyShare())
