@@ -16,12 +16,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/psclip/psclip/setting"
 )
 
 // Config says which labels Apply replaces.
 type Config struct {
 	// Fraction is the share of the images whose label is replaced, in
-	// [0, 1]: exactly round(Fraction·N) of N images (halves round up).
+	// [0, 1): exactly round(Fraction·N) of N images (halves round up).
 	Fraction float64
 	// Asymmetric replaces class k by class (k+1) mod C, the same other
 	// class for every image of a class (a systematic confusion); otherwise
@@ -31,24 +33,9 @@ type Config struct {
 	Seed uint64
 }
 
-// ConfigError reports a setting out of its range.
-type ConfigError struct {
-	Field string // the Config field, or "classes"
-	Value float64
-	Want  string // the valid range
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("labelnoise: %s = %v, want %s", e.Field, e.Value, e.Want)
-}
-
-// Validate checks that Fraction is in [0, 1].
-func (c Config) Validate() error {
-	if !(c.Fraction >= 0 && c.Fraction <= 1) {
-		return &ConfigError{"Fraction", c.Fraction, "a number in [0, 1]"}
-	}
-	return nil
-}
+// Validate checks that Fraction is in [0, 1); a bad value is a
+// *setting.Error.
+func (c Config) Validate() error { return setting.Fraction("Fraction", c.Fraction) }
 
 // Count is the number of images of n whose label Apply replaces:
 // round(Fraction·n).
@@ -71,7 +58,7 @@ func Apply(labels []uint8, classes int, cfg Config) ([]int, error) {
 	}
 	k := cfg.Count(len(labels))
 	if k > 0 && (classes < 2 || classes > 256) {
-		return nil, &ConfigError{"classes", float64(classes), "2 to 256 for label noise"}
+		return nil, fmt.Errorf("labelnoise: %d classes; label noise needs 2 to 256", classes)
 	}
 	for i, l := range labels {
 		if int(l) >= classes {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/psclip/psclip/setting"
 )
 
 // labels returns n labels cycling through the classes.
@@ -26,7 +28,7 @@ func TestApplyFlipsExactly(t *testing.T) {
 		{10, 3, Config{Fraction: 0.24, Seed: 1}, 2},
 		{60000, 10, Config{Fraction: 0.4, Seed: 7}, 24000},
 		{45000, 10, Config{Fraction: 0.2, Seed: 7, Asymmetric: true}, 9000},
-		{7, 2, Config{Fraction: 1, Seed: 3}, 7},
+		{7, 2, Config{Fraction: 0.99, Seed: 3}, 7},
 		{7, 2, Config{Fraction: 0, Seed: 3}, 0},
 		{0, 2, Config{Fraction: 0.5, Seed: 3}, 0},
 		{5, 1, Config{Fraction: 0.05, Seed: 3}, 0}, // nothing to flip: one class is fine
@@ -87,7 +89,7 @@ func TestApplyIsUniform(t *testing.T) {
 	const n, classes = 45000, 10
 	orig := labels(n, classes)
 	got := slices.Clone(orig)
-	if _, err := Apply(got, classes, Config{Fraction: 1, Seed: 2}); err != nil {
+	if _, err := Apply(got, classes, Config{Fraction: 0.99999, Seed: 2}); err != nil {
 		t.Fatal(err)
 	}
 	var shifts [classes]int
@@ -114,15 +116,14 @@ func TestApplyIsUniform(t *testing.T) {
 }
 
 func TestApplyErrors(t *testing.T) {
-	for _, f := range []float64{-0.1, 1.01, math.NaN(), math.Inf(1)} {
-		var ce *ConfigError
-		if _, err := Apply(labels(10, 3), 3, Config{Fraction: f}); !errors.As(err, &ce) || ce.Field != "Fraction" {
-			t.Errorf("Fraction %v: error %v, want a *ConfigError on Fraction", f, err)
+	for _, f := range []float64{-0.1, 1, 1.01, math.NaN(), math.Inf(1)} {
+		var se *setting.Error
+		if _, err := Apply(labels(10, 3), 3, Config{Fraction: f}); !errors.As(err, &se) || se.Field != "Fraction" {
+			t.Errorf("Fraction %v: error %v, want a *setting.Error on Fraction", f, err)
 		}
 	}
-	var ce *ConfigError
-	if _, err := Apply(labels(10, 1), 1, Config{Fraction: 0.5}); !errors.As(err, &ce) || ce.Field != "classes" {
-		t.Errorf("noise with one class: error %v", err)
+	if _, err := Apply(labels(10, 1), 1, Config{Fraction: 0.5}); err == nil {
+		t.Error("noise with one class: no error")
 	}
 	l := labels(10, 3)
 	l[4] = 3
