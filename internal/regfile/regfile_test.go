@@ -4,25 +4,23 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-func TestOpen(t *testing.T) {
+func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
-	if err := os.WriteFile(path, []byte("12345"), 0o644); err != nil {
-		t.Fatal(err)
+	want := strings.Repeat("psclip\n", 1000)
+	os.WriteFile(path, []byte(want), 0o644)
+	if b, err := ReadFile(path); err != nil || string(b) != want {
+		t.Errorf("regular file: %d bytes, %v", len(b), err)
 	}
-	f, size, err := Open(path)
-	if err != nil || size != 5 {
-		t.Fatalf("Open of a 5-byte file: size %d, %v", size, err)
-	}
-	f.Close()
 	var nr *NotRegularError
-	if _, _, err := Open(dir); !errors.As(err, &nr) || nr.Path != dir {
-		t.Errorf("Open of a directory: %v", err)
+	if _, err := ReadFile(dir); !errors.As(err, &nr) || !strings.Contains(err.Error(), "not a regular file (a directory)") {
+		t.Errorf("directory: %v", err)
 	}
-	if _, _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Open of a missing file: %v", err)
+	if _, err := ReadFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 }
