@@ -101,6 +101,16 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 				src := cols[row*oh*ow : (row+1)*oh*ow]
 				row++
 				lo, hi := validRange(ow, w, kj, stride, pad)
+				if stride == 1 {
+					// Output rows y0..y1-1 fall inside the image, each
+					// adding its columns [lo,hi) shifted by (ki-pad,
+					// kj-pad): one call for the whole tap.
+					y0, y1 := max(0, pad-ki), min(oh, h+pad-ki)
+					if y0 < y1 && lo < hi {
+						vec.addRows(plane[(y0-pad+ki)*w+lo-pad+kj:], w, src[y0*ow+lo:], ow, y1-y0, hi-lo)
+					}
+					continue
+				}
 				for oy := 0; oy < oh; oy++ {
 					iy := oy*stride - pad + ki
 					if iy < 0 || iy >= h {
@@ -108,17 +118,8 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 					}
 					s := src[oy*ow : (oy+1)*ow]
 					d := plane[iy*w : (iy+1)*w]
-					if stride == 1 {
-						off := kj - pad
-						dd, ss := d[lo+off:hi+off], s[lo:hi]
-						ss = ss[:len(dd)] // no bounds checks in the loop
-						for i, v := range ss {
-							dd[i] += v
-						}
-					} else {
-						for ox := lo; ox < hi; ox++ {
-							d[ox*stride-pad+kj] += s[ox]
-						}
+					for ox := lo; ox < hi; ox++ {
+						d[ox*stride-pad+kj] += s[ox]
 					}
 				}
 			}

@@ -330,12 +330,22 @@ func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int,
 	if trans {
 		// op(A)[i, p] = a[p·lda + i]: each step of a panel is a contiguous
 		// run, read row by row across all panels as packB does.
+		full := 0
+		if kern.packRows != nil {
+			full = mc / mr * mr
+			if full > 0 {
+				kern.packRows(a[p0*lda+i0:], lda, kc, dst, full/mr, mr, alpha)
+			}
+		}
+		if full == mc {
+			return
+		}
 		for p := range kc {
 			src := a[(p0+p)*lda+i0:][:mc]
 			if p+prefetchRows < kc {
-				prefetch(a[(p0+p+prefetchRows)*lda+i0:][:mc])
+				prefetch(a[(p0+p+prefetchRows)*lda+i0+full:][:mc-full])
 			}
-			for ir := 0; ir < mc; ir += mr {
+			for ir := full; ir < mc; ir += mr {
 				d := dst[ir*kc+p*mr:][:mr]
 				if alpha == 1 {
 					clear(d[copy(d, src[ir:]):])
@@ -380,12 +390,22 @@ func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int,
 		// run. Rows are read in order, across all panels, so the reads
 		// stream rather than stride through B (a panel is 4·nr bytes of
 		// each of kc rows).
+		full := 0
+		if kern.packRows != nil {
+			full = nc / nr * nr
+			if full > 0 {
+				kern.packRows(b[p0*ldb+j0:], ldb, kc, dst, full/nr, nr, 1)
+			}
+		}
+		if full == nc {
+			return
+		}
 		for p := range kc {
 			src := b[(p0+p)*ldb+j0:][:nc]
 			if p+prefetchRows < kc {
-				prefetch(b[(p0+p+prefetchRows)*ldb+j0:][:nc])
+				prefetch(b[(p0+p+prefetchRows)*ldb+j0+full:][:nc-full])
 			}
-			for jr := 0; jr < nc; jr += nr {
+			for jr := full; jr < nc; jr += nr {
 				d := dst[jr*kc+p*nr:][:nr]
 				clear(d[copy(d, src[jr:]):])
 			}

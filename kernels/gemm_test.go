@@ -386,3 +386,41 @@ func TestTranspose(t *testing.T) {
 		}
 	}
 }
+
+func TestPackRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, kern := range available {
+		if kern.packRows == nil {
+			continue
+		}
+		for _, width := range []int{2, 4, 6, 8, 10, 12, 16, 32} {
+			for _, k := range []int{1, 2, 8, 9, 10, 33} {
+				for _, panels := range []int{1, 3} {
+					for _, alpha := range []float32{1, -0.3} {
+						ld := panels*width + 3
+						src := randSlice(r, k*ld)
+						src[0] = float32(math.Inf(1))
+						dst := make([]float32, panels*k*width+16)
+						for i := range dst {
+							dst[i] = float32(math.NaN())
+						}
+						kern.packRows(src, ld, k, dst, panels, width, alpha)
+						for i, v := range dst {
+							want := float32(math.NaN())
+							if i < panels*k*width {
+								j, p, c := i/(k*width), i%(k*width)/width, i%width
+								want = src[p*ld+j*width+c]
+								if alpha != 1 {
+									want *= alpha
+								}
+							}
+							if math.Float32bits(v) != math.Float32bits(want) {
+								t.Fatalf("%s: width %d, k %d, panels %d, alpha %v: dst[%d] = %v, want %v", kern.name, width, k, panels, alpha, i, v, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -59,6 +59,8 @@ func main() {
 	genTranspose16(w)
 	genTranspose8(w)
 	w(prefetchAsm)
+	w(packRowsAsm)
+	w(addRowsAsm)
 	w(cpuidAsm)
 	if err := os.WriteFile("kernel_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -652,6 +654,144 @@ prefetchL2_loop:
 	ADDQ $64, SI
 	CMPQ SI, CX
 	JCS prefetchL2_loop
+	RET`
+
+// packRowsAsm copies (alpha ≠ 1: scales) a k×(panels·width) block of a
+// row-major matrix into panels of width columns, each stored step by step
+// (dst[j·k·width + p·width + c] = alpha·src[p·ld + j·width + c]): the plain
+// packs' layout, a run of width floats from each row into each panel. A
+// copy per run through memmove costs more in the call than in the move for
+// runs of 6 to 32 floats, so the runs are moved here with 32-, 16- and
+// 8-byte loads and stores (width must be even), scaled with VMULPS (one
+// rounding, as the Go loop's alpha·v). Row p+prefetchRows is prefetched
+// into L2 while row p is copied, as the Go version does.
+const packRowsAsm = `
+// func packRows(src *float32, ld, k int, dst *float32, panels, width int, alpha float32)
+TEXT ·packRows(SB), NOSPLIT, $0-52
+	MOVQ src+0(FP), SI
+	MOVQ ld+8(FP), R8
+	SHLQ $2, R8
+	MOVQ k+16(FP), R9
+	MOVQ dst+24(FP), DI
+	MOVQ panels+32(FP), R12
+	MOVQ width+40(FP), R11
+	SHLQ $2, R11
+	MOVQ R9, R10
+	IMULQ R11, R10
+	VBROADCASTSS alpha+48(FP), Y15
+packRows_row:
+	CMPQ R9, $8
+	JLE packRows_noprefetch
+	MOVQ R8, BX
+	SHLQ $3, BX
+	ADDQ SI, BX
+	MOVQ R12, CX
+	IMULQ R11, CX
+	ADDQ BX, CX
+packRows_prefetch:
+	PREFETCHT1 (BX)
+	ADDQ $64, BX
+	CMPQ BX, CX
+	JCS packRows_prefetch
+packRows_noprefetch:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+packRows_panel:
+	XORQ R13, R13
+packRows_ymm:
+	LEAQ 32(R13), DX
+	CMPQ DX, R11
+	JGT packRows_xmm
+	VMOVUPS (AX)(R13*1), Y0
+	CMPL alpha+48(FP), $0x3f800000
+	JZ packRows_ymm_store
+	VMULPS Y15, Y0, Y0
+packRows_ymm_store:
+	VMOVUPS Y0, (BX)(R13*1)
+	MOVQ DX, R13
+	JMP packRows_ymm
+packRows_xmm:
+	LEAQ 16(R13), DX
+	CMPQ DX, R11
+	JGT packRows_pair
+	VMOVUPS (AX)(R13*1), X0
+	CMPL alpha+48(FP), $0x3f800000
+	JZ packRows_xmm_store
+	VMULPS X15, X0, X0
+packRows_xmm_store:
+	VMOVUPS X0, (BX)(R13*1)
+	MOVQ DX, R13
+packRows_pair:
+	CMPQ R13, R11
+	JGE packRows_next
+	VMOVSD (AX)(R13*1), X0
+	CMPL alpha+48(FP), $0x3f800000
+	JZ packRows_pair_store
+	VMULPS X15, X0, X0
+packRows_pair_store:
+	VMOVSD X0, (BX)(R13*1)
+packRows_next:
+	ADDQ R11, AX
+	ADDQ R10, BX
+	DECQ CX
+	JNZ packRows_panel
+	ADDQ R8, SI
+	ADDQ R11, DI
+	DECQ R9
+	JNZ packRows_row
+	VZEROUPPER
+	RET`
+
+// addRowsAsm adds rows×n floats of src into dst (ldd and lds floats between
+// rows): a vector add per 16 floats and one masked for the last n mod 16,
+// so that Col2im folds a whole kernel tap in one call instead of one call
+// or loop per row of 8 to 32 floats. Each element is dst + src, one
+// rounding, as the Go loop computes it.
+const addRowsAsm = `
+// func addRowsAVX512(dst *float32, ldd int, src *float32, lds, rows, n int)
+TEXT ·addRowsAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), R10
+	MOVQ n+40(FP), R11
+	MOVQ R11, CX
+	ANDQ $15, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	SHRQ $4, R11
+addRows_row:
+	XORQ DX, DX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JZ addRows_tail
+addRows_vec:
+	VMOVUPS (SI)(DX*1), Z0
+	VMOVUPS (DI)(DX*1), Z1
+	VADDPS Z0, Z1, Z0
+	VMOVUPS Z0, (DI)(DX*1)
+	ADDQ $64, DX
+	DECQ CX
+	JNZ addRows_vec
+addRows_tail:
+	KORTESTW K1, K1
+	JZ addRows_next
+	VMOVUPS.Z (SI)(DX*1), K1, Z0
+	VMOVUPS.Z (DI)(DX*1), K1, Z1
+	VADDPS Z0, Z1, Z0
+	VMOVUPS Z0, K1, (DI)(DX*1)
+addRows_next:
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ R10
+	JNZ addRows_row
+	VZEROUPPER
 	RET`
 
 const cpuidAsm = `

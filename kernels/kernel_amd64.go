@@ -9,8 +9,8 @@ package kernels
 // AVX-512 a 12×32 tile in 24 of its 32 ZMM registers. kc·nr floats of B (32
 // KiB for AVX-512) stay in L1, mc·kc of A (240 KiB) in L2.
 var (
-	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2, edge: edgeAVX2, transpose: transposeAVX2, maxRows: 8}
-	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512, edge: edgeAVX512, transpose: transposeAVX512, maxRows: 16}
+	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2, edge: edgeAVX2, transpose: transposeAVX2, maxRows: 8, packRows: packRowsAVX}
+	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512, edge: edgeAVX512, transpose: transposeAVX512, maxRows: 16, packRows: packRowsAVX}
 )
 
 // asmTile is the signature of the generated micro-kernels, the full ones and
@@ -29,6 +29,12 @@ func transpose8(src *float32, ld, k int, dst *float32, dstStride, rows int)
 
 //go:noescape
 func transpose16(src *float32, ld, k int, dst *float32, dstStride, rows int)
+
+//go:noescape
+func packRows(src *float32, ld, k int, dst *float32, panels, width int, alpha float32)
+
+//go:noescape
+func addRowsAVX512(dst *float32, ldd int, src *float32, lds, rows, n int)
 
 //go:noescape
 func sqNormAVX2(x []float32) float64
@@ -61,8 +67,8 @@ func axpyZeroAVX512(a float32, x, y []float32)
 func scaleAVX512(a float32, x []float32)
 
 var (
-	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2}
-	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, axpyZero: axpyZeroAVX512, scale: scaleAVX512}
+	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2, addRows: addRowsGo}
+	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, axpyZero: axpyZeroAVX512, scale: scaleAVX512, addRows: addRows512}
 )
 
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
@@ -100,6 +106,22 @@ func transposeAVX2(src []float32, ld, k int, dst []float32, stride, rows int) {
 			dst[p*stride+j] = src[j*ld+p]
 		}
 	}
+}
+
+func packRowsAVX(src []float32, ld, k int, dst []float32, panels, width int, alpha float32) {
+	if width%2 != 0 {
+		panic("kernels: packRows: odd panel width")
+	}
+	_, _ = src[(k-1)*ld+panels*width-1], dst[panels*k*width-1] // the extent the assembly touches
+	packRows(&src[0], ld, k, &dst[0], panels, width, alpha)
+}
+
+func addRows512(dst []float32, ldd int, src []float32, lds, rows, n int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1] // the extent the assembly touches
+	addRowsAVX512(&dst[0], ldd, &src[0], lds, rows, n)
 }
 
 // available lists the micro-kernels this CPU and OS can run, best first.

@@ -7120,6 +7120,128 @@ prefetchL2_loop:
 	JCS prefetchL2_loop
 	RET
 
+// func packRows(src *float32, ld, k int, dst *float32, panels, width int, alpha float32)
+TEXT ·packRows(SB), NOSPLIT, $0-52
+	MOVQ src+0(FP), SI
+	MOVQ ld+8(FP), R8
+	SHLQ $2, R8
+	MOVQ k+16(FP), R9
+	MOVQ dst+24(FP), DI
+	MOVQ panels+32(FP), R12
+	MOVQ width+40(FP), R11
+	SHLQ $2, R11
+	MOVQ R9, R10
+	IMULQ R11, R10
+	VBROADCASTSS alpha+48(FP), Y15
+packRows_row:
+	CMPQ R9, $8
+	JLE packRows_noprefetch
+	MOVQ R8, BX
+	SHLQ $3, BX
+	ADDQ SI, BX
+	MOVQ R12, CX
+	IMULQ R11, CX
+	ADDQ BX, CX
+packRows_prefetch:
+	PREFETCHT1 (BX)
+	ADDQ $64, BX
+	CMPQ BX, CX
+	JCS packRows_prefetch
+packRows_noprefetch:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+packRows_panel:
+	XORQ R13, R13
+packRows_ymm:
+	LEAQ 32(R13), DX
+	CMPQ DX, R11
+	JGT packRows_xmm
+	VMOVUPS (AX)(R13*1), Y0
+	CMPL alpha+48(FP), $0x3f800000
+	JZ packRows_ymm_store
+	VMULPS Y15, Y0, Y0
+packRows_ymm_store:
+	VMOVUPS Y0, (BX)(R13*1)
+	MOVQ DX, R13
+	JMP packRows_ymm
+packRows_xmm:
+	LEAQ 16(R13), DX
+	CMPQ DX, R11
+	JGT packRows_pair
+	VMOVUPS (AX)(R13*1), X0
+	CMPL alpha+48(FP), $0x3f800000
+	JZ packRows_xmm_store
+	VMULPS X15, X0, X0
+packRows_xmm_store:
+	VMOVUPS X0, (BX)(R13*1)
+	MOVQ DX, R13
+packRows_pair:
+	CMPQ R13, R11
+	JGE packRows_next
+	VMOVSD (AX)(R13*1), X0
+	CMPL alpha+48(FP), $0x3f800000
+	JZ packRows_pair_store
+	VMULPS X15, X0, X0
+packRows_pair_store:
+	VMOVSD X0, (BX)(R13*1)
+packRows_next:
+	ADDQ R11, AX
+	ADDQ R10, BX
+	DECQ CX
+	JNZ packRows_panel
+	ADDQ R8, SI
+	ADDQ R11, DI
+	DECQ R9
+	JNZ packRows_row
+	VZEROUPPER
+	RET
+
+// func addRowsAVX512(dst *float32, ldd int, src *float32, lds, rows, n int)
+TEXT ·addRowsAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), R10
+	MOVQ n+40(FP), R11
+	MOVQ R11, CX
+	ANDQ $15, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	SHRQ $4, R11
+addRows_row:
+	XORQ DX, DX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JZ addRows_tail
+addRows_vec:
+	VMOVUPS (SI)(DX*1), Z0
+	VMOVUPS (DI)(DX*1), Z1
+	VADDPS Z0, Z1, Z0
+	VMOVUPS Z0, (DI)(DX*1)
+	ADDQ $64, DX
+	DECQ CX
+	JNZ addRows_vec
+addRows_tail:
+	KORTESTW K1, K1
+	JZ addRows_next
+	VMOVUPS.Z (SI)(DX*1), K1, Z0
+	VMOVUPS.Z (DI)(DX*1), K1, Z1
+	VADDPS Z0, Z1, Z0
+	VMOVUPS Z0, K1, (DI)(DX*1)
+addRows_next:
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ R10
+	JNZ addRows_row
+	VZEROUPPER
+	RET
+
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX

@@ -34,7 +34,7 @@ func tileNEON(k int, a, b, c []float32, ldc int, beta float32) {
 	kernelNEON(k, &a[0], &b[0], &c[0], ldc, beta)
 }
 
-var vecNEON = &vecOps{name: "neon", sqNorm: sqNormNEON, dot: dotNEON, axpy: axpyNEON, axpyZero: axpyZeroNEON, scale: scaleNEON}
+var vecNEON = &vecOps{name: "neon", sqNorm: sqNormNEON, dot: dotNEON, axpy: axpyNEON, axpyZero: axpyZeroNEON, scale: scaleNEON, addRows: addRowsGo}
 
 // available lists the micro-kernels this build can run, best first; best is
 // the one Sgemm uses.

@@ -14,10 +14,13 @@ type vecOps struct {
 	axpy     func(a float32, x, y []float32)
 	axpyZero func(a float32, x, y []float32)
 	scale    func(a float32, x []float32)
+	// addRows adds src[r·lds+i] into dst[r·ldd+i] for r < rows, i < n
+	// (Col2im's fold of one kernel tap).
+	addRows func(dst []float32, ldd int, src []float32, lds, rows, n int)
 }
 
 // vecGo is the portable implementation.
-var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, axpyZero: axpyZeroGo, scale: scaleGo}
+var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, axpyZero: axpyZeroGo, scale: scaleGo, addRows: addRowsGo}
 
 // SqNorm returns Σ x_j², accumulated in float64. The order of the additions
 // depends only on len(x), so the result is reproducible. A finite x cannot
@@ -107,5 +110,15 @@ func axpyZeroGo(a float32, x, y []float32) {
 func scaleGo(a float32, x []float32) {
 	for j := range x {
 		x[j] *= a
+	}
+}
+
+func addRowsGo(dst []float32, ldd int, src []float32, lds, rows, n int) {
+	for r := range rows {
+		d, s := dst[r*ldd:r*ldd+n], src[r*lds:r*lds+n]
+		s = s[:len(d)] // no bounds checks in the loop
+		for i, v := range s {
+			d[i] += v
+		}
 	}
 }

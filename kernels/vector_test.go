@@ -207,3 +207,31 @@ func BenchmarkVector(b *testing.B) {
 	}
 	_ = sink
 }
+
+func TestAddRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, v := range vecAvailable {
+		for _, rows := range []int{1, 2, 5} {
+			for n := 0; n <= 40; n++ {
+				ldd, lds := n+3, n+1
+				src := randSlice(r, rows*lds)
+				dst := randSlice(r, rows*ldd+8)
+				for i := rows * ldd; i < len(dst); i++ {
+					dst[i] = float32(math.NaN())
+				}
+				want := append([]float32(nil), dst...)
+				for row := range rows {
+					for i := range n {
+						want[row*ldd+i] += src[row*lds+i]
+					}
+				}
+				v.addRows(dst, ldd, src, lds, rows, n)
+				for i := range dst {
+					if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: rows %d, n %d: dst[%d] = %v, want %v", v.name, rows, n, i, dst[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
