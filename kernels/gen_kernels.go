@@ -746,7 +746,8 @@ packRows_next:
 // addRowsAsm adds rows×n floats of src into dst (ldd and lds floats between
 // rows), so that Col2im folds a whole kernel tap in one call instead of one
 // call or loop per row of 8 to 32 floats: a vector add per 16 floats, then
-// 8, then the last n mod 8 with VMASKMOVPS. (A 16-lane masked tail for rows
+// 8, then the last n mod 8 with VMASKMOVPS (addRowsAVX2: 8 at a time, then
+// the masked tail). (A 16-lane masked tail for rows
 // of 8 on 8×8 images ran slower than scalar adds: two rows share a cache
 // line, and a masked 64-byte access waits for the previous row's store.)
 // Each element is dst + src, one rounding, as the Go loop computes it.
@@ -814,6 +815,52 @@ addRows_next:
 	ADDQ R8, DI
 	DECQ R10
 	JNZ addRows_row
+	VZEROUPPER
+	RET
+
+// func addRowsAVX2(dst *float32, ldd int, src *float32, lds, rows, n int)
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), R10
+	MOVQ n+40(FP), R11
+	MOVQ R11, R12
+	ANDQ $7, R12
+	LEAQ tailMask<>+32(SB), AX
+	SHLQ $2, R12
+	SUBQ R12, AX
+	VMOVDQU (AX), Y2
+	SHRQ $3, R11
+addRows2_row:
+	XORQ DX, DX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JZ addRows2_tail
+addRows2_vec:
+	VMOVUPS (SI)(DX*1), Y0
+	VMOVUPS (DI)(DX*1), Y1
+	VADDPS Y0, Y1, Y0
+	VMOVUPS Y0, (DI)(DX*1)
+	ADDQ $32, DX
+	DECQ CX
+	JNZ addRows2_vec
+addRows2_tail:
+	MOVQ n+40(FP), CX
+	ANDQ $7, CX
+	JZ addRows2_next
+	VMASKMOVPS (SI)(DX*1), Y2, Y0
+	VMASKMOVPS (DI)(DX*1), Y2, Y1
+	VADDPS Y0, Y1, Y0
+	VMASKMOVPS Y0, Y2, (DI)(DX*1)
+addRows2_next:
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ R10
+	JNZ addRows2_row
 	VZEROUPPER
 	RET`
 

@@ -37,6 +37,9 @@ func packRows(src *float32, ld, k int, dst *float32, panels, width int, alpha fl
 func addRowsAVX512(dst *float32, ldd int, src *float32, lds, rows, n int)
 
 //go:noescape
+func addRowsAVX2(dst *float32, ldd int, src *float32, lds, rows, n int)
+
+//go:noescape
 func sqNormAVX2(x []float32) float64
 
 //go:noescape
@@ -67,7 +70,7 @@ func axpyZeroAVX512(a float32, x, y []float32)
 func scaleAVX512(a float32, x []float32)
 
 var (
-	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2, addRows: addRowsGo}
+	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2, addRows: addRows256}
 	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, axpyZero: axpyZeroAVX512, scale: scaleAVX512, addRows: addRows512}
 )
 
@@ -117,11 +120,25 @@ func packRowsAVX(src []float32, ld, k int, dst []float32, panels, width int, alp
 }
 
 func addRows512(dst []float32, ldd int, src []float32, lds, rows, n int) {
-	if rows <= 0 || n <= 0 {
-		return
+	if checkAddRows(dst, ldd, src, lds, rows, n) {
+		addRowsAVX512(&dst[0], ldd, &src[0], lds, rows, n)
 	}
-	_, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1] // the extent the assembly touches
-	addRowsAVX512(&dst[0], ldd, &src[0], lds, rows, n)
+}
+
+func addRows256(dst []float32, ldd int, src []float32, lds, rows, n int) {
+	if checkAddRows(dst, ldd, src, lds, rows, n) {
+		addRowsAVX2(&dst[0], ldd, &src[0], lds, rows, n)
+	}
+}
+
+// checkAddRows reports whether there is anything to add, after checking the
+// extent the assembly touches.
+func checkAddRows(dst []float32, ldd int, src []float32, lds, rows, n int) bool {
+	if rows <= 0 || n <= 0 {
+		return false
+	}
+	_, _ = dst[(rows-1)*ldd+n-1], src[(rows-1)*lds+n-1]
+	return true
 }
 
 // available lists the micro-kernels this CPU and OS can run, best first.

@@ -7263,6 +7263,52 @@ addRows_next:
 	VZEROUPPER
 	RET
 
+// func addRowsAVX2(dst *float32, ldd int, src *float32, lds, rows, n int)
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), R10
+	MOVQ n+40(FP), R11
+	MOVQ R11, R12
+	ANDQ $7, R12
+	LEAQ tailMask<>+32(SB), AX
+	SHLQ $2, R12
+	SUBQ R12, AX
+	VMOVDQU (AX), Y2
+	SHRQ $3, R11
+addRows2_row:
+	XORQ DX, DX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JZ addRows2_tail
+addRows2_vec:
+	VMOVUPS (SI)(DX*1), Y0
+	VMOVUPS (DI)(DX*1), Y1
+	VADDPS Y0, Y1, Y0
+	VMOVUPS Y0, (DI)(DX*1)
+	ADDQ $32, DX
+	DECQ CX
+	JNZ addRows2_vec
+addRows2_tail:
+	MOVQ n+40(FP), CX
+	ANDQ $7, CX
+	JZ addRows2_next
+	VMASKMOVPS (SI)(DX*1), Y2, Y0
+	VMASKMOVPS (DI)(DX*1), Y2, Y1
+	VADDPS Y0, Y1, Y0
+	VMASKMOVPS Y0, Y2, (DI)(DX*1)
+addRows2_next:
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ R10
+	JNZ addRows2_row
+	VZEROUPPER
+	RET
+
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX
