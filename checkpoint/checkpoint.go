@@ -32,7 +32,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -69,8 +68,8 @@ type Meta struct {
 	Batch int `json:"batch"`
 	// RNG holds random generators' states by name (see SetRNG).
 	RNG map[string][]byte `json:"rng,omitempty"`
-	// Config is the run's configuration, typically its flags (see
-	// FlagConfig), so that a resume can check it with CheckConfig.
+	// Config is the run's configuration, its settings by name, so that a
+	// resume can check it with CheckConfig.
 	Config map[string]string `json:"config,omitempty"`
 	// Extra holds anything else a trainer must carry across a resume,
 	// such as the best validation loss so far.
@@ -103,16 +102,19 @@ func (m *Meta) RestoreRNG(name string, dst encoding.BinaryUnmarshaler) error {
 	return nil
 }
 
-// FlagConfig returns every flag of fs with its value, set or default, as a
-// configuration for Meta.Config.
-func FlagConfig(fs *flag.FlagSet) map[string]string {
-	c := map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) { c[f.Name] = f.Value.String() })
-	return c
+// ConfigError is CheckConfig's error: the settings in which a run's
+// configuration differs from its checkpoint's. A command reports it as a
+// mistake in its input (other settings than the run's), not a failure.
+type ConfigError struct {
+	Diffs []string // one per setting, e.g. `lr="0.2" (checkpoint "0.1")`
 }
 
-// CheckConfig returns an error listing every setting in which current and
-// the checkpoint's configuration differ, ignoring the keys in mayDiffer
+func (e *ConfigError) Error() string {
+	return "checkpoint: the run's configuration differs from the checkpoint's: " + strings.Join(e.Diffs, ", ")
+}
+
+// CheckConfig returns a *ConfigError listing every setting in which current
+// and the checkpoint's configuration differ, ignoring the keys in mayDiffer
 // (settings such as the number of epochs or the output directory that a
 // resumed run may change).
 func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error {
@@ -138,7 +140,7 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 		}
 	}
 	if diffs != nil {
-		return fmt.Errorf("checkpoint: the run's configuration differs from the checkpoint's: %s", strings.Join(diffs, ", "))
+		return &ConfigError{Diffs: diffs}
 	}
 	return nil
 }
@@ -293,18 +295,22 @@ func Load(path string) (*Loaded, error) {
 	return nil, fmt.Errorf("%w; the previous checkpoint is unusable too: %v", err, perr)
 }
 
+// ErrNoCheckpoint is Resume's error when there is no checkpoint to resume
+// from.
+var ErrNoCheckpoint = errors.New("checkpoint: no checkpoint")
+
 // Resume loads the checkpoint of the run in directory dir (file name within
-// it) for a run continued with --resume: it says plainly when there is no
-// checkpoint, writes the one-line fallback warning to warn (if not nil) when
+// it) for a run that continues: it says plainly when there is no checkpoint
+// (an error wrapping ErrNoCheckpoint), writes the one-line fallback warning to warn (if not nil) when
 // the latest checkpoint was damaged, and checks that the checkpoint was
 // written by the configuration current (see Meta.CheckConfig).
 func Resume(dir, name string, warn io.Writer, current map[string]string, mayDiffer ...string) (*Loaded, error) {
 	if dir == "" {
-		return nil, errors.New("--resume needs an output directory")
+		return nil, fmt.Errorf("%w to resume: no output directory", ErrNoCheckpoint)
 	}
 	l, err := Load(filepath.Join(dir, name))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--resume: no checkpoint in %s", dir)
+		return nil, fmt.Errorf("%w in %s", ErrNoCheckpoint, dir)
 	}
 	if err != nil {
 		return nil, err

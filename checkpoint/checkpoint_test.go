@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -382,23 +381,15 @@ func TestSaveRemovesTemporariesOfKilledSaves(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.Float64("lr", 0.01, "")
-	fs.Int("epochs", 10, "")
-	fs.String("out", "", "")
-	fs.Parse([]string{"-lr", "0.1", "-out", "run1"})
-	cfg := FlagConfig(fs)
-	if cfg["lr"] != "0.1" || cfg["epochs"] != "10" || cfg["out"] != "run1" {
-		t.Fatalf("FlagConfig = %v", cfg)
-	}
-	m := Meta{Config: cfg}
+	m := Meta{Config: map[string]string{"lr": "0.1", "epochs": "10", "out": "run1"}}
 	if err := m.CheckConfig(map[string]string{"lr": "0.1", "epochs": "20", "out": "run2"}, "epochs", "out"); err != nil {
 		t.Fatal(err)
 	}
 	err := m.CheckConfig(map[string]string{"lr": "0.2", "epochs": "10", "seed": "1"}, "out")
 	want := `lr="0.2" (checkpoint "0.1"), seed="1" is not in the checkpoint`
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %v, want it to contain %s", err, want)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want a *ConfigError containing %s", err, want)
 	}
 	if err := m.RestoreRNG("nope", rand.NewPCG(1, 1)); err == nil {
 		t.Fatal("missing RNG state accepted")
@@ -417,10 +408,10 @@ func TestResume(t *testing.T) {
 	dir := t.TempDir()
 	a := newRun(t, 1)
 	cfg := map[string]string{"lr": "0.1"}
-	if _, err := Resume("", "ckpt.safetensors", nil, cfg); err == nil || !strings.Contains(err.Error(), "output directory") {
+	if _, err := Resume("", "ckpt.safetensors", nil, cfg); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "output directory") {
 		t.Errorf("no directory: %v", err)
 	}
-	if _, err := Resume(dir, "ckpt.safetensors", nil, cfg); err == nil || !strings.Contains(err.Error(), "no checkpoint in "+dir) {
+	if _, err := Resume(dir, "ckpt.safetensors", nil, cfg); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "no checkpoint in "+dir) {
 		t.Errorf("no checkpoint: %v", err)
 	}
 	path := filepath.Join(dir, "ckpt.safetensors")

@@ -29,7 +29,7 @@ func runSample(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if err := o.Check(); err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	if *prompt == "" {
 		return usagef("--prompt is empty")
@@ -40,7 +40,7 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	}
 	text, err := m.Sample(*prompt, o)
 	if err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	fmt.Fprint(stdout, *prompt+text)
 	return nil

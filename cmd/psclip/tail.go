@@ -75,10 +75,12 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	}
 	c.P = ps
 	for i := range c.Methods {
-		c.Methods[i].Params.Window = *window
+		if c.Methods[i].Reads("Window") {
+			c.Methods[i].Window = *window
+		}
 	}
 	if err := c.Validate(); err != nil {
-		return usagef("%v", err)
+		return usage(err)
 	}
 	if err := checkOutDir(*out); err != nil {
 		return err
@@ -88,7 +90,7 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if *normsLog != "" {
-		m := slices.IndexFunc(c.Methods, func(m tail.Method) bool { return m.Name == "ps-clip-auto" })
+		m := slices.IndexFunc(c.Methods, func(m tail.Method) bool { return m.Estimator == "ps-clip-auto" })
 		err := atomicfile.Write(*normsLog, func(f *os.File) error { return tail.WriteNormsLog(f, c, c.P[0], m) })
 		if err != nil {
 			return err

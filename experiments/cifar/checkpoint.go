@@ -7,6 +7,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/setting"
 )
 
 // CheckpointFile is the name of a run's checkpoint in its output directory;
@@ -58,7 +59,10 @@ func (r *Run) save() error {
 // restore loads the run's checkpoint, checks that it was written by the
 // same configuration, and restores everything save wrote.
 func (r *Run) restore() error {
-	l, err := checkpoint.Resume(r.opts.Out, CheckpointFile, r.opts.Progress, configMap(r.cfg), mayDiffer...)
+	// Settings the estimator does not read cannot change the run: older
+	// checkpoints may hold defaults for them (a constant threshold's γ
+	// beside an increasing one).
+	l, err := checkpoint.Resume(r.opts.Out, CheckpointFile, r.opts.Progress, configMap(r.cfg), append(r.cfg.Unread(), mayDiffer...)...)
 	if err != nil {
 		return err
 	}
@@ -66,8 +70,11 @@ func (r *Run) restore() error {
 	if err := json.Unmarshal([]byte(l.Extra[extraState]), &st); err != nil {
 		return fmt.Errorf("checkpoint %s: run state: %w", l.Path, err)
 	}
-	if st.Step != l.Step || st.Step > r.TotalSteps() {
-		return fmt.Errorf("checkpoint %s: step %d does not fit a run of %d steps (--epochs %d)", l.Path, l.Step, r.TotalSteps(), r.cfg.Epochs)
+	if st.Step != l.Step {
+		return fmt.Errorf("checkpoint %s: run state of step %d in a checkpoint of step %d", l.Path, st.Step, l.Step)
+	}
+	if st.Step > r.TotalSteps() {
+		return setting.Errorf("Epochs", r.cfg.Epochs, "enough epochs for the %d steps of checkpoint %s (%d steps)", l.Step, l.Path, r.TotalSteps())
 	}
 	if err := r.it.Seek(st.Pos); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", l.Path, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -182,14 +183,14 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	if r.est, err = cfg.estimator(); err != nil {
+	if r.est, err = cfg.New(); err != nil {
 		return nil, err
 	}
 	r.perSample = r.est.PerSample()
 	est := r.est
 	if opts.LogNorms {
 		if !r.perSample {
-			return nil, fmt.Errorf("--log-norms: %s computes no per-sample gradient norms", cfg.Method())
+			return nil, setting.Errorf("LogNorms", true, "false: %s computes no per-sample gradient norms", cfg.Label())
 		}
 		r.norms = &normlog.Recorder{Estimator: r.est}
 		est = r.norms
@@ -208,6 +209,8 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	return r, nil
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Model returns the run's model; its parameters have torchvision's names.
 func (r *Run) Model() nn.Sequential { return r.model }

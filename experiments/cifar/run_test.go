@@ -16,6 +16,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/tensor"
@@ -38,7 +39,7 @@ func testData(t testing.TB) *Data {
 // every random stream.
 func tinyConfig(est string) Config {
 	c := Default()
-	c.Estimator, c.Clip = est, 1
+	c.Spec = estimator.Spec{Estimator: est, Clip: 1}.Trim()
 	c.Batch, c.Epochs, c.WidthDiv, c.Augment = 16, 2, 32, "cropflip+autoaugment"
 	return c
 }
@@ -384,7 +385,7 @@ func TestNormsLogTrace(t *testing.T) {
 		t.Errorf("trace's last p̂ = %v, σ̂ = %v; the run's estimator: %v, %v", last.P, last.Sigma, ep.PHat, ep.SigmaHat)
 	}
 	// Estimators without per-sample norms have none to log.
-	if _, err := New(tinyConfig("clip-sgd"), d, RunOptions{Out: t.TempDir(), LogNorms: true}); err == nil || !strings.Contains(err.Error(), "--log-norms") {
+	if _, err := New(tinyConfig("clip-sgd"), d, RunOptions{Out: t.TempDir(), LogNorms: true}); err == nil || !strings.Contains(err.Error(), "LogNorms") {
 		t.Errorf("clip-sgd with LogNorms: %v, want an error naming --log-norms", err)
 	}
 }

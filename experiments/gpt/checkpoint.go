@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/setting"
 )
 
 // CheckpointFile is the name of a run's checkpoint in its output directory;
@@ -103,7 +105,9 @@ func (s *Run) save() error {
 // same configuration, and restores the weights, optimizer, data order,
 // dropout stream and progress.
 func (s *Run) restore() error {
-	l, err := checkpoint.Resume(s.opts.Out, CheckpointFile, s.opts.Progress, configMap(s.cfg), mayDiffer...)
+	// Settings the clip mode does not read cannot change the run: older
+	// checkpoints hold the defaults of other modes.
+	l, err := checkpoint.Resume(s.opts.Out, CheckpointFile, s.opts.Progress, configMap(s.cfg), append(s.cfg.Unread(), mayDiffer...)...)
 	if err != nil {
 		return err
 	}
@@ -183,7 +187,7 @@ func (m *Model) Sample(prompt string, o GenerateOptions) (string, error) {
 	}
 	ids, err := m.Vocab.Encode([]byte(prompt))
 	if err != nil {
-		return "", fmt.Errorf("--prompt: %w", err)
+		return "", setting.Errorf("Prompt", strconv.Quote(prompt), "text the vocabulary encodes (%v)", err)
 	}
 	p := make([]int32, len(ids))
 	for i, t := range ids {

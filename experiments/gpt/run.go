@@ -15,6 +15,7 @@ import (
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -138,7 +139,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	s.est = est
 	if opts.LogNorms {
 		if cfg.ClipMode != ClipPerSample {
-			return nil, fmt.Errorf("--log-norms needs --clip-mode per-sample, not %s", cfg.ClipMode)
+			return nil, setting.Errorf("LogNorms", true, "false: clip mode %s computes no per-sample norms (only per-sample does)", cfg.ClipMode)
 		}
 		s.norms = &normlog.Recorder{Estimator: est}
 		est = s.norms
@@ -178,7 +179,7 @@ func (c *Config) CheckCorpus(corpus *text.Corpus) error {
 		return err
 	}
 	if err := corpus.CheckBlock(c.BlockSize); err != nil {
-		return fmt.Errorf("--block-size = %d: %w", c.BlockSize, err)
+		return setting.Errorf("BlockSize", c.BlockSize, "a block size the corpus holds (%v)", err)
 	}
 	return nil
 }
@@ -198,7 +199,7 @@ func modelVocab(cfg Config, corpus *text.Corpus) (int, error) {
 	case cfg.VocabSize == 0:
 		return n, nil
 	case cfg.VocabSize < n:
-		return 0, fmt.Errorf("--vocab-size = %d is smaller than the corpus vocabulary of %d", cfg.VocabSize, n)
+		return 0, setting.Errorf("VocabSize", cfg.VocabSize, "0 or at least the corpus vocabulary of %d", n)
 	}
 	return cfg.VocabSize, nil
 }
