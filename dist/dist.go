@@ -52,7 +52,10 @@
 // or MPI's error) and may otherwise leave ranks waiting.
 package dist
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // Comm is a communicator: the ranks 0..Size()−1 of one job, each running
 // the same program. The collective operations (AllReduce, Broadcast,
@@ -122,4 +125,12 @@ func checkSum(b Bufs) {
 			panic("dist: AllReduce of bytes")
 		}
 	}
+}
+
+// NotBuiltError is Init's error in a build without the tag mpi started as
+// one of several ranks of an MPI job.
+type NotBuiltError struct{ Ranks int }
+
+func (e *NotBuiltError) Error() string {
+	return "started as one of " + strconv.Itoa(e.Ranks) + " MPI ranks, but built without MPI (build with -tags mpi)"
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/nn"
@@ -26,7 +28,7 @@ import (
 func init() {
 	register(&command{
 		name:  "bench step",
-		short: "time full training steps of several estimators, interleaved in one process",
+		short: "time full training steps of several estimators, interleaved in one process (or one job under mpirun)",
 		run:   runBenchStep,
 		flags: map[string]string{"Clip": "gamma"},
 	})
@@ -38,8 +40,8 @@ type stepResult struct {
 	ClipMode     string    `json:"clip_mode,omitempty"`
 	StepMsMedian float64   `json:"step_ms_median"`
 	StepMs       []float64 `json:"step_ms"`
-	// CPUMsMedian is the process's CPU time (user and system, all threads)
-	// per step: on a loaded machine it tracks the work done far more
+	// CPUMsMedian is the process's CPU time (user and system, all threads;
+	// under mpirun, of all ranks' processes) per step: on a loaded machine it tracks the work done far more
 	// closely than wall time, which also counts waiting for a core.
 	CPUMsMedian  float64 `json:"cpu_ms_median,omitempty"`
 	ImagesPerS   float64 `json:"images_per_s,omitempty"`
@@ -146,11 +148,17 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	cases := make([]benchCase, len(cfgs))
 	for i, c := range cfgs {
 		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
-			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i)))})
+			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world})
 		if err != nil {
 			return err
 		}
 		cases[i] = benchCase{c.est.Name(), c.mode, tr}
+	}
+	// Under mpirun every rank times the same steps, in step with the
+	// others through each step's all-reduce; rank 0 reports for the job.
+	out, progress := stdout, stderr
+	if world.Rank() != 0 {
+		out, progress = io.Discard, io.Discard
 	}
 	load := loadAvg()
 	times := make([][]float64, len(cases))
@@ -178,9 +186,10 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 				allocs[i] += ms.TotalAlloc - before
 			}
 		}
-		fmt.Fprintf(stderr, "\rbench step: round %d/%d", round+1, *warmup+*steps)
+		fmt.Fprintf(progress, "\rbench step: round %d/%d", round+1, *warmup+*steps)
 	}
-	fmt.Fprintln(stderr)
+	fmt.Fprintln(progress)
+	world.AllReduce(dist.Bufs{F64: cpus}) // the job's CPU time: every rank's
 	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
@@ -204,20 +213,21 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		}
 	}
 	if *asJSON {
-		out := struct {
+		report := struct {
 			Model      string       `json:"model"`
 			Batch      int          `json:"batch"`
 			Accum      int          `json:"accum"`
+			Ranks      int          `json:"ranks"`
 			GOMAXPROCS int          `json:"gomaxprocs"`
 			LoadAvg    [2]float64   `json:"load_avg_1m,omitzero"`
 			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult `json:"results"`
-		}{m.name, *b, *accum, runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
-		enc := json.NewEncoder(stdout)
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return enc.Encode(report)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
 	for i, r := range res {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep)
@@ -226,10 +236,13 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if rss := peakRSSMB(); rss > 0 {
-		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
+		fmt.Fprintf(out, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}
 	if l := loadAvg(); l > 0 {
-		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
+		fmt.Fprintf(out, "load average %.2f before, %.2f after\n", load, l)
+	}
+	if world.Size() > 1 {
+		fmt.Fprintf(out, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
 	}
 	return nil
 }

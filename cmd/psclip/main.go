@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/setting"
 )
@@ -63,8 +64,27 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // was given, such as a file a flag names.
 func usage(err error) error { return usageError{err} }
 
+// world is the job this process is a rank of: one process (dist.Local)
+// unless main started as one of the ranks of an MPI job, in a build with
+// the tag mpi.
+var world dist.Comm = dist.Local{}
+
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	c, err := dist.Init()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "psclip: %v\n", err)
+		if nb := (*dist.NotBuiltError)(nil); errors.As(err, &nb) {
+			os.Exit(2) // the wrong binary for mpirun
+		}
+		os.Exit(1)
+	}
+	world = c
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err := c.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "psclip: %v\n", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // run executes one psclip invocation and returns the process exit status:
@@ -87,6 +107,8 @@ func run(args []string, out, errOut io.Writer) int {
 	fs.SetOutput(io.Discard) // errors are reported once, below, on one line
 	fs.Usage = func() {}
 	err := cmd.run(fs, rest)
+	var line string
+	code := 1
 	switch {
 	case err == nil:
 		return 0
@@ -96,12 +118,15 @@ func run(args []string, out, errOut io.Writer) int {
 		fs.PrintDefaults()
 		return 0
 	case isUsage(err):
-		fmt.Fprintf(stderr, "psclip %s: %s (see 'psclip %s -h')\n", cmd.name, cmd.message(err), cmd.name)
-		return 2
+		line, code = fmt.Sprintf("psclip %s: %s (see 'psclip %s -h')", cmd.name, cmd.message(err), cmd.name), 2
 	default:
-		fmt.Fprintf(stderr, "psclip %s: %s\n", cmd.name, cmd.message(err))
-		return 1
+		line = fmt.Sprintf("psclip %s: %s", cmd.name, cmd.message(err))
 	}
+	// On the ranks of a job, the error's type is known only where it
+	// happened: every rank ends as that one does.
+	line, code = dist.AgreeExit(world, err, line, code)
+	fmt.Fprintln(stderr, line)
+	return code
 }
 
 // message is err on one line in the command's words: a setting the
