@@ -89,7 +89,9 @@ type Comm interface {
 // float32 slices, its float64 slices and its byte slices, in that order.
 // Gradients that live in one slice per parameter can be reduced in one
 // operation, together with a step's float64 scalars, without first being
-// copied into one buffer.
+// copied into one buffer. MPI reads and writes the slices in place, so each
+// must lie in memory that holds no Go pointers (its own make, not an array
+// field of a struct with pointers): cgo refuses to hand such memory to C.
 type Bufs struct {
 	F32   [][]float32
 	F64   [][]float64
