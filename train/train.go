@@ -51,8 +51,9 @@
 // optimizer's update) from the same bits, so the ranks stay equal without
 // ever sending weights. The update is one process's up to the order of the
 // float32 additions of the gradients, and from equal weights Stats' counts,
-// losses and norms are one process's exactly. A Loss that fails on one rank fails the step on
-// every rank (the error from dist.AgreeError), leaving the state as it was.
+// losses and norms are one process's exactly. A Loss that fails on one rank
+// fails the step on every rank (the error from dist.AgreeError), leaving
+// the state as it was.
 //
 // Memory. Global and per-sample clipping accumulate in place in Param.Grad.
 // The MicroBatch scopes keep one running-sum buffer the size of the
