@@ -31,6 +31,7 @@ func init() {
 		short: "time full training steps of several estimators, interleaved in one process (or one job under mpirun)",
 		run:   runBenchStep,
 		flags: map[string]string{"Clip": "gamma"},
+		ranks: true,
 	})
 }
 

@@ -36,6 +36,10 @@ type command struct {
 	// flags maps the fields of library errors to this command's flags
 	// where they differ from fieldFlags (see flagOf).
 	flags map[string]string
+	// ranks says that the command runs as one job on the ranks of an MPI
+	// job (world); the others refuse to start under mpirun with more than
+	// one rank, where each rank would do all the work into the same files.
+	ranks bool
 }
 
 var commands = map[string]*command{}
@@ -101,6 +105,10 @@ func run(args []string, out, errOut io.Writer) int {
 	cmd, rest := lookup(args)
 	if cmd == nil {
 		fmt.Fprintf(stderr, "psclip: unknown command %q (run 'psclip help')\n", strings.Join(args[:min(len(args), 2)], " "))
+		return 2
+	}
+	if world.Size() > 1 && !cmd.ranks {
+		fmt.Fprintf(stderr, "psclip %s: runs in one process, not on the %d ranks of an MPI job (start it without mpirun)\n", cmd.name, world.Size())
 		return 2
 	}
 	fs := flag.NewFlagSet("psclip "+cmd.name, flag.ContinueOnError)
