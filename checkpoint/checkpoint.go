@@ -7,8 +7,9 @@
 // "optimizer.<param name>.<state name>", and in the "__metadata__" map:
 //
 //	"format":             "pt"
-//	"psclip.checkpoint":  JSON: version, step, epoch, batch, RNG states,
-//	                      the run's configuration, optimizer step count
+//	"psclip.checkpoint":  JSON: version, step, RNG states, the run's
+//	                      configuration, the trainer's extra state,
+//	                      optimizer step count
 //	"psclip.sha256":      SHA-256 over every tensor's name, dtype, shape and
 //	                      data and every other metadata entry
 //
@@ -32,13 +33,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -62,17 +60,13 @@ type Meta struct {
 	// Step is the number of completed training steps; learning-rate
 	// schedules are functions of it.
 	Step int `json:"step"`
-	// Epoch and Batch locate the run in its data order: Batch batches of
-	// epoch Epoch have been consumed.
-	Epoch int `json:"epoch"`
-	Batch int `json:"batch"`
 	// RNG holds random generators' states by name (see SetRNG).
 	RNG map[string][]byte `json:"rng,omitempty"`
-	// Config is the run's configuration, typically its flags (see
-	// FlagConfig), so that a resume can check it with CheckConfig.
+	// Config is the run's configuration, setting by setting, so that a
+	// resume can check it with CheckConfig.
 	Config map[string]string `json:"config,omitempty"`
 	// Extra holds anything else a trainer must carry across a resume,
-	// such as the best validation loss so far.
+	// such as its position in the data or the best validation loss so far.
 	Extra map[string]string `json:"extra,omitempty"`
 }
 
@@ -102,18 +96,19 @@ func (m *Meta) RestoreRNG(name string, dst encoding.BinaryUnmarshaler) error {
 	return nil
 }
 
-// FlagConfig returns every flag of fs with its value, set or default, as a
-// configuration for Meta.Config.
-func FlagConfig(fs *flag.FlagSet) map[string]string {
-	c := map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) { c[f.Name] = f.Value.String() })
-	return c
+// ConfigError lists the settings in which a configuration differs from a
+// checkpoint's.
+type ConfigError struct {
+	Diffs []string // `lr="0.2" (checkpoint "0.1")`, one per setting
 }
 
-// CheckConfig returns an error listing every setting in which current and
-// the checkpoint's configuration differ, ignoring the keys in mayDiffer
-// (settings such as the number of epochs or the output directory that a
-// resumed run may change).
+func (e *ConfigError) Error() string {
+	return "checkpoint: the run's configuration differs from the checkpoint's: " + strings.Join(e.Diffs, ", ")
+}
+
+// CheckConfig returns a *ConfigError listing every setting in which current
+// and the checkpoint's configuration differ, ignoring the keys in mayDiffer
+// (settings such as the number of epochs that a resumed run may change).
 func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error {
 	all := maps.Clone(m.Config)
 	if all == nil {
@@ -137,7 +132,7 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 		}
 	}
 	if diffs != nil {
-		return fmt.Errorf("checkpoint: the run's configuration differs from the checkpoint's: %s", strings.Join(diffs, ", "))
+		return &ConfigError{diffs}
 	}
 	return nil
 }
@@ -146,6 +141,11 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 type record struct {
 	Version int `json:"version"`
 	Meta
+	// LegacyEpoch and LegacyBatch are read, and ignored, in checkpoints
+	// written before the trainers kept their data position themselves, so
+	// that those still load.
+	LegacyEpoch *int `json:"epoch,omitempty"`
+	LegacyBatch *int `json:"batch,omitempty"`
 	// OptimizerSteps is the optimizer's step count, absent when the
 	// checkpoint has no optimizer state.
 	OptimizerSteps *int `json:"optimizer_steps,omitempty"`
@@ -285,31 +285,6 @@ func Load(path string) (*Loaded, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("%w; the previous checkpoint is unusable too: %v", err, perr)
-}
-
-// Resume loads the checkpoint of the run in directory dir (file name within
-// it) for a run continued with --resume: it says plainly when there is no
-// checkpoint, writes the one-line fallback warning to warn (if not nil) when
-// the latest checkpoint was damaged, and checks that the checkpoint was
-// written by the configuration current (see Meta.CheckConfig).
-func Resume(dir, name string, warn io.Writer, current map[string]string, mayDiffer ...string) (*Loaded, error) {
-	if dir == "" {
-		return nil, errors.New("--resume needs an output directory")
-	}
-	l, err := Load(filepath.Join(dir, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--resume: no checkpoint in %s", dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if w := l.Warning(); w != "" && warn != nil {
-		fmt.Fprintln(warn, w)
-	}
-	if err := l.CheckConfig(current, mayDiffer...); err != nil {
-		return nil, err
-	}
-	return l, nil
 }
 
 // load reads and verifies one checkpoint file.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -59,7 +58,7 @@ func newRun(t testing.TB, seed uint64) *run {
 }
 
 func (r *run) meta(t testing.TB, step int) Meta {
-	m := Meta{Step: step, Epoch: 2, Batch: 17, Config: map[string]string{"lr": "0.001", "batch": "64"}, Extra: map[string]string{"best_val_loss": "1.88"}}
+	m := Meta{Step: step, Config: map[string]string{"lr": "0.001", "batch": "64"}, Extra: map[string]string{"best_val_loss": "1.88"}}
 	if err := m.SetRNG("data", r.pcg); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestRoundTripIsBitIdentical(t *testing.T) {
 	if l.Fallback != nil || l.Path != path || l.Warning() != "" {
 		t.Fatalf("fresh checkpoint: Path %s, Fallback %v", l.Path, l.Fallback)
 	}
-	if l.Step != 300 || l.Epoch != 2 || l.Batch != 17 || l.Extra["best_val_loss"] != "1.88" || l.Config["lr"] != "0.001" {
+	if l.Step != 300 || l.Extra["best_val_loss"] != "1.88" || l.Config["lr"] != "0.001" {
 		t.Fatalf("meta = %+v", l.Meta)
 	}
 	if err := l.CheckConfig(map[string]string{"lr": "0.001", "batch": "64"}); err != nil {
@@ -382,23 +381,16 @@ func TestSaveRemovesTemporariesOfKilledSaves(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.Float64("lr", 0.01, "")
-	fs.Int("epochs", 10, "")
-	fs.String("out", "", "")
-	fs.Parse([]string{"-lr", "0.1", "-out", "run1"})
-	cfg := FlagConfig(fs)
-	if cfg["lr"] != "0.1" || cfg["epochs"] != "10" || cfg["out"] != "run1" {
-		t.Fatalf("FlagConfig = %v", cfg)
-	}
+	cfg := map[string]string{"lr": "0.1", "epochs": "10", "out": "run1"}
 	m := Meta{Config: cfg}
 	if err := m.CheckConfig(map[string]string{"lr": "0.1", "epochs": "20", "out": "run2"}, "epochs", "out"); err != nil {
 		t.Fatal(err)
 	}
 	err := m.CheckConfig(map[string]string{"lr": "0.2", "epochs": "10", "seed": "1"}, "out")
 	want := `lr="0.2" (checkpoint "0.1"), seed="1" is not in the checkpoint`
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %v, want it to contain %s", err, want)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || len(ce.Diffs) != 2 {
+		t.Fatalf("err = %v, want a *ConfigError of 2 settings containing %s", err, want)
 	}
 	if err := m.RestoreRNG("nope", rand.NewPCG(1, 1)); err == nil {
 		t.Fatal("missing RNG state accepted")
@@ -410,33 +402,5 @@ func TestPrevPath(t *testing.T) {
 		if got := PrevPath(in); got != want {
 			t.Errorf("PrevPath(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestResume(t *testing.T) {
-	dir := t.TempDir()
-	a := newRun(t, 1)
-	cfg := map[string]string{"lr": "0.1"}
-	if _, err := Resume("", "ckpt.safetensors", nil, cfg); err == nil || !strings.Contains(err.Error(), "output directory") {
-		t.Errorf("no directory: %v", err)
-	}
-	if _, err := Resume(dir, "ckpt.safetensors", nil, cfg); err == nil || !strings.Contains(err.Error(), "no checkpoint in "+dir) {
-		t.Errorf("no checkpoint: %v", err)
-	}
-	path := filepath.Join(dir, "ckpt.safetensors")
-	for step := range 2 { // a latest and a previous checkpoint
-		if err := Save(path, Meta{Step: step, Config: cfg}, a.params, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := Resume(dir, "ckpt.safetensors", nil, map[string]string{"lr": "0.2"}); err == nil || !strings.Contains(err.Error(), `lr="0.2"`) {
-		t.Errorf("changed configuration: %v", err)
-	}
-	b, _ := os.ReadFile(path)
-	os.WriteFile(path, b[:len(b)-1], 0o644)
-	var warn strings.Builder
-	l, err := Resume(dir, "ckpt.safetensors", &warn, cfg)
-	if err != nil || l.Step != 0 || strings.Count(warn.String(), "\n") != 1 {
-		t.Fatalf("damaged latest: step %v, err %v, warning %q; want the previous one and one warning line", l, err, warn.String())
 	}
 }

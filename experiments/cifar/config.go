@@ -1,7 +1,6 @@
 package cifar
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -288,24 +287,6 @@ func orDefault(x, def float64) float64 {
 		return def
 	}
 	return x
-}
-
-// configMap is c as a checkpoint stores it: every setting's JSON value under
-// its JSON name.
-func configMap(c Config) map[string]string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(err) // a Config of numbers and strings always marshals
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		panic(err)
-	}
-	m := make(map[string]string, len(raw))
-	for k, v := range raw {
-		m[k] = string(v)
-	}
-	return m
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

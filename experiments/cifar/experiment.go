@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/run"
 )
 
 // Method is one estimator setting of an experiment: the estimator's
@@ -229,23 +227,37 @@ const (
 )
 
 // RunExperiment trains every run of e on data in turn, each in its own
-// directory dir/runs/<method>/seed=<seed>, then writes results.json, the
-// tables (markdown) and the figures (PNG and SVG) to dir. With resume,
-// finished runs are read back rather than retrained and an interrupted run
-// continues from its checkpoint. progress, if not nil, receives progress
-// lines.
-func RunExperiment(ctx context.Context, e Experiment, data *Data, dir string, resume bool, progress io.Writer) (*Results, error) {
+// directory o.Out/runs/<method>/seed=<seed>, then writes results.json, the
+// tables (markdown) and the figures (PNG and SVG) to o.Out. The experiment
+// directory is held as a run directory is (run.OpenDir): a fresh experiment
+// into one that holds an experiment is refused. With o.Resume, finished
+// runs are read back rather than retrained and an interrupted run continues
+// from its checkpoint (run.Reuse), on the same data only; o.Restart starts
+// every run over. o.Progress, if not nil, receives progress lines.
+func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options) (*Results, error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
+	dir, err := run.OpenDir(o, ResultsFile, runsDir)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	id := data.Identity()
 	res := &Results{Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
-			out := filepath.Join(dir, runsDir, m.key(), fmt.Sprintf("seed=%d", seed))
 			label := fmt.Sprintf("%s seed=%d", m.Name(), seed)
 			c := m.config(e.Base, seed)
-			opts := RunOptions{Out: out, Resume: resume, Progress: progress, Label: label, LogNorms: e.LogNorms && c.PerSample()}
-			s, err := experimentRun(ctx, c, data, opts)
+			ro := RunOptions{Out: filepath.Join(o.Out, runsDir, m.key(), fmt.Sprintf("seed=%d", seed)), Resume: o.Resume, Restart: o.Restart,
+				Progress: o.Progress, Label: label, LogNorms: e.LogNorms && c.PerSample()}
+			s, err := run.Reuse(ro, c, id, func(ro RunOptions) (*Summary, error) {
+				r, err := New(c, data, ro)
+				if err != nil {
+					return nil, err
+				}
+				return r.Train(ctx)
+			})
 			if err != nil {
 				return nil, fmt.Errorf("run %s: %w", label, err)
 			}
@@ -253,39 +265,7 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, dir string, re
 		}
 	}
 	res.aggregate()
-	return res, res.write(dir)
-}
-
-// experimentRun returns a finished run's summary, training it unless
-// opts.Resume finds it done.
-func experimentRun(ctx context.Context, c Config, data *Data, opts RunOptions) (*Summary, error) {
-	out := opts.Out
-	if opts.Resume {
-		path := filepath.Join(out, ResultFile)
-		b, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			var s Summary
-			if err := json.Unmarshal(b, &s); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			return &s, nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		}
-		// Resume only a run that got as far as a checkpoint.
-		if _, err := os.Stat(filepath.Join(out, CheckpointFile)); err != nil {
-			opts.Resume = false
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, err
-	}
-	r, err := New(c, data, opts)
-	if err != nil {
-		return nil, err
-	}
-	return r.Train(ctx)
+	return res, res.write(o.Out)
 }
 
 // aggregate fills the tables from the runs.

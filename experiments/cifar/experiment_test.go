@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/psclip/psclip/run"
 )
 
 // TestExperimentEndToEnd runs the four methods and a two-point grid (one
@@ -31,7 +33,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 		e.Methods = append(e.Methods, m)
 	}
 	dir := t.TempDir()
-	res, err := RunExperiment(context.Background(), e, d, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, d, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 	}
 	// A resumed experiment reads every finished run back: a retrained run
 	// would report another wall time.
-	again, err := RunExperiment(context.Background(), e, d, dir, true, nil)
+	again, err := RunExperiment(context.Background(), e, d, RunOptions{Out: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +84,10 @@ func TestAggregate(t *testing.T) {
 	res := Results{
 		Experiment: Experiment{Methods: []Method{sgd, ps}, Seeds: []uint64{1, 2}},
 		Runs: []RunResult{
-			{Method: sgd, Seed: 1, Summary: Summary{ValAcc: 0.5, TestAcc: 0.4, Seconds: 10, Curve: curve(5, 10)}},
-			{Method: sgd, Seed: 2, Summary: Summary{ValAcc: 0.7, TestAcc: 0.4, Seconds: 30, Curve: curve(15, 30)}},
-			{Method: ps, Seed: 1, Summary: Summary{ValAcc: 0.6, TestAcc: 0.5, Seconds: 16, Curve: curve(8, 16)}},
-			{Method: ps, Seed: 2, Summary: Summary{ValAcc: 0.8, TestAcc: 0.5, Seconds: 20, Curve: curve(10, 20)}},
+			{Method: sgd, Seed: 1, Summary: Summary{ValAcc: 0.5, TestAcc: 0.4, Summary: run.Summary{Seconds: 10}, Curve: curve(5, 10)}},
+			{Method: sgd, Seed: 2, Summary: Summary{ValAcc: 0.7, TestAcc: 0.4, Summary: run.Summary{Seconds: 30}, Curve: curve(15, 30)}},
+			{Method: ps, Seed: 1, Summary: Summary{ValAcc: 0.6, TestAcc: 0.5, Summary: run.Summary{Seconds: 16}, Curve: curve(8, 16)}},
+			{Method: ps, Seed: 2, Summary: Summary{ValAcc: 0.8, TestAcc: 0.5, Summary: run.Summary{Seconds: 20}, Curve: curve(10, 20)}},
 		},
 	}
 	res.aggregate()
@@ -299,7 +301,7 @@ func TestIncreasingAuto(t *testing.T) {
 	}
 	dir := t.TempDir()
 	e := Experiment{Base: base, Methods: methods, Seeds: []uint64{1}, LogNorms: true}
-	res, err := RunExperiment(context.Background(), e, d, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, d, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +326,7 @@ func TestIncreasingAuto(t *testing.T) {
 		run  RunResult
 		beta float64 // 0: p̂ clamped to [1.05, 2]
 	}{{auto, 0}, {alphaAuto, 2}} {
-		norms := loggedNorms(t, filepath.Join(dir, runsDir, tc.run.Method.key(), "seed=1", LogFile))
+		norms := loggedNorms(t, filepath.Join(dir, runsDir, tc.run.Method.key(), "seed=1", run.LogFile))
 		if len(norms) < window {
 			t.Fatalf("%s: %d norms logged", tc.run.Name, len(norms))
 		}

@@ -1,0 +1,76 @@
+// Package inputfile opens input files without ever blocking: a FIFO, a
+// device or a directory given where a file is expected is refused with a
+// *NotRegularError instead of being opened, since opening a FIFO waits for
+// a writer that may never come and reading a device may never end.
+package inputfile
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// NotRegularError is an input path that is not a regular file.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	what := "not a regular file"
+	switch {
+	case e.Mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO), not a regular file"
+	case e.Mode.IsDir():
+		what = "a directory, not a file"
+	case e.Mode&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		what = "a device, not a regular file"
+	case e.Mode&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	}
+	return fmt.Sprintf("%s is %s", e.Path, what)
+}
+
+// Open opens the regular file at path for reading and returns it with its
+// size. It checks the file's type before opening it, and opens it
+// non-blocking and checks again, so that a file replaced in between by a
+// FIFO cannot block either.
+func Open(path string) (*os.File, int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, &NotRegularError{path, fi.Mode()}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if fi, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, &NotRegularError{path, fi.Mode()}
+	}
+	return f, fi.Size(), nil
+}
+
+// ReadFile reads the regular file at path whole, as os.ReadFile does, but
+// refuses anything else without blocking.
+func ReadFile(path string) ([]byte, error) {
+	f, size, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	b.Grow(int(size) + bytes.MinRead)
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
