@@ -63,7 +63,7 @@ type OutputError struct {
 	Err  error
 }
 
-func (e *OutputError) Error() string { return fmt.Sprintf("output %s: %v", e.Path, e.Err) }
+func (e *OutputError) Error() string { return fmt.Sprintf("output %s %v", e.Path, e.Err) }
 func (e *OutputError) Unwrap() error { return e.Err }
 
 // Dir is a run directory held by this process (see OpenDir).
@@ -85,7 +85,7 @@ func OpenDir(o Options, files ...string) (*Dir, error) {
 	fi, err := os.Stat(o.Out)
 	switch {
 	case err == nil && !fi.IsDir():
-		return nil, &OutputError{o.Out, errors.New("not a directory")}
+		return nil, &OutputError{o.Out, errNotDir}
 	case errors.Is(err, fs.ErrNotExist) && o.Resume:
 		return nil, &NotResumableError{o.Out, "the directory does not exist"}
 	case errors.Is(err, fs.ErrNotExist):

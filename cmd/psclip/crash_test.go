@@ -41,9 +41,12 @@ func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills,
 	logPath := filepath.Join(dir, "log.jsonl")
 	for session := 0; ; session++ {
 		a := append(append([]string{}, args...), "--out", dir)
-		if hasCheckpoint(dir) {
+		switch {
+		case hasCheckpoint(dir):
 			a = append(a, "--resume")
 			resumed++
+		case exists(logPath): // killed before its first checkpoint: nothing to keep
+			a = append(a, "--restart")
 		}
 		n0 := lineCount(logPath)
 		cmd := exec.Command(binary(t), a...)
@@ -88,6 +91,12 @@ func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills,
 func lineCount(path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte("\n"))
+}
+
+// exists reports whether there is a file at path.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // hasCheckpoint reports whether a run directory holds a checkpoint (the
@@ -206,7 +215,7 @@ func TestCrashResumeCIFAR(t *testing.T) {
 	if got != want {
 		t.Errorf("result after crashes %+v, uninterrupted %+v", got, want)
 	}
-	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json")
+	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock")
 }
 
 // TestCrashResumeGPT kills "train gpt" with SIGKILL at random points,
@@ -232,7 +241,7 @@ func TestCrashResumeGPT(t *testing.T) {
 	}
 	sameTensors(t, filepath.Join(ref, ckptName), filepath.Join(dir, ckptName))
 	sameLog(t, filepath.Join(ref, "log.jsonl"), filepath.Join(dir, "log.jsonl"))
-	onlyFiles(t, dir, ckptName, prevName, "log.jsonl")
+	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock")
 }
 
 // TestDamagedCheckpointFallsBack damages the latest checkpoint of a

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
@@ -31,6 +27,7 @@ func init() {
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
 	full, paper, resume, logNorms     bool
+	restart                           bool
 	seeds                             int
 	adaptive                          *estimator.Flags
 }
@@ -65,6 +62,7 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
 	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
 	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
+	fs.BoolVar(&f.restart, "restart", f.restart, restartExperimentUsage)
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "log every step's per-sample gradient norms in the runs that compute them (input of 'psclip tail --from RUN/log.jsonl')")
 }
 
@@ -152,14 +150,14 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := makeOutDir(f.out, f.resume); err != nil {
-		return err
+	if f.resume && f.restart {
+		return usagef("--resume and --restart exclude each other")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
-	res, err := cifar.RunExperiment(ctx, e, d, f.out, f.resume, stderr)
+	res, err := cifar.RunExperiment(ctx, e, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr})
 	if err != nil {
-		return err
+		return runErr(err)
 	}
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
 	if g := res.GridTable(); g != "" {

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
@@ -57,6 +52,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 type trainGPTFlags struct {
 	preset, out string
 	resume      bool
+	restart     bool
 	mode        string
 	ps          perSampleFlags
 	logNorms    bool
@@ -96,6 +92,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
 	fs.BoolVar(&f.resume, "resume", f.resume, "continue the run checkpointed in --out")
+	fs.BoolVar(&f.restart, "restart", f.restart, restartUsage)
 }
 
 func runTrainGPT(fs *flag.FlagSet, args []string) error {
@@ -139,8 +136,11 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if f.out == "" {
+	switch {
+	case f.out == "":
 		return usagef("--out is empty")
+	case f.resume && f.restart:
+		return usagef("--resume and --restart exclude each other")
 	}
 	d.VocabSize = c.VocabSize
 	corpus, err := gpt.LoadCorpus(d)
@@ -150,18 +150,15 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := c.CheckCorpus(corpus); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := makeOutDir(f.out, f.resume); err != nil {
-		return err
-	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
 	if err != nil {
-		return usageError{err.Error()}
+		return runErr(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	s, err := run.Train(ctx)
 	if err != nil {
-		return err
+		return runErr(err)
 	}
 	clip := "no clipping"
 	switch {
@@ -180,22 +177,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// makeOutDir creates the output directory dir. A path that exists but is
-// not a directory is a usage error; so is resuming from a directory that
-// does not exist.
-func makeOutDir(dir string, resume bool) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case err == nil && !fi.IsDir():
-		return usagef("--out %s exists and is not a directory", dir)
-	case err == nil:
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return err
-	case resume:
-		return usagef("--resume: no run in %s (the directory does not exist)", dir)
-	}
-	return os.MkdirAll(dir, 0o755)
 }

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +14,7 @@ import (
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/plotting"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/run"
 )
 
 // Experiment is the paper's GPT study: every clip mode at every learning
@@ -126,92 +124,59 @@ type Results struct {
 
 // Output files of an experiment, in its directory.
 const (
-	ResultsFile  = "results.json"
-	LossTableMD  = "final_val_loss.md"
-	TimeTableMD  = "train_time.md"
-	TableCSV     = "results.csv"
-	CurvesPNG    = "val_loss.png"
-	CurvesSVG    = "val_loss.svg"
-	runsDir      = "runs"
-	runSummaryFn = "summary.json"
+	ResultsFile = "results.json"
+	LossTableMD = "final_val_loss.md"
+	TimeTableMD = "train_time.md"
+	TableCSV    = "results.csv"
+	CurvesPNG   = "val_loss.png"
+	CurvesSVG   = "val_loss.svg"
+	runsDir     = "runs"
 )
 
 // RunExperiment trains every run of e on corpus in turn, each in its own
-// directory under dir/runs, then writes results.json, the tables (markdown
-// and CSV) and the validation-loss curves to dir. With resume, finished runs
-// are read back rather than retrained and an interrupted run continues from
-// its checkpoint. progress, if not nil, receives progress lines.
-func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, dir string, resume bool, progress io.Writer) (*Results, error) {
+// directory under o.Out/runs, then writes results.json, the tables
+// (markdown and CSV) and the validation-loss curves to o.Out. The
+// experiment directory is held as a run directory is (run.OpenDir): a fresh
+// experiment into one that holds an experiment is refused. With o.Resume,
+// finished runs are read back rather than retrained and an interrupted run
+// continues from its checkpoint (run.Reuse), with the same configuration
+// and corpus only; o.Restart starts every run over. o.Progress, if not nil,
+// receives progress lines.
+func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run.Options) (*Results, error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
+	dir, err := run.OpenDir(o, ResultsFile, runsDir)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	id := CorpusIdentity(corpus)
 	res := &Results{Experiment: e, Corpus: corpus.Name}
 	for _, lr := range e.LRs {
 		for _, m := range e.Modes {
 			for _, seed := range e.Seeds {
 				c := e.config(lr, m, seed)
-				out := filepath.Join(dir, runsDir, fmt.Sprintf("lr=%s", fmtLR(lr)), string(m), fmt.Sprintf("seed=%d", seed))
-				s, err := experimentRun(ctx, c, corpus, out, resume, progress)
+				c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
+				label := fmt.Sprintf("lr=%s %s seed=%d", fmtLR(lr), m, seed)
+				ro := RunOptions{Out: filepath.Join(o.Out, runsDir, fmt.Sprintf("lr=%s", fmtLR(lr)), string(m), fmt.Sprintf("seed=%d", seed)),
+					Resume: o.Resume, Restart: o.Restart, Progress: o.Progress, Label: label}
+				s, err := run.Reuse(ro, c, id, func(ro RunOptions) (*Summary, error) {
+					r, err := New(c, corpus, ro)
+					if err != nil {
+						return nil, err
+					}
+					return r.Train(ctx)
+				})
 				if err != nil {
-					return nil, fmt.Errorf("run lr=%s %s seed=%d: %w", fmtLR(lr), m, seed, err)
+					return nil, fmt.Errorf("run %s: %w", label, err)
 				}
 				res.Runs = append(res.Runs, RunResult{LR: lr, Mode: m, Seed: seed, Summary: *s})
 			}
 		}
 	}
 	res.Table = aggregate(res.Runs, e.label)
-	return res, res.write(dir)
-}
-
-// finishedRun is a finished run's summary.json.
-type finishedRun struct {
-	// Config lets a resumed experiment reuse the run only if nothing about
-	// it has changed.
-	Config  Config  `json:"config"`
-	Summary Summary `json:"summary"`
-}
-
-// experimentRun returns a finished run's summary, training it unless resume
-// finds it done with the same configuration.
-func experimentRun(ctx context.Context, c Config, corpus *text.Corpus, out string, resume bool, progress io.Writer) (*Summary, error) {
-	path := filepath.Join(out, runSummaryFn)
-	if resume {
-		var f finishedRun
-		b, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(b, &f); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			if f.Config != c {
-				return nil, fmt.Errorf("%s: the run was made with another configuration; use a new --out", path)
-			}
-			return &f.Summary, nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		}
-		// Resume only if the run got as far as a checkpoint.
-		if _, err := os.Stat(filepath.Join(out, CheckpointFile)); err != nil {
-			resume = false
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, err
-	}
-	r, err := New(c, corpus, RunOptions{Out: out, Resume: resume, Progress: progress,
-		Label: fmt.Sprintf("lr=%s %s seed=%d", fmtLR(c.LR), c.ClipMode, c.Seed)})
-	if err != nil {
-		return nil, err
-	}
-	s, err := r.Train(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.MarshalIndent(finishedRun{Config: c, Summary: *s}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return s, atomicfile.WriteFile(path, append(b, '\n'))
+	return res, res.write(o.Out)
 }
 
 // aggregate groups runs by learning rate and mode, in order of appearance,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/run"
 )
 
 // TestExperiment runs a tiny grid and checks the files, the tables, that
@@ -23,7 +24,7 @@ func TestExperiment(t *testing.T) {
 	base.Steps, base.Warmup, base.EvalInterval = 4, 1, 2
 	e := Experiment{Base: base, LRs: []float64{1e-3, 3e-3}, Modes: []ClipMode{ClipGlobal, ClipMicroBatch}, Seeds: []uint64{1, 2}}
 	dir := t.TempDir()
-	res, err := RunExperiment(context.Background(), e, corpus, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestExperiment(t *testing.T) {
 
 	// Resuming a finished experiment trains nothing (no log is rewritten)
 	// and reports the same.
-	logs, _ := filepath.Glob(filepath.Join(dir, runsDir, "*", "*", "*", LogFile))
+	logs, _ := filepath.Glob(filepath.Join(dir, runsDir, "*", "*", "*", run.LogFile))
 	if len(logs) != 8 {
 		t.Fatalf("%d run logs, want 8", len(logs))
 	}
@@ -97,7 +98,7 @@ func TestExperiment(t *testing.T) {
 		fi, _ := os.Stat(l)
 		before[l] = fi.ModTime()
 	}
-	again, err := RunExperiment(context.Background(), e, corpus, dir, true, nil)
+	again, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestExperiment(t *testing.T) {
 
 	// Finished runs of another configuration are not reused.
 	e.Base.ClipConvention = ConventionMean
-	if _, err := RunExperiment(context.Background(), e, corpus, dir, true, nil); err == nil || !strings.Contains(err.Error(), "another configuration") {
+	if _, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "another configuration") {
 		t.Errorf("resume with another clip convention: %v", err)
 	}
 }
@@ -128,7 +129,7 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 	base.SetPSEstimator("ps-clip-auto", estimator.Params{Window: 256})
 	e := Experiment{Base: base, LRs: []float64{1e-3}, Modes: []ClipMode{ClipGlobal, ClipPerSample}, Seeds: []uint64{1}}
 	dir := t.TempDir()
-	res, err := RunExperiment(context.Background(), e, corpus, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +150,8 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 		ps     string
 		window int
 	}{{ClipGlobal, "", 0}, {ClipPerSample, "ps-clip-auto", 256}} {
-		var f finishedRun
-		b, err := os.ReadFile(filepath.Join(dir, runsDir, "lr=0.001", string(want.mode), "seed=1", runSummaryFn))
+		var f Summary
+		b, err := os.ReadFile(filepath.Join(dir, runsDir, "lr=0.001", string(want.mode), "seed=1", run.ResultFile))
 		if err == nil {
 			err = json.Unmarshal(b, &f)
 		}
