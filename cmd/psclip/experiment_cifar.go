@@ -11,6 +11,7 @@ import (
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
+	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -163,7 +164,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
-	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, cifar.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
+	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, runlayer.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/experiments/gpt"
+	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -89,6 +90,6 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		return runErr(err)
 	}
 	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
-		res.LossTable(), res.TimeTable(), *out, gpt.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
+		res.LossTable(), res.TimeTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
 	return nil
 }

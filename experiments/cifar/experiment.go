@@ -2,16 +2,13 @@ package cifar
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
 )
@@ -216,14 +213,12 @@ type Results struct {
 
 // Output files of an experiment, in its directory.
 const (
-	ResultsFile = "results.json"
 	TableMD     = "table.md"
 	GridMD      = "grid.md"
 	AccuracyPNG = "accuracy.png"
 	AccuracySVG = "accuracy.svg"
 	ClippingPNG = "clipping.png"
 	ClippingSVG = "clipping.svg"
-	runsDir     = "runs"
 )
 
 // RunExperiment trains every run of e on data in turn, each in its own
@@ -235,37 +230,30 @@ const (
 // from its checkpoint (run.Reuse), on the same data only; o.Restart starts
 // every run over. o.Progress, if not nil, receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options) (*Results, error) {
-	if err := e.Check(); err != nil {
-		return nil, err
-	}
-	dir, err := run.OpenDir(o, ResultsFile, runsDir)
+	x, err := run.OpenExperiment(o, e.Check)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
+	defer x.Close()
 	id := data.Identity()
 	res := &Results{Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
-			label := fmt.Sprintf("%s seed=%d", m.Name(), seed)
 			c := m.config(e.Base, seed)
-			ro := RunOptions{Out: filepath.Join(o.Out, runsDir, m.key(), fmt.Sprintf("seed=%d", seed)), Resume: o.Resume, Restart: o.Restart,
-				Progress: o.Progress, Label: label, LogNorms: e.LogNorms && c.PerSample()}
-			s, err := run.Reuse(ro, c, id, func(ro RunOptions) (*Summary, error) {
-				r, err := New(c, data, ro)
-				if err != nil {
-					return nil, err
-				}
-				return r.Train(ctx)
-			})
+			ro := x.RunOptions(fmt.Sprintf("%s seed=%d", m.Name(), seed), m.key(), fmt.Sprintf("seed=%d", seed))
+			ro.LogNorms = e.LogNorms && c.PerSample()
+			s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, data, ro) })
 			if err != nil {
-				return nil, fmt.Errorf("run %s: %w", label, err)
+				return nil, err
 			}
 			res.Runs = append(res.Runs, RunResult{Method: m, Name: m.Name(), Seed: seed, Summary: *s})
 		}
 	}
 	res.aggregate()
-	return res, res.write(o.Out)
+	if err := x.Finish(res, map[string]string{TableMD: res.MainTable(), GridMD: res.GridTable()}); err != nil {
+		return nil, err
+	}
+	return res, res.figures(o.Out)
 }
 
 // aggregate fills the tables from the runs.
@@ -330,28 +318,6 @@ func valWithin(curve []EpochRecord, t float64) float64 {
 		}
 	}
 	return v
-}
-
-// write saves results.json, the tables and the figures to dir.
-func (r *Results) write(dir string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		data string
-	}{
-		{ResultsFile, string(b) + "\n"},
-		{TableMD, r.MainTable()},
-		{GridMD, r.GridTable()},
-	}
-	for _, f := range files {
-		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), []byte(f.data)); err != nil {
-			return err
-		}
-	}
-	return r.figures(dir)
 }
 
 // seedsLabel says over how many seeds the tables aggregate.

@@ -40,7 +40,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 	if len(res.Runs) != 5*2 || len(res.Table) != 4 || len(res.Grid) != 2 {
 		t.Fatalf("%d runs, %d table rows, %d grid rows; want 10, 4, 2", len(res.Runs), len(res.Table), len(res.Grid))
 	}
-	for _, f := range []string{ResultsFile, TableMD, GridMD, AccuracyPNG, AccuracySVG, ClippingPNG, ClippingSVG,
+	for _, f := range []string{run.ResultsFile, TableMD, GridMD, AccuracyPNG, AccuracySVG, ClippingPNG, ClippingSVG,
 		"runs/sgd/seed=1/result.json", "runs/ps-clip-sgd_alpha=1_beta=1.5/seed=2/log.jsonl"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
@@ -326,7 +326,7 @@ func TestIncreasingAuto(t *testing.T) {
 		run  RunResult
 		beta float64 // 0: p̂ clamped to [1.05, 2]
 	}{{auto, 0}, {alphaAuto, 2}} {
-		norms := loggedNorms(t, filepath.Join(dir, runsDir, tc.run.Method.key(), "seed=1", run.LogFile))
+		norms := loggedNorms(t, filepath.Join(dir, run.RunsDir, tc.run.Method.key(), "seed=1", run.LogFile))
 		if len(norms) < window {
 			t.Fatalf("%s: %d norms logged", tc.run.Name, len(norms))
 		}

@@ -2,7 +2,6 @@ package gpt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/plotting"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
@@ -86,6 +84,24 @@ func (e *Experiment) label(m ClipMode) string {
 	return modeLabel(m)
 }
 
+// Output files of an experiment, in its directory.
+const (
+	LossTableMD = "final_val_loss.md"
+	TimeTableMD = "train_time.md"
+	TableCSV    = "results.csv"
+	CurvesPNG   = "val_loss.png"
+	CurvesSVG   = "val_loss.svg"
+)
+
+// Results is the content of results.json: the experiment, the corpus it
+// ran on (by name), every run in the order they ran, and their rows.
+type Results struct {
+	Experiment Experiment  `json:"experiment"`
+	Corpus     string      `json:"corpus"`
+	Runs       []RunResult `json:"runs"`
+	Table      []Row       `json:"table"`
+}
+
 // RunResult is what one run of an experiment produced.
 type RunResult struct {
 	LR   float64  `json:"lr"`
@@ -114,25 +130,6 @@ type Row struct {
 	ClipThreshold Float `json:"clip_threshold"`
 }
 
-// Results is the content of results.json.
-type Results struct {
-	Experiment Experiment  `json:"experiment"`
-	Corpus     string      `json:"corpus"`
-	Runs       []RunResult `json:"runs"`
-	Table      []Row       `json:"table"`
-}
-
-// Output files of an experiment, in its directory.
-const (
-	ResultsFile = "results.json"
-	LossTableMD = "final_val_loss.md"
-	TimeTableMD = "train_time.md"
-	TableCSV    = "results.csv"
-	CurvesPNG   = "val_loss.png"
-	CurvesSVG   = "val_loss.svg"
-	runsDir     = "runs"
-)
-
 // RunExperiment trains every run of e on corpus in turn, each in its own
 // directory under o.Out/runs, then writes results.json, the tables
 // (markdown and CSV) and the validation-loss curves to o.Out. The
@@ -143,14 +140,11 @@ const (
 // and corpus only; o.Restart starts every run over. o.Progress, if not nil,
 // receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run.Options) (*Results, error) {
-	if err := e.Check(); err != nil {
-		return nil, err
-	}
-	dir, err := run.OpenDir(o, ResultsFile, runsDir)
+	x, err := run.OpenExperiment(o, e.Check)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
+	defer x.Close()
 	id := CorpusIdentity(corpus)
 	res := &Results{Experiment: e, Corpus: corpus.Name}
 	for _, lr := range e.LRs {
@@ -158,25 +152,20 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 			for _, seed := range e.Seeds {
 				c := e.config(lr, m, seed)
 				c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
-				label := fmt.Sprintf("lr=%s %s seed=%d", fmtLR(lr), m, seed)
-				ro := RunOptions{Out: filepath.Join(o.Out, runsDir, fmt.Sprintf("lr=%s", fmtLR(lr)), string(m), fmt.Sprintf("seed=%d", seed)),
-					Resume: o.Resume, Restart: o.Restart, Progress: o.Progress, Label: label}
-				s, err := run.Reuse(ro, c, id, func(ro RunOptions) (*Summary, error) {
-					r, err := New(c, corpus, ro)
-					if err != nil {
-						return nil, err
-					}
-					return r.Train(ctx)
-				})
+				ro := x.RunOptions(fmt.Sprintf("lr=%s %s seed=%d", fmtLR(lr), m, seed), "lr="+fmtLR(lr), string(m), fmt.Sprintf("seed=%d", seed))
+				s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
 				if err != nil {
-					return nil, fmt.Errorf("run %s: %w", label, err)
+					return nil, err
 				}
 				res.Runs = append(res.Runs, RunResult{LR: lr, Mode: m, Seed: seed, Summary: *s})
 			}
 		}
 	}
 	res.Table = aggregate(res.Runs, e.label)
-	return res, res.write(o.Out)
+	if err := x.Finish(res, map[string]string{LossTableMD: res.LossTable(), TimeTableMD: res.TimeTable(), TableCSV: res.CSV()}); err != nil {
+		return nil, err
+	}
+	return res, res.figures(o.Out)
 }
 
 // aggregate groups runs by learning rate and mode, in order of appearance,
@@ -207,26 +196,8 @@ func aggregate(runs []RunResult, label func(ClipMode) string) []Row {
 	return rows
 }
 
-// write saves results.json, the tables and the curves to dir.
-func (r *Results) write(dir string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{ResultsFile, append(b, '\n')},
-		{LossTableMD, []byte(r.LossTable())},
-		{TimeTableMD, []byte(r.TimeTable())},
-		{TableCSV, []byte(r.CSV())},
-	}
-	for _, f := range files {
-		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
-		}
-	}
+// figures saves the validation-loss curves to dir.
+func (r *Results) figures(dir string) error {
 	panels := r.curves()
 	for _, name := range []string{CurvesPNG, CurvesSVG} {
 		if err := plotting.Save(filepath.Join(dir, name), panels); err != nil {

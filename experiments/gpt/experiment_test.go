@@ -69,13 +69,13 @@ func TestExperiment(t *testing.T) {
 	if m, sd := stats.MeanSD(losses); row.N != 2 || row.ValLoss != m || row.ValLossSD != sd {
 		t.Errorf("row %+v does not aggregate the runs' losses %v", row, losses)
 	}
-	for _, f := range []string{ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
+	for _, f := range []string{run.ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("output %s: %v", f, err)
 		}
 	}
 	var back Results
-	b, _ := os.ReadFile(filepath.Join(dir, ResultsFile))
+	b, _ := os.ReadFile(filepath.Join(dir, run.ResultsFile))
 	if err := json.Unmarshal(b, &back); err != nil || len(back.Runs) != 8 {
 		t.Errorf("results.json does not read back: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestExperiment(t *testing.T) {
 
 	// Resuming a finished experiment trains nothing (no log is rewritten)
 	// and reports the same.
-	logs, _ := filepath.Glob(filepath.Join(dir, runsDir, "*", "*", "*", run.LogFile))
+	logs, _ := filepath.Glob(filepath.Join(dir, run.RunsDir, "*", "*", "*", run.LogFile))
 	if len(logs) != 8 {
 		t.Fatalf("%d run logs, want 8", len(logs))
 	}
@@ -151,7 +151,7 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 		window int
 	}{{ClipGlobal, "", 0}, {ClipPerSample, "ps-clip-auto", 256}} {
 		var f Summary
-		b, err := os.ReadFile(filepath.Join(dir, runsDir, "lr=0.001", string(want.mode), "seed=1", run.ResultFile))
+		b, err := os.ReadFile(filepath.Join(dir, run.RunsDir, "lr=0.001", string(want.mode), "seed=1", run.ResultFile))
 		if err == nil {
 			err = json.Unmarshal(b, &f)
 		}
