@@ -9,17 +9,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/psclip/psclip/bench"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
-	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
 
@@ -55,7 +53,6 @@ type stepResult struct {
 // benchCase is one configuration timed by bench step.
 type benchCase struct {
 	name, mode string
-	trainer    *train.Trainer
 }
 
 func runBenchStep(fs *flag.FlagSet, args []string) error {
@@ -110,11 +107,14 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			cfgs = append(cfgs, config{e, train.Global, ""})
 		}
 	}
+	if err := m.checkMemory(*b, *accum, 1); err != nil {
+		return err
+	}
 	model, x, y, err := m.build(*b**accum, *seed)
 	if err != nil {
 		return err
 	}
-	batches := split(x, y, *accum)
+	batches := train.Split(x, y, *accum)
 	// One model and optimizer for all: the weights drift between steps,
 	// which does not change the work a step does.
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})
@@ -122,41 +122,25 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	cases := make([]benchCase, len(cfgs))
+	stepFns := make([]func() error, len(cfgs))
 	for i, c := range cfgs {
 		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
 			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i)))})
 		if err != nil {
 			return err
 		}
-		cases[i] = benchCase{c.est.Name(), c.mode, tr}
+		cases[i] = benchCase{c.est.Name(), c.mode}
+		stepFns[i] = func() error {
+			_, err := tr.Step(batches...)
+			return err
+		}
 	}
 	load := loadAvg()
-	times := make([][]float64, len(cases))
-	cpus := make([][]float64, len(cases))
-	allocs := make([]uint64, len(cases))
-	var ms runtime.MemStats
-	for round := range *warmup + *steps {
-		// Rotate the order every round so no estimator always follows
-		// the same one (caches, GC debt).
-		for j := range cases {
-			i := (j + round) % len(cases)
-			runtime.ReadMemStats(&ms)
-			before := ms.TotalAlloc
-			cpu0 := cpuTime()
-			start := time.Now()
-			if _, err := cases[i].trainer.Step(batches...); err != nil {
-				return err
-			}
-			d := time.Since(start)
-			cpu := cpuTime() - cpu0
-			runtime.ReadMemStats(&ms)
-			if round >= *warmup {
-				times[i] = append(times[i], float64(d.Microseconds())/1000)
-				cpus[i] = append(cpus[i], float64(cpu.Microseconds())/1000)
-				allocs[i] += ms.TotalAlloc - before
-			}
-		}
-		fmt.Fprintf(stderr, "\rbench step: round %d/%d", round+1, *warmup+*steps)
+	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
+		fmt.Fprintf(stderr, "\rbench step: round %d/%d", done, total)
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprintln(stderr)
 	items := float64(*b * *accum)
@@ -166,14 +150,16 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		unit = "tokens/s"
 	}
 	res := make([]stepResult, len(cases))
+	first := timed[0]
 	for i, c := range cases {
-		med := median(times[i])
-		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: times[i],
-			RatioToFirst: med / median(times[0]), PairedRatioToFirst: median(ratios(times[i], times[0])),
-			AllocMBPerStep: float64(allocs[i]) / float64(*steps) / (1 << 20)}
-		if cpu := median(cpus[i]); cpu > 0 {
-			res[i].CPUMsMedian = cpu
-			res[i].CPURatioToFirst = cpu / median(cpus[0])
+		t := timed[i]
+		med := bench.Median(t.WallMs)
+		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: t.WallMs,
+			RatioToFirst: med / bench.Median(first.WallMs), PairedRatioToFirst: bench.Median(bench.Ratios(t.WallMs, first.WallMs)),
+			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20)}
+		if len(t.CPUMs) > 0 {
+			res[i].CPUMsMedian = bench.Median(t.CPUMs)
+			res[i].CPURatioToFirst = res[i].CPUMsMedian / bench.Median(first.CPUMs)
 		}
 		if m.name == "gpt" {
 			res[i].TokensPerS = items / med * 1000
@@ -212,43 +198,11 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// ratios is a[r]/b[r] for every round r.
-func ratios(a, b []float64) []float64 {
-	r := make([]float64, len(a))
-	for i := range a {
-		r[i] = a[i] / b[i]
-	}
-	return r
-}
-
 func (c benchCase) label() string {
 	if c.mode != "" {
 		return c.mode
 	}
 	return c.name
-}
-
-// split cuts a batch of k·b samples into k micro-batches of b. Targets are
-// per sample or, for sequences, per position: either way y's share of a
-// micro-batch is its share of the samples.
-func split(x *tensor.Tensor, y []int32, k int) []train.Batch {
-	n := x.Dim(0) / k
-	per, perY := x.Len()/x.Dim(0), len(y)/x.Dim(0)
-	shape := append([]int{n}, x.Shape[1:]...)
-	bs := make([]train.Batch, k)
-	for i := range bs {
-		bs[i] = train.Batch{X: &tensor.Tensor{Shape: shape, Data: x.Data[i*n*per : (i+1)*n*per]}, Y: y[i*n*perY : (i+1)*n*perY]}
-	}
-	return bs
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 // peakRSSMB is the process's peak resident set size (Linux's VmHWM), or 0

@@ -18,18 +18,18 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	what := "not a regular file"
+	what := ""
 	switch {
 	case e.Mode&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO), not a regular file"
+		what = " (a named pipe)"
 	case e.Mode.IsDir():
-		what = "a directory, not a file"
+		what = " (a directory)"
 	case e.Mode&(fs.ModeDevice|fs.ModeCharDevice) != 0:
-		what = "a device, not a regular file"
+		what = " (a device)"
 	case e.Mode&fs.ModeSocket != 0:
-		what = "a socket, not a regular file"
+		what = " (a socket)"
 	}
-	return fmt.Sprintf("%s is %s", e.Path, what)
+	return fmt.Sprintf("%s is not a regular file%s", e.Path, what)
 }
 
 // Open opens the regular file at path for reading and returns it with its
