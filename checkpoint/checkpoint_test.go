@@ -404,3 +404,25 @@ func TestPrevPath(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyEpochBatch: checkpoints written when Meta still had Epoch and
+// Batch load, their values ignored.
+func TestLegacyEpochBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	a := newRun(t, 1)
+	if err := Save(path, Meta{Step: 3}, a.params, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Metadata[metaKey] = strings.Replace(f.Metadata[metaKey], `"step":3`, `"step":3,"epoch":2,"batch":17`, 1)
+	f.Metadata[checksumKey] = digest(f.Tensors, f.Metadata)
+	if err := safetensors.WriteFile(path, f.Tensors, f.Metadata); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Load(path); err != nil || l.Step != 3 || l.Fallback != nil {
+		t.Fatalf("legacy checkpoint: %+v, %v", l, err)
+	}
+}

@@ -248,8 +248,14 @@ func (r *Run) Summary() Summary {
 // Train runs the remaining steps of the run with t, checkpointing when t
 // asks, on interrupt and at the end. When ctx is cancelled (Ctrl-C) it
 // writes a checkpoint after the step in flight and returns an error
-// wrapping loop.ErrInterrupted. The trainer writes its result with Finish.
-func (r *Run) Train(ctx context.Context, t Trainer) error {
+// wrapping loop.ErrInterrupted. The trainer then writes its result with
+// Finish; on error the run directory is released at once.
+func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
 	r.start = time.Now()
 	if r.dir != nil {
 		if r.opts.Restart {
