@@ -186,24 +186,42 @@ func TestResumeRefused(t *testing.T) {
 		check func(error) bool
 	}{
 		{"log missing", func(dir string) { os.Remove(filepath.Join(dir, LogFile)) }, cfg, toyData,
-			func(err error) bool { var e *NotResumableError; return errors.As(err, &e) && strings.Contains(err.Error(), "missing") }},
+			func(err error) bool {
+				var e *NotResumableError
+				return errors.As(err, &e) && strings.Contains(err.Error(), "missing")
+			}},
 		{"log shorter than the checkpoint", func(dir string) { truncateLines(t, dir, 2) }, cfg, toyData,
-			func(err error) bool { var e *NotResumableError; return errors.As(err, &e) && strings.Contains(err.Error(), "2 complete lines") }},
+			func(err error) bool {
+				var e *NotResumableError
+				return errors.As(err, &e) && strings.Contains(err.Error(), "2 complete lines")
+			}},
 		{"log of another run", func(dir string) { editLog(t, dir, `"step":2`, `"step":9`) }, cfg, toyData,
-			func(err error) bool { var e *NotResumableError; return errors.As(err, &e) && strings.Contains(err.Error(), "another run") }},
+			func(err error) bool {
+				var e *NotResumableError
+				return errors.As(err, &e) && strings.Contains(err.Error(), "another run")
+			}},
 		{"other data", func(string) {}, cfg, Data{Source: "elsewhere", SHA256: map[string]string{"train": Hash([]byte("other"))}},
 			func(err error) bool {
 				var e *DataChangedError
 				return errors.As(err, &e) && strings.Contains(err.Error(), "train: sha256") && strings.Contains(err.Error(), "elsewhere")
 			}},
 		{"other configuration", func(string) {}, toyConfig{Steps: 7, Note: "x"}, toyData,
-			func(err error) bool { var e *ConfigChangedError; return errors.As(err, &e) && strings.Contains(err.Error(), "note") }},
+			func(err error) bool {
+				var e *ConfigChangedError
+				return errors.As(err, &e) && strings.Contains(err.Error(), "note")
+			}},
 		{"no checkpoint", func(dir string) {
 			os.Remove(filepath.Join(dir, CheckpointFile))
 			os.Remove(filepath.Join(dir, checkpoint.PrevPath(CheckpointFile)))
-		}, cfg, toyData, func(err error) bool { var e *NotResumableError; return errors.As(err, &e) && strings.Contains(err.Error(), "no checkpoint") }},
+		}, cfg, toyData, func(err error) bool {
+			var e *NotResumableError
+			return errors.As(err, &e) && strings.Contains(err.Error(), "no checkpoint")
+		}},
 		{"checkpoint of an older psclip", func(dir string) { oldCheckpoint(t, dir) }, cfg, toyData,
-			func(err error) bool { var e *NotResumableError; return errors.As(err, &e) && strings.Contains(err.Error(), "older psclip") }},
+			func(err error) bool {
+				var e *NotResumableError
+				return errors.As(err, &e) && strings.Contains(err.Error(), "older psclip")
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
