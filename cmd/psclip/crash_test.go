@@ -315,8 +315,9 @@ func damage(t *testing.T, path string, f func([]byte) []byte) {
 	}
 }
 
-// TestInterruptSavesAndResumes stops each trainer with SIGINT (Ctrl-C) in
-// the middle of its run: it must save a checkpoint of the step in flight,
+// TestInterruptSavesAndResumes stops each trainer with SIGINT (Ctrl-C), and
+// the GPT trainer with SIGHUP (a closed terminal) too, in the middle of its
+// run: it must save a checkpoint of the step in flight,
 // say so, and exit with status 1; resuming must then end exactly where an
 // uninterrupted run does. For CIFAR the interrupt lands mid-epoch, so the
 // epoch's running statistics and data position are restored too.
@@ -324,17 +325,20 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interrupts and resumes a training process")
 	}
+	gptArgs := []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
+		"--block-size", "32", "--micro-batch", "4", "--steps", "400", "--warmup", "10", "--dropout", "0.1",
+		"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}
 	for _, tc := range []struct {
 		name  string
 		args  []string
 		lines int           // interrupt once log.jsonl has this many lines,
 		after time.Duration // and this much later
+		sig   os.Signal
 	}{
 		{"cifar", []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "4",
-			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond},
-		{"gpt", []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
-			"--block-size", "32", "--micro-batch", "4", "--steps", "400", "--warmup", "10", "--dropout", "0.1",
-			"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}, 20, 0},
+			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond, os.Interrupt},
+		{"gpt", gptArgs, 20, 0, os.Interrupt},
+		{"gpt SIGHUP", gptArgs, 20, 0, syscall.SIGHUP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, _ := timed(t, tc.args...)
@@ -359,7 +363,7 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 				}
 			}
 			time.Sleep(tc.after)
-			cmd.Process.Signal(os.Interrupt)
+			cmd.Process.Signal(tc.sig)
 			<-done
 			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errOut.String(), "interrupted; checkpoint saved") {
 				t.Fatalf("interrupted run: exit %d, stderr %q", code, errOut.String())
