@@ -41,6 +41,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/isnil"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/safetensors"
@@ -161,18 +162,23 @@ func PrevPath(path string) string {
 }
 
 // Save writes a checkpoint of params (their values), the optimizer's state
-// (opt may be nil) and meta to path, keeping the checkpoint it replaces as
-// PrevPath(path). On error neither file is changed.
+// and meta to path, keeping the checkpoint it replaces as PrevPath(path).
+// opt may be nil (or a nil *optim.SGD, say): the checkpoint then holds no
+// optimizer state, and Restore with an optimizer refuses it. On error
+// neither file is changed.
 func Save(path string, meta Meta, params []*nn.Param, opt optim.Optimizer) error {
 	tensors := make([]safetensors.Tensor, 0, len(params))
 	for _, p := range params {
+		if p == nil || p.Value == nil {
+			return errors.New("checkpoint: a parameter is nil or has no value")
+		}
 		if strings.HasPrefix(p.Name, optimPrefix) {
 			return fmt.Errorf("checkpoint: parameter name %q uses the reserved prefix %q", p.Name, optimPrefix)
 		}
 		tensors = append(tensors, safetensors.FromTensor(p.Name, p.Value))
 	}
 	rec := record{Version: version, Meta: meta}
-	if opt != nil {
+	if !isnil.IsNil(opt) {
 		st := opt.State()
 		rec.OptimizerSteps = &st.Steps
 		for _, name := range slices.Sorted(maps.Keys(st.Tensors)) {
@@ -340,10 +346,13 @@ func decode(path string, f *safetensors.File) (*Loaded, error) {
 
 // Restore copies the checkpoint's model tensors into params, which must
 // match them exactly in names and shapes, and its optimizer state into opt
-// (if not nil). On error nothing is changed.
+// (if not nil, nor a typed nil). On error nothing is changed.
 func (l *Loaded) Restore(params []*nn.Param, opt optim.Optimizer) error {
 	names := map[string]bool{}
 	for _, p := range params {
+		if p == nil || p.Value == nil {
+			return errors.New("checkpoint: a parameter is nil or has no value")
+		}
 		t, ok := l.Model[p.Name]
 		if !ok {
 			return fmt.Errorf("checkpoint: %s has no tensor for parameter %q", l.Path, p.Name)
@@ -358,7 +367,7 @@ func (l *Loaded) Restore(params []*nn.Param, opt optim.Optimizer) error {
 			return fmt.Errorf("checkpoint: %s has tensor %q that the model does not", l.Path, name)
 		}
 	}
-	if opt != nil {
+	if !isnil.IsNil(opt) {
 		if l.Optimizer == nil {
 			return fmt.Errorf("checkpoint: %s has no optimizer state", l.Path)
 		}

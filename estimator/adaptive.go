@@ -93,29 +93,36 @@ func (e *PSAuto) params() (alpha, beta float64, ok bool) {
 	return alpha, e.est.Beta, alpha > 0
 }
 
-// Weights clips sample k to τ_k as PSClip does, then adds the batch's norms
-// to the window and estimates the next batch's threshold.
-func (e *PSAuto) Weights(norms []float64, w []float64) Stats {
-	st := mean(norms, w)
+// Factors clips sample k = k0+i+1 to τ_k as PSClip does. During the
+// warm-up without a fixed α the threshold is the median of the window's
+// norms and those of this part of the step, so a step given in parts is
+// clipped as one batch only once the warm-up is over.
+func (e *PSAuto) Factors(k0 int, norms, c []float64) Stats {
+	st := unit(norms, c)
 	if alpha, beta, ok := e.params(); ok {
-		e.growLogK(len(norms))
+		e.growLogK(k0 + len(norms))
 		for i, x := range norms {
-			if tau := alpha * math.Exp(e.logk[i]/beta); x > tau && w[i] != 0 {
-				w[i] *= tau / x
+			if tau := alpha * math.Exp(e.logk[k0+i]/beta); x > tau && c[i] != 0 {
+				c[i] = tau / x
 				st.Clipped++
 			}
 		}
 	} else if gamma := e.warmUpThreshold(norms); gamma > 0 {
 		for i, x := range norms {
-			if x > gamma && w[i] != 0 {
-				w[i] *= gamma / x
+			if x > gamma && c[i] != 0 {
+				c[i] = gamma / x
 				st.Clipped++
 			}
 		}
 	}
+	return st
+}
+
+// Update adds the step's norms to the window and estimates the next step's
+// threshold.
+func (e *PSAuto) Update(norms []float64) {
 	e.tail.Add(norms)
 	e.est, e.ready = e.tail.estimate(e.beta)
-	return st
 }
 
 // warmUpThreshold is the fixed α, or else the median of the window's norms
@@ -261,31 +268,55 @@ func (*Quantile) Scale(float64) float64 { return 1 }
 // the first batch when no initial threshold was given).
 func (e *Quantile) Gamma() float64 { return e.gamma }
 
-// Weights clips every sample to γ, then updates γ from the batch's fraction
-// of unclipped samples.
-func (e *Quantile) Weights(norms []float64, w []float64) Stats {
-	st := mean(norms, w)
-	m := st.N - st.Dropped
-	if m == 0 {
-		return st
+// Factors clips every sample to γ. Before the first step without an
+// initial γ, γ is the median of the norms given, so the first step given in
+// parts is clipped part by part with each part's median.
+func (e *Quantile) Factors(_ int, norms, c []float64) Stats {
+	st := unit(norms, c)
+	gamma := e.gamma
+	if gamma == 0 && st.N > st.Dropped {
+		gamma = e.median(norms)
 	}
-	if e.gamma == 0 {
-		e.gamma = e.median(norms)
-		if e.gamma == 0 {
-			return st // all norms zero: nothing to clip or learn from
-		}
+	if gamma == 0 {
+		return st // no γ yet, or all norms zero: nothing to clip
 	}
 	for i, x := range norms {
-		if x > e.gamma && w[i] != 0 {
-			w[i] *= e.gamma / x
+		if x > gamma && c[i] != 0 {
+			c[i] = gamma / x
 			st.Clipped++
 		}
 	}
-	unclipped := float64(m-st.Clipped) / float64(m)
-	e.gamma *= math.Exp(-e.rate * (unclipped - e.target))
 	return st
 }
 
+// Update moves γ by the step's fraction of unclipped finite samples (after
+// setting it to the step's median norm on the first step without an
+// initial γ).
+func (e *Quantile) Update(norms []float64) {
+	m, clipped := 0, 0
+	for _, x := range norms {
+		if x >= 0 && !math.IsInf(x, 1) {
+			m++
+		}
+	}
+	if m == 0 {
+		return
+	}
+	if e.gamma == 0 {
+		if e.gamma = e.median(norms); e.gamma == 0 {
+			return // all norms zero: nothing to learn from
+		}
+	}
+	for _, x := range norms {
+		if x > e.gamma && !math.IsInf(x, 1) {
+			clipped++
+		}
+	}
+	unclipped := float64(m-clipped) / float64(m)
+	e.gamma *= math.Exp(-e.rate * (unclipped - e.target))
+}
+
+// median returns the median of the finite norms; there must be one.
 func (e *Quantile) median(norms []float64) float64 {
 	s := e.scratch[:0]
 	for _, x := range norms {
@@ -356,15 +387,16 @@ func NewAutoClip(r float64) (AutoClip, error) {
 
 func (AutoClip) Name() string          { return "auto-clip" }
 func (AutoClip) PerSample() bool       { return true }
+func (AutoClip) Update([]float64)      {}
 func (AutoClip) Scale(float64) float64 { return 1 }
 
-// Weights sets w[i] = 1/(m(|g_i| + r)) over the m finite samples.
-func (a AutoClip) Weights(norms []float64, w []float64) Stats {
-	st := mean(norms, w)
+// Factors sets c[i] = 1/(|g_i| + r) for the finite samples.
+func (a AutoClip) Factors(_ int, norms, c []float64) Stats {
+	st := unit(norms, c)
 	for i, x := range norms {
-		if w[i] != 0 {
+		if c[i] != 0 {
 			f := 1 / (x + a.R)
-			w[i] *= f
+			c[i] = f
 			if f < 1 {
 				st.Clipped++
 			}

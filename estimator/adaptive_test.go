@@ -54,7 +54,7 @@ func TestPSAutoBruteForce(t *testing.T) {
 			for step := range 40 {
 				b := heavyBatch(r, 1+r.IntN(40), 1.1+r.Float64())
 				w := make([]float64, len(b))
-				e.Weights(b, w)
+				Weights(e, b, w)
 				var th Threshold
 				if len(seen) < MinTailSamples {
 					g := c.alpha
@@ -72,7 +72,7 @@ func TestPSAutoBruteForce(t *testing.T) {
 					th, _ = Increasing(alpha, beta)
 				}
 				want := make([]float64, len(b))
-				NewPSClip(th).Weights(b, want)
+				Weights(NewPSClip(th), b, want)
 				for i := range w {
 					if math.Abs(w[i]-want[i]) > 1e-12*want[i] {
 						t.Fatalf("step %d (%d norms seen, threshold %v): w = %v, want %v", step, len(seen), th, w, want)
@@ -94,7 +94,7 @@ func TestPSAutoNonFinite(t *testing.T) {
 	e, _ := NewPSAuto(0, 0, MinTailSamples)
 	norms := []float64{4, math.NaN(), 1, math.Inf(1), 2}
 	w := make([]float64, len(norms))
-	st := e.Weights(norms, w)
+	st := Weights(e, norms, w)
 	// Warm-up median of 1, 2, 4 is 2: sample 1 is clipped to 2/4 of 1/3.
 	want := []float64{1.0 / 6, 0, 1.0 / 3, 0, 1.0 / 3}
 	if !nearVec(w, want) || st.Clipped != 1 || st.Dropped != 2 || e.tail.Len() != 3 {
@@ -129,7 +129,7 @@ func TestStateRoundTrip(t *testing.T) {
 			a := newE()
 			for range 25 { // past the warm-up and round the ring
 				b := heavyBatch(r, 32, 1.4)
-				a.Weights(b, make([]float64, len(b)))
+				Weights(a, b, make([]float64, len(b)))
 			}
 			state, err := a.MarshalBinary()
 			if err != nil {
@@ -146,8 +146,8 @@ func TestStateRoundTrip(t *testing.T) {
 			for step := range 20 {
 				batch := heavyBatch(r, 1+r.IntN(50), 1.4)
 				wa, wb := make([]float64, len(batch)), make([]float64, len(batch))
-				a.Weights(batch, wa)
-				b.Weights(batch, wb)
+				Weights(a, batch, wa)
+				Weights(b, batch, wb)
 				if !slices.Equal(wa, wb) {
 					t.Fatalf("step %d after restore: %v vs %v", step, wa, wb)
 				}
@@ -195,7 +195,7 @@ func TestQuantileHandComputed(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := make([]float64, 4)
-		st := e.Weights(norms, w)
+		st := Weights(e, norms, w)
 		if !nearVec(w, tt.want) || st.Clipped != tt.clipped || !near(e.Gamma(), tt.nextGamma) {
 			t.Errorf("γ=%v q=%v: w = %v (%d clipped), next γ %v; want %v (%d), %v", tt.gamma, tt.q, w, st.Clipped, e.Gamma(), tt.want, tt.clipped, tt.nextGamma)
 		}
@@ -203,12 +203,12 @@ func TestQuantileHandComputed(t *testing.T) {
 	// Without an initial γ the first batch's median (the upper middle) is used.
 	e, _ := NewQuantile(0, 0, 0)
 	w := make([]float64, 5)
-	e.Weights([]float64{4, math.NaN(), 1, 3, 2}, w)
+	Weights(e, []float64{4, math.NaN(), 1, 3, 2}, w)
 	if want := []float64{0.25 * 3 / 4, 0, 0.25, 0.25, 0.25}; !nearVec(w, want) {
 		t.Errorf("median start: w = %v, want %v", w, want)
 	}
 	zero, _ := NewQuantile(0, 0, 0)
-	zero.Weights([]float64{0, 0}, w[:2])
+	Weights(zero, []float64{0, 0}, w[:2])
 	if zero.Gamma() != 0 || w[0] != 0.5 {
 		t.Errorf("zero norms: γ = %v, w = %v", zero.Gamma(), w[:2])
 	}
@@ -227,7 +227,7 @@ func TestQuantileTracksQuantile(t *testing.T) {
 			for i := range norms {
 				norms[i] = math.Exp(r.NormFloat64())
 			}
-			e.Weights(norms, w)
+			Weights(e, norms, w)
 			if step >= burn {
 				logSum += math.Log(e.Gamma())
 			}
@@ -252,7 +252,7 @@ func TestAutoClip(t *testing.T) {
 		t.Errorf("direction %v (%d clipped), want %v (1)", dir, st.Clipped, want)
 	}
 	w := make([]float64, 2)
-	if st := e.Weights([]float64{math.NaN(), 1}, w); w[0] != 0 || !near(w[1], 1/1.01) || st.Dropped != 1 {
+	if st := Weights(e, []float64{math.NaN(), 1}, w); w[0] != 0 || !near(w[1], 1/1.01) || st.Dropped != 1 {
 		t.Errorf("NaN sample: w = %v, %+v", w, st)
 	}
 }
@@ -296,9 +296,9 @@ func TestPSAutoDoesNotAllocate(t *testing.T) {
 	b := heavyBatch(r, 64, 1.5)
 	w := make([]float64, 64)
 	for range 80 {
-		e.Weights(b, w)
+		Weights(e, b, w)
 	}
-	if a := testing.AllocsPerRun(20, func() { e.Weights(b, w) }); a != 0 {
+	if a := testing.AllocsPerRun(20, func() { Weights(e, b, w) }); a != 0 {
 		t.Errorf("PSAuto.Weights allocates %v times per batch", a)
 	}
 }
@@ -315,11 +315,11 @@ func BenchmarkAdaptiveWeights(b *testing.B) {
 	ac, _ := NewAutoClip(0)
 	for _, e := range []Estimator{NewPSClip(th), auto, q, ac} {
 		for range DefaultWindow / 64 {
-			e.Weights(batch, w)
+			Weights(e, batch, w)
 		}
 		b.Run(e.Name(), func(b *testing.B) {
 			for b.Loop() {
-				e.Weights(batch, w)
+				Weights(e, batch, w)
 			}
 		})
 	}

@@ -5,31 +5,63 @@ import (
 	"math"
 )
 
+// Float is the element type of the gradients Direction works on: float32
+// (PyTorch's and nn's default) or float64.
+type Float interface{ ~float32 | ~float64 }
+
+// Result is what Direction computed for one batch: e's statistics with
+// PreClipNorm and BatchClipped filled in, every sample's gradient norm and
+// its plain clip factor (Estimator.Factors: 1 kept whole, below 1 clipped,
+// 0 dropped). The weight of sample i in the direction is Factors[i]/m, with
+// m = N − Dropped, times Scale.
+type Result struct {
+	Stats
+	Norms, Factors []float64
+}
+
+// Weights sets w[i] = c_i/m for one whole batch (k0 = 0): e's clip factors
+// over the number m of samples with a finite norm, 0 for the others, so that
+// Σ w_i g_i is the clipped mean. It then ends the step (Estimator.Update).
+// If no norm is finite every weight is 0.
+func Weights(e Estimator, norms, w []float64) Stats {
+	st := e.Factors(0, norms, w)
+	e.Update(norms)
+	if m := st.N - st.Dropped; m > 0 {
+		inv := 1 / float64(m)
+		for i := range norms {
+			w[i] *= inv
+		}
+	}
+	return st
+}
+
 // Direction computes the update direction of e for a batch of explicit
-// per-sample gradients and returns e's statistics with PreClipNorm and
-// BatchClipped filled in. grads holds the n samples' gradients row by row
+// per-sample gradients. grads holds the n samples' gradients row by row
 // (n×d, row-major) and d = len(dir); len(grads) must be a multiple of d.
+// The norms are computed and the direction accumulated in float64 whatever
+// F is.
 //
 // A sample whose gradient norm is NaN or ±Inf (any non-finite component)
 // gets weight 0 and is counted in Stats.Dropped; the others are averaged as
 // if it were not there. If every sample is non-finite, or the batch is
 // empty, dir is zero.
 //
-// Direction allocates scratch space on every call; use a Workspace in loops.
-func Direction(e Estimator, grads, dir []float64) Stats {
-	var ws Workspace
+// Direction allocates on every call; use a Workspace in loops.
+func Direction[F Float](e Estimator, grads, dir []F) Result {
+	var ws Workspace[F]
 	return ws.Direction(e, grads, dir)
 }
 
 // A Workspace holds the scratch space of Direction, so that repeated calls
 // with batches of the same size do not allocate. The zero value is ready to
 // use; a Workspace must not be used by two goroutines at once.
-type Workspace struct {
-	norms, w []float64
+type Workspace[F Float] struct {
+	norms, w, acc []float64
 }
 
-// Direction is the package-level Direction using ws's scratch space.
-func (ws *Workspace) Direction(e Estimator, grads, dir []float64) Stats {
+// Direction is the package-level Direction using ws's scratch space. The
+// Result's Norms and Factors are ws's: they are valid until its next call.
+func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
 	d := len(dir)
 	if d == 0 || len(grads)%d != 0 {
 		panic(fmt.Sprintf("estimator: %d gradient values do not form rows of length %d", len(grads), d))
@@ -37,37 +69,42 @@ func (ws *Workspace) Direction(e Estimator, grads, dir []float64) Stats {
 	n := len(grads) / d
 	ws.norms = grow(ws.norms, n)
 	ws.w = grow(ws.w, n)
+	ws.acc = grow(ws.acc, d)
 	for i := range n {
 		ws.norms[i] = norm(grads[i*d : (i+1)*d])
 	}
-	st := e.Weights(ws.norms, ws.w)
-	clear(dir)
-	for i, w := range ws.w {
-		// Skipping zero weights keeps a dropped sample's NaN out: 0·NaN is NaN.
-		if w == 0 {
-			continue
-		}
-		g := grads[i*d : (i+1)*d]
-		for j := range dir {
-			dir[j] += w * g[j]
-		}
-	}
-	st.PreClipNorm = norm(dir)
-	if s := e.Scale(st.PreClipNorm); s != 1 {
-		st.BatchClipped = s < 1 && st.PreClipNorm > 0
-		for j := range dir {
-			dir[j] *= s
+	st := e.Factors(0, ws.norms, ws.w)
+	e.Update(ws.norms)
+	acc := ws.acc
+	clear(acc)
+	if m := st.N - st.Dropped; m > 0 {
+		inv := 1 / float64(m)
+		for i, c := range ws.w {
+			// Skipping zero factors keeps a dropped sample's NaN out: 0·NaN is NaN.
+			if c == 0 {
+				continue
+			}
+			w := c * inv
+			for j, v := range grads[i*d : (i+1)*d] {
+				acc[j] += w * float64(v)
+			}
 		}
 	}
-	return st
+	st.PreClipNorm = norm(acc)
+	s := e.Scale(st.PreClipNorm)
+	st.BatchClipped = s < 1 && st.PreClipNorm > 0
+	for j, v := range acc {
+		dir[j] = F(v * s)
+	}
+	return Result{Stats: st, Norms: ws.norms, Factors: ws.w}
 }
 
 // norm returns the Euclidean norm of x: NaN if any component is NaN, +Inf if
 // any is infinite (or the sum of squares overflows).
-func norm(x []float64) float64 {
+func norm[F Float](x []F) float64 {
 	var s float64
 	for _, v := range x {
-		s += v * v
+		s += float64(v) * float64(v)
 	}
 	return math.Sqrt(s)
 }

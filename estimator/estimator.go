@@ -15,10 +15,17 @@
 // The estimators are SGD, ClipSGD, NSGD and PSClip (with a Threshold from
 // Constant, Increasing or HighProbability); New builds one from its
 // command-line name. Direction (or a Workspace, in loops) applies an
-// estimator to explicit per-sample gradients.
+// estimator to explicit per-sample gradients and returns the norms and clip
+// factors it computed.
+//
+// The weights are w_i = c_i/m: a plain clip factor c_i ∈ [0, 1] per sample
+// (Estimator.Factors; 1 for the estimators that do not clip per sample)
+// over the number m of finite samples. Factors and the direction functions
+// take float32 or float64 gradients, so gradients from any framework can be
+// clipped here.
 //
 // Non-finite samples: a sample whose gradient norm is NaN or ±Inf gets
-// weight 0 and is counted in Stats.Dropped; the remaining samples are
+// factor 0 and is counted in Stats.Dropped; the remaining samples are
 // averaged among themselves (PS-Clip-SGD's k still counts batch positions).
 // If no sample is finite the direction is zero. NSGD maps a zero mean to the
 // zero direction, not NaN.
@@ -43,20 +50,31 @@
 package estimator
 
 // Estimator is a gradient estimator in the two-stage form of the package
-// documentation.
+// documentation. A step's per-sample part is split into Factors, which
+// clips and may be called on the step's samples in parts (micro-batches),
+// and Update, which ends the step; Weights combines them for one batch.
 type Estimator interface {
 	// Name is the estimator's command-line name, e.g. "ps-clip-sgd".
 	Name() string
-	// PerSample reports whether Weights depends on the per-sample norms.
-	// When it does not, callers may skip computing them and weight every
-	// finite sample equally.
+	// PerSample reports whether the factors depend on the per-sample
+	// norms. When they do not, every finite sample has factor 1, and
+	// callers may skip computing the norms (package train then never calls
+	// Factors or Update, and reports no per-sample norms).
 	PerSample() bool
-	// Weights sets w[i], the weight of sample i (k = i+1 in batch order),
-	// from its gradient norm norms[i]. A non-finite norm gets weight 0 and
-	// is counted in Stats.Dropped; the average is then over the finite
-	// samples. Weights is called once per batch, so an adaptive estimator
-	// may update its state here.
-	Weights(norms []float64, w []float64) Stats
+	// Factors sets c[i], the plain clip factor of sample k = k0+i+1 of the
+	// step (k counts the step's samples in order, over all its parts), from
+	// its gradient norm norms[i]: 1 for a sample kept whole, min(1, τ_k/|g_k|)
+	// for PS-Clip-SGD, and 0 for a non-finite norm, which drops the sample
+	// (counted in Stats.Dropped). It does not change the estimator's state,
+	// so a step's samples may be given in consecutive parts, each with k0
+	// the number of samples before it, and get the factors one call over
+	// all of them would give (except where a warm-up threshold is the
+	// median of the norms given: PSAuto, Quantile).
+	Factors(k0 int, norms, c []float64) Stats
+	// Update ends a step: an adaptive estimator learns from all of the
+	// step's norms, in order (each part's, concatenated), for the next
+	// step's thresholds. A stateless estimator ignores it.
+	Update(norms []float64)
 	// Scale is the factor applied to the weighted sum s, given |s|.
 	Scale(norm float64) float64
 }
@@ -64,7 +82,7 @@ type Estimator interface {
 // Stats describes what an estimator did to one batch.
 type Stats struct {
 	N            int     // samples in the batch
-	Clipped      int     // samples whose weight was reduced by per-sample clipping
+	Clipped      int     // samples whose factor is below 1 (per-sample clipping)
 	Dropped      int     // samples left out because their norm was NaN or ±Inf
 	MeanNorm     float64 // mean per-sample gradient norm over the finite samples (0 if unknown)
 	PreClipNorm  float64 // |s|, the norm of the weighted sum before Scale

@@ -71,7 +71,7 @@ func TestDirectionHandComputed(t *testing.T) {
 			if !nearVec(dir, tt.want) {
 				t.Errorf("direction %v, want %v", dir, tt.want)
 			}
-			if !statsNear(st, tt.st) {
+			if !statsNear(st.Stats, tt.st) {
 				t.Errorf("stats %+v, want %+v", st, tt.st)
 			}
 		})
@@ -118,7 +118,7 @@ func TestEdgeCases(t *testing.T) {
 			if !nearVec(dir, tt.want) {
 				t.Errorf("direction %v, want %v", dir, tt.want)
 			}
-			if !statsNear(st, tt.st) {
+			if !statsNear(st.Stats, tt.st) {
 				t.Errorf("stats %+v, want %+v", st, tt.st)
 			}
 		})
@@ -201,7 +201,7 @@ func TestPSClipThresholdCache(t *testing.T) {
 			norms[i] = 100 // every sample clipped: w_i = τ_i/100/n
 		}
 		w := make([]float64, n)
-		e.Weights(norms, w)
+		Weights(e, norms, w)
 		for i, wi := range w {
 			if want := 0.7 * math.Pow(float64(i+1), 1/1.6) / 100 / float64(n); !near(wi, want) {
 				t.Fatalf("n=%d: w[%d] = %v, want %v", n, i, wi, want)
@@ -312,7 +312,7 @@ func TestWorkspaceDoesNotAllocate(t *testing.T) {
 		g[i] = float64(i%7) - 3
 	}
 	dir := make([]float64, 10)
-	var ws Workspace
+	var ws Workspace[float64]
 	ws.Direction(e, g, dir)
 	if a := testing.AllocsPerRun(100, func() { ws.Direction(e, g, dir) }); a != 0 {
 		t.Errorf("Workspace.Direction allocates %v times per call", a)
@@ -344,7 +344,7 @@ func benchmarkDirection(b *testing.B, e Estimator, n, d int) {
 		g[i] = r.NormFloat64()
 	}
 	dir := make([]float64, d)
-	var ws Workspace
+	var ws Workspace[float64]
 	b.SetBytes(int64(8 * n * d))
 	for b.Loop() {
 		ws.Direction(e, g, dir)

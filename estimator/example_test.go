@@ -34,3 +34,24 @@ func Example() {
 	// clip-sgd    direction ( -1.15,  1.64)  clipped samples 0
 	// ps-clip-sgd direction (  0.27,  0.53)  clipped samples 1
 }
+
+// Gradients from another framework, as float32 rows (one per sample):
+// Direction returns the per-sample norms it computed and the plain clip
+// factors, min(1, γ/|g_i|) for PS-Clip-SGD.
+func ExampleDirection() {
+	grads := []float32{
+		3, 4, // norm 5
+		0, 1, // norm 1
+	}
+	gamma, err := estimator.Constant(2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir := make([]float32, 2)
+	r := estimator.Direction(estimator.NewPSClip(gamma), grads, dir)
+	fmt.Println("norms", r.Norms, "factors", r.Factors, "clipped", r.Clipped)
+	fmt.Println("direction", dir)
+	// Output:
+	// norms [5 1] factors [0.4 1] clipped 1
+	// direction [0.6 1.3]
+}

@@ -10,10 +10,11 @@ import (
 // per-sample gradients.
 type SGD struct{}
 
-func (SGD) Name() string                               { return "sgd" }
-func (SGD) PerSample() bool                            { return false }
-func (SGD) Weights(norms []float64, w []float64) Stats { return mean(norms, w) }
-func (SGD) Scale(float64) float64                      { return 1 }
+func (SGD) Name() string                            { return "sgd" }
+func (SGD) PerSample() bool                         { return false }
+func (SGD) Factors(_ int, norms, c []float64) Stats { return unit(norms, c) }
+func (SGD) Update([]float64)                        {}
+func (SGD) Scale(float64) float64                   { return 1 }
 
 // ClipSGD clips the batch mean to norm Gamma: the direction is
 // min(1, γ/|ḡ|)·ḡ, as torch.nn.utils.clip_grad_norm_ does. Build it with
@@ -30,9 +31,10 @@ func NewClipSGD(gamma float64) (ClipSGD, error) {
 	return ClipSGD{Gamma: gamma}, nil
 }
 
-func (ClipSGD) Name() string                               { return "clip-sgd" }
-func (ClipSGD) PerSample() bool                            { return false }
-func (ClipSGD) Weights(norms []float64, w []float64) Stats { return mean(norms, w) }
+func (ClipSGD) Name() string                            { return "clip-sgd" }
+func (ClipSGD) PerSample() bool                         { return false }
+func (ClipSGD) Factors(_ int, norms, c []float64) Stats { return unit(norms, c) }
+func (ClipSGD) Update([]float64)                        {}
 
 // Scale is min(1, γ/norm).
 func (c ClipSGD) Scale(norm float64) float64 {
@@ -46,9 +48,10 @@ func (c ClipSGD) Scale(norm float64) float64 {
 // mean gives the zero direction rather than NaN.
 type NSGD struct{}
 
-func (NSGD) Name() string                               { return "nsgd" }
-func (NSGD) PerSample() bool                            { return false }
-func (NSGD) Weights(norms []float64, w []float64) Stats { return mean(norms, w) }
+func (NSGD) Name() string                            { return "nsgd" }
+func (NSGD) PerSample() bool                         { return false }
+func (NSGD) Factors(_ int, norms, c []float64) Stats { return unit(norms, c) }
+func (NSGD) Update([]float64)                        {}
 
 // Scale is 1/norm, and 0 for a zero norm.
 func (NSGD) Scale(norm float64) float64 {
@@ -86,21 +89,22 @@ func (e *PSClip) Threshold() Threshold { return e.t }
 
 func (*PSClip) Name() string          { return "ps-clip-sgd" }
 func (*PSClip) PerSample() bool       { return true }
+func (*PSClip) Update([]float64)      {}
 func (*PSClip) Scale(float64) float64 { return 1 }
 
-// Weights sets w[i] = min(1, τ_{i+1}/norms[i]) / m, where m is the number of
-// finite norms; a sample counts as clipped when its factor is below 1.
-func (e *PSClip) Weights(norms []float64, w []float64) Stats {
-	st := mean(norms, w)
-	taus := e.thresholds(len(norms))
+// Factors sets c[i] = min(1, τ_k/norms[i]) with k = k0+i+1; a sample counts
+// as clipped when its factor is below 1.
+func (e *PSClip) Factors(k0 int, norms, c []float64) Stats {
+	st := unit(norms, c)
+	taus := e.thresholds(k0 + len(norms))
 	for i, x := range norms {
 		tau := e.t.alpha
 		if taus != nil {
-			tau = taus[i]
+			tau = taus[k0+i]
 		}
-		// x > tau is false for NaN; +Inf norms already have weight 0.
-		if x > tau && w[i] != 0 {
-			w[i] *= tau / x
+		// x > tau is false for NaN; +Inf norms already have factor 0.
+		if x > tau && c[i] != 0 {
+			c[i] = tau / x
 			st.Clipped++
 		}
 	}
@@ -125,39 +129,30 @@ func (e *PSClip) thresholds(n int) []float64 {
 	return taus
 }
 
-// mean sets the weights of plain averaging: 1/m for each of the m samples
-// with a finite norm, 0 for the others.
-func mean(norms []float64, w []float64) Stats {
+// unit sets the factors of plain averaging, 1 for every sample with a
+// finite norm and 0 for the others, and counts the samples.
+func unit(norms, c []float64) Stats {
 	n := len(norms)
-	checkLen(n, w)
+	checkLen(n, c)
 	st := Stats{N: n}
 	var sum float64
-	for _, x := range norms {
+	for i, x := range norms {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			st.Dropped++
+			c[i] = 0
 			continue
 		}
 		sum += x
+		c[i] = 1
 	}
-	m := n - st.Dropped
-	if m == 0 {
-		clear(w[:n])
-		return st
-	}
-	st.MeanNorm = sum / float64(m)
-	inv := 1 / float64(m)
-	for i, x := range norms {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			w[i] = 0
-		} else {
-			w[i] = inv
-		}
+	if m := n - st.Dropped; m > 0 {
+		st.MeanNorm = sum / float64(m)
 	}
 	return st
 }
 
-func checkLen(n int, w []float64) {
-	if len(w) < n {
-		panic(fmt.Sprintf("estimator: %d weights for %d norms", len(w), n))
+func checkLen(n int, c []float64) {
+	if len(c) < n {
+		panic(fmt.Sprintf("estimator: %d factors for %d norms", len(c), n))
 	}
 }

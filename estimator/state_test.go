@@ -14,7 +14,7 @@ func TestStateAndSetState(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := make([]float64, 4)
-	a.Weights([]float64{1, 2, 3, 4}, w)
+	Weights(a, []float64{1, 2, 3, 4}, w)
 	b, err := State(a)
 	if err != nil || b == nil {
 		t.Fatalf("adaptive State: %v, %v", b, err)
@@ -27,8 +27,8 @@ func TestStateAndSetState(t *testing.T) {
 		t.Fatal(err)
 	}
 	wa, wc := make([]float64, 3), make([]float64, 3)
-	a.Weights([]float64{5, 1, 2}, wa)
-	c.Weights([]float64{5, 1, 2}, wc)
+	Weights(a, []float64{5, 1, 2}, wa)
+	Weights(c, []float64{5, 1, 2}, wc)
 	for i := range wa {
 		if wa[i] != wc[i] {
 			t.Fatalf("restored estimator weights %v, original %v", wc, wa)

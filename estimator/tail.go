@@ -10,7 +10,7 @@ import (
 // Defaults of the online tail estimates.
 const (
 	// DefaultWindow is the number of recent per-sample norms a Tail keeps:
-	// 64 batches of 64. An estimate over it costs O(window): PSAuto.Weights
+	// 64 batches of 64. An estimate over it costs O(window): PSAuto
 	// took 0.12–0.37 ms per batch of 64 against 0.5–1.4 µs for a fixed
 	// PS-Clip threshold (BenchmarkAdaptiveWeights, two runs on a shared
 	// 2-core machine) — small next to a network's step, large next to the

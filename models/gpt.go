@@ -92,10 +92,8 @@ type GPT struct {
 	params []*nn.Param
 }
 
-// NewGPT returns a GPT with nanoGPT's initialisation (_init_weights), drawn
-// from a PCG generator seeded with seed in the order of Params: weights of
-// Linear and Embedding layers N(0, 0.02²), except every c_proj.weight
-// N(0, 0.02²/(2·NLayer)); biases 0; LayerNorm weights 1.
+// NewGPT returns a GPT with nanoGPT's initialisation (Init), drawn from a
+// PCG generator seeded with seed.
 func NewGPT(cfg GPTConfig, seed uint64) (*GPT, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -120,18 +118,31 @@ func NewGPT(cfg GPTConfig, seed uint64) (*GPT, error) {
 	}
 	net = append(net, nn.NewLayerNorm("transformer.ln_f", d, cfg.Bias), nn.NewTiedHead(wte))
 	m := &GPT{cfg: cfg, net: net, params: net.Params()}
-	rng := rand.New(rand.NewPCG(seed, 0x6770742d696e6974)) // "gpt-init"
-	for _, p := range m.params {
-		if len(p.Value.Shape) != 2 {
-			continue // LayerNorm weights (1) and biases (0) keep their values
-		}
-		std := 0.02
-		if strings.HasSuffix(p.Name, ".c_proj.weight") {
-			std /= math.Sqrt(2 * float64(cfg.NLayer))
-		}
-		nn.Normal(rng, p.Value, std)
-	}
+	m.Init(rand.New(rand.NewPCG(seed, 0x6770742d696e6974))) // "gpt-init"
 	return m, nil
+}
+
+// Init draws nanoGPT's initialisation (_init_weights) from rng in the order
+// of Params: weights of Linear and Embedding layers N(0, 0.02²), except
+// every c_proj.weight N(0, 0.02²/(2·NLayer)); biases 0; LayerNorm weights 1
+// (nn.Initializer, so nn.Init re-initialises a GPT this way).
+func (m *GPT) Init(rng *rand.Rand) {
+	for _, p := range m.params {
+		switch {
+		case len(p.Value.Shape) == 2:
+			std := 0.02
+			if strings.HasSuffix(p.Name, ".c_proj.weight") {
+				std /= math.Sqrt(2 * float64(m.cfg.NLayer))
+			}
+			nn.Normal(rng, p.Value, std)
+		case strings.HasSuffix(p.Name, ".bias"):
+			p.Value.Zero()
+		default: // LayerNorm weights
+			for i := range p.Value.Data {
+				p.Value.Data[i] = 1
+			}
+		}
+	}
 }
 
 // Config returns the model's configuration.
@@ -168,3 +179,7 @@ func (m *GPT) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
 func (m *GPT) Params() []*nn.Param { return m.params }
 
 var _ nn.Layer = (*GPT)(nil)
+
+// OutShape is [B, T, VocabSize] for token ids [B, T] with T ≤ BlockSize
+// (nn.Shaper); the ids themselves are checked by CheckInput.
+func (m *GPT) OutShape(in []int) ([]int, error) { return m.net.OutShape(in) }

@@ -184,8 +184,8 @@ type CausalSelfAttention struct {
 
 // NewCausalSelfAttention returns attention over d features in nHead heads,
 // with parameters name+".c_attn.weight" [3d, d] and name+".c_proj.weight"
-// [d, d] (and biases with bias), all zero, and both dropouts with probability
-// dropout. It panics unless nHead divides d.
+// [d, d] (and biases with bias), initialised as NewLinear does, and both
+// dropouts with probability dropout. It panics unless nHead divides d.
 func NewCausalSelfAttention(name string, d, nHead int, dropout float64, bias bool) *CausalSelfAttention {
 	if nHead <= 0 || d%nHead != 0 {
 		panic(fmt.Sprintf("nn: NewCausalSelfAttention: %d heads do not divide %d features", nHead, d))

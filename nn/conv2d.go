@@ -45,7 +45,8 @@ type Conv2d struct {
 }
 
 // NewConv2d returns a convolution whose parameters are named prefix+".weight"
-// and prefix+".bias". The parameters are zero: see InitDefault.
+// and prefix+".bias", with PyTorch's default initialisation (Init) drawn
+// from the package's default source (see Init to choose a seed).
 func NewConv2d(prefix string, cin, cout, k, stride, pad int, bias bool) *Conv2d {
 	if cin <= 0 || cout <= 0 || k <= 0 || stride <= 0 || pad < 0 {
 		panic(fmt.Sprintf("nn: NewConv2d(%q, cin=%d, cout=%d, k=%d, stride=%d, pad=%d): bad geometry", prefix, cin, cout, k, stride, pad))
@@ -54,6 +55,7 @@ func NewConv2d(prefix string, cin, cout, k, stride, pad int, bias bool) *Conv2d 
 	if bias {
 		c.Bias = NewParam(prefix+".bias", cout)
 	}
+	initDefault(c)
 	return c
 }
 

@@ -61,11 +61,13 @@ type Embedding struct {
 	acc  []float32 // the grouped rows of one sample
 }
 
-// NewEmbedding returns an embedding of num ids into dim features with zero
-// weight (initialise it with the model's scheme). Its parameter is
-// name+".weight", of shape [num, dim].
+// NewEmbedding returns an embedding of num ids into dim features with
+// PyTorch's default initialisation (Init) drawn from the package's default
+// source. Its parameter is name+".weight", of shape [num, dim].
 func NewEmbedding(name string, num, dim int) *Embedding {
-	return &Embedding{Weight: NewParam(name+".weight", num, dim)}
+	e := &Embedding{Weight: NewParam(name+".weight", num, dim)}
+	initDefault(e)
+	return e
 }
 
 // Params returns the weight.
@@ -179,10 +181,12 @@ type PositionEmbedding struct {
 }
 
 // NewPositionEmbedding returns a position embedding for up to block positions
-// of dim features, with zero weight. Its parameter is name+".weight", of shape
-// [block, dim].
+// of dim features, initialised as Init does from the package's default
+// source. Its parameter is name+".weight", of shape [block, dim].
 func NewPositionEmbedding(name string, block, dim int) *PositionEmbedding {
-	return &PositionEmbedding{Weight: NewParam(name+".weight", block, dim)}
+	p := &PositionEmbedding{Weight: NewParam(name+".weight", block, dim)}
+	initDefault(p)
+	return p
 }
 
 // Params returns the weight.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/nn/nntest"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -37,6 +38,6 @@ func TestGPTPerSample(t *testing.T) {
 		if err := m.CheckInput(x); err != nil {
 			t.Fatal(err)
 		}
-		nn.CheckPerSample(t, m, x, y, nn.CrossEntropy, nn.MedianClip)
+		nntest.CheckPerSample(t, m, x, y, nn.CrossEntropy, nntest.MedianClip)
 	}
 }

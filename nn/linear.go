@@ -99,8 +99,9 @@ func (r rule) choose(t, in, out int, gram float64) (ghost bool) {
 }
 
 // NewLinear returns a Linear layer from in to out features whose parameters
-// are named prefix+".weight" and prefix+".bias". The parameters are zero: see
-// InitDefault.
+// are named prefix+".weight" and prefix+".bias", with PyTorch's default
+// initialisation (Init) drawn from the package's default source (see Init
+// to choose a seed).
 func NewLinear(prefix string, in, out int, bias bool) *Linear {
 	if in <= 0 || out <= 0 {
 		panic(fmt.Sprintf("nn: NewLinear(%q, %d, %d): sizes must be positive", prefix, in, out))
@@ -109,6 +110,7 @@ func NewLinear(prefix string, in, out int, bias bool) *Linear {
 	if bias {
 		l.Bias = NewParam(prefix+".bias", out)
 	}
+	initDefault(l)
 	return l
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/nn/nntest"
 )
 
 // AlexNet-CIFAR at width/16 against the brute force, with cross-entropy and
@@ -22,8 +23,8 @@ func TestAlexNetPerSample(t *testing.T) {
 				nn.ForceRule(m, force == "ghost")
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
-			x := nn.RandTensor(rng, 4, 3, 32, 32)
-			nn.CheckPerSample(t, m, x, []int32{3, 0, 9, 3}, nn.CrossEntropy, nn.MedianClip)
+			x := nntest.RandTensor(rng, 4, 3, 32, 32)
+			nntest.CheckPerSample(t, m, x, []int32{3, 0, 9, 3}, nn.CrossEntropy, nntest.MedianClip)
 		})
 	}
 }

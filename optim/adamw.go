@@ -8,10 +8,32 @@ import (
 )
 
 // AdamWConfig holds AdamW's hyperparameters, named as torch.optim.AdamW's
-// (betas = (Beta1, Beta2)). Weight decay is set per Group.
+// (betas = (Beta1, Beta2)). The learning rate must be set (> 0); a β or ε
+// left 0 takes PyTorch's default (β₁ 0.9, β₂ 0.999, ε 1e-8), so a config
+// that names only LR is torch.optim.AdamW(lr=LR). A β or ε of exactly 0 is
+// spelled Exactly(0). Weight decay is set per Group and taken as given: 0 is no decay
+// (PyTorch's AdamW default is 1e-2).
 type AdamWConfig struct {
 	LR, Beta1, Beta2, Eps float64
 }
+
+// Exactly returns v for an AdamWConfig β or ε that means what it says, 0
+// included: 0 becomes the smallest positive float64, which the update
+// (formed in float64 and rounded to float32) cannot tell from 0, rather
+// than PyTorch's default. Use it for values a user may have set to 0.
+func Exactly(v float64) float64 {
+	if v == 0 {
+		return math.SmallestNonzeroFloat64
+	}
+	return v
+}
+
+// PyTorch's defaults for AdamWConfig fields left 0.
+const (
+	DefaultBeta1 = 0.9
+	DefaultBeta2 = 0.999
+	DefaultEps   = 1e-8
+)
 
 // Group is a parameter group: parameters that share a weight decay.
 type Group struct {
@@ -53,12 +75,21 @@ type AdamW struct {
 }
 
 // NewAdamW returns an AdamW optimizer over the groups. It returns an error
-// for hyperparameters PyTorch rejects (negative learning rate, ε or weight
-// decay; a β outside [0, 1)) and for parameters without a gradient of their
+// for a learning rate that is not a positive normal float32 and for
+// hyperparameters PyTorch rejects (negative ε or weight decay; a β outside
+// [0, 1)) and for parameters without a gradient of their
 // shape, with duplicate names, or in two groups.
 func NewAdamW(groups []Group, cfg AdamWConfig) (*AdamW, error) {
 	if err := checkLR(cfg.LR); err != nil {
 		return nil, err
+	}
+	for _, f := range []struct {
+		v   *float64
+		def float64
+	}{{&cfg.Beta1, DefaultBeta1}, {&cfg.Beta2, DefaultBeta2}, {&cfg.Eps, DefaultEps}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
 	}
 	switch {
 	case !(cfg.Beta1 >= 0 && cfg.Beta1 < 1):
@@ -137,6 +168,9 @@ func lerp(start, end, weight float32) float32 {
 
 // State returns the step count and, after the first step, the moment
 // estimates as "<param name>.exp_avg" and "<param name>.exp_avg_sq".
+// Params returns the parameters of all groups, in group order.
+func (o *AdamW) Params() []*nn.Param { return o.params }
+
 func (o *AdamW) State() State {
 	return exportState(o.params, o.steps, o.slots()...)
 }

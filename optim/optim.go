@@ -50,6 +50,8 @@ import (
 type Optimizer interface {
 	// Step makes one update from the parameters' gradients.
 	Step()
+	// Params lists the parameters Step updates.
+	Params() []*nn.Param
 	// SetLR sets the learning rate for the following steps.
 	SetLR(lr float64)
 	// LR is the current learning rate.
@@ -96,12 +98,18 @@ func nameOf(p *nn.Param) string {
 	return p.Name
 }
 
+// checkLR refuses a learning rate that is not a positive normal float32,
+// the precision the updates use: 0 would train nothing, and one outside
+// float32's normal range becomes Inf or loses its precision.
 func checkLR(lr float64) error {
-	if !(lr >= 0) || math.IsInf(lr, 0) {
-		return fmt.Errorf("optim: learning rate %g is not a finite number ≥ 0", lr)
+	if !(lr >= minNormal32 && lr <= math.MaxFloat32) {
+		return fmt.Errorf("optim: learning rate %g is not a positive normal float32 (%g to %g)", lr, minNormal32, math.MaxFloat32)
 	}
 	return nil
 }
+
+// minNormal32 is the smallest normal float32, 2⁻¹²⁶.
+const minNormal32 = 0x1p-126
 
 // stateSlot names one per-parameter state tensor: the State key is
 // params[i].Name + "." + name, and data is the optimizer's buffer.

@@ -7,7 +7,8 @@ import (
 	"github.com/psclip/psclip/nn"
 )
 
-// SGDConfig holds SGD's hyperparameters, named as torch.optim.SGD's.
+// SGDConfig holds SGD's hyperparameters, named as torch.optim.SGD's. The
+// learning rate must be set (> 0); the others default to 0 as in PyTorch.
 type SGDConfig struct {
 	LR          float64
 	Momentum    float64
@@ -30,9 +31,10 @@ type SGD struct {
 	steps  int
 }
 
-// NewSGD returns an SGD optimizer over params. It returns an error for
-// hyperparameters PyTorch rejects (negative learning rate, momentum or
-// weight decay; Nesterov without momentum) and for parameters without a
+// NewSGD returns an SGD optimizer over params. It returns an error for a
+// learning rate that is not a positive normal float32, for hyperparameters
+// PyTorch rejects (negative momentum or weight decay; Nesterov without
+// momentum) and for parameters without a
 // gradient of their shape or with duplicate names.
 func NewSGD(params []*nn.Param, cfg SGDConfig) (*SGD, error) {
 	if err := checkParams(params); err != nil {
@@ -108,6 +110,9 @@ func (o *SGD) Step() {
 	}
 	o.steps++
 }
+
+// Params returns the parameters SGD updates.
+func (o *SGD) Params() []*nn.Param { return o.params }
 
 // State returns the step count and, once a step with momentum has been
 // made, the momentum buffers as "<param name>.momentum_buffer".

@@ -18,6 +18,8 @@ type captureOpt struct {
 	steps  int
 }
 
+func (o *captureOpt) Params() []*nn.Param { return o.params }
+
 func (o *captureOpt) Step() {
 	o.steps++
 	o.got = o.got[:0]
@@ -107,6 +109,14 @@ func clip(g []float64, gamma float64) []float64 {
 	return out
 }
 
+func scaled(g []float64, s float64) []float64 {
+	out := make([]float64, len(g))
+	for i, v := range g {
+		out[i] = s * v
+	}
+	return out
+}
+
 func flatten(gs [][]float32) []float64 {
 	var out []float64
 	for _, g := range gs {
@@ -157,40 +167,53 @@ func TestStepMatchesDefinitions(t *testing.T) {
 		micro = append(micro, mean(gs))
 		all = append(all, gs...)
 	}
-	k := float64(len(batches))
+	n := float64(len(all))
 
 	clipSGD, _ := estimator.NewClipSGD(gamma)
 	constant, _ := estimator.Constant(gamma)
+	increasing, _ := estimator.Increasing(gamma/4, 1.5)
 	tests := []struct {
 		name  string
 		e     estimator.Estimator
 		scope train.Scope
 		want  func() []float64
 	}{
-		{"global clip of the averaged gradient", clipSGD, train.Global, func() []float64 {
-			return clip(mean(micro), gamma)
+		{"global clip of the step's mean gradient", clipSGD, train.Global, func() []float64 {
+			return clip(mean(all), gamma)
 		}},
-		{"micro-batch clip, then average", clipSGD, train.MicroBatch, func() []float64 {
+		{"micro-batch clip of each share (m_j/N)·g_j, then sum", clipSGD, train.MicroBatch, func() []float64 {
+			s := make([]float64, len(all[0]))
+			for j, g := range micro {
+				share := scaled(g, float64(batches[j].X.Dim(0))/n)
+				for i, v := range clip(share, gamma) {
+					s[i] += v
+				}
+			}
+			return s
+		}},
+		{"micro-batch clip of each mean gradient g_j, then weight by m_j/N", clipSGD, train.MicroBatchMean, func() []float64 {
+			s := make([]float64, len(all[0]))
+			for j, g := range micro {
+				for i, v := range clip(g, gamma) {
+					s[i] += v * float64(batches[j].X.Dim(0)) / n
+				}
+			}
+			return s
+		}},
+		{"no clipping", estimator.SGD{}, train.Global, func() []float64 { return mean(all) }},
+		{"per-sample clip", estimator.NewPSClip(constant), train.Global, func() []float64 {
 			var cs [][]float64
-			for _, g := range micro {
+			for _, g := range all {
 				cs = append(cs, clip(g, gamma))
 			}
 			return mean(cs)
 		}},
-		{"no clipping", estimator.SGD{}, train.Global, func() []float64 { return mean(micro) }},
-		{"per-sample clip within each micro-batch", estimator.NewPSClip(constant), train.Global, func() []float64 {
-			s := make([]float64, len(all[0]))
-			i := 0
-			for _, b := range batches {
-				m := b.X.Dim(0)
-				for range m {
-					for j, v := range clip(all[i], gamma) {
-						s[j] += v / float64(m) / k
-					}
-					i++
-				}
+		{"increasing threshold, k over the whole step", estimator.NewPSClip(increasing), train.Global, func() []float64 {
+			var cs [][]float64
+			for k, g := range all {
+				cs = append(cs, clip(g, increasing.Tau(k+1)))
 			}
-			return s
+			return mean(cs)
 		}},
 	}
 	for _, tt := range tests {
@@ -208,19 +231,29 @@ func TestStepMatchesDefinitions(t *testing.T) {
 	}
 }
 
-// With identical micro-batches every scope gives the update of one batch.
+// With K identical micro-batches Global and MicroBatchMean give the update
+// of one batch clipped to γ, and MicroBatch (which clips each share g/K)
+// that of one batch clipped to K·γ.
 func TestIdenticalMicroBatchesMatchOneBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	b := batch(rng, 6)
-	clipSGD, _ := estimator.NewClipSGD(0.3)
-	for _, scope := range []train.Scope{train.Global, train.MicroBatch} {
+	for _, tc := range []struct {
+		scope    train.Scope
+		gammaAcc float64 // the threshold that K = 4 micro-batches take
+	}{{train.Global, 0.3}, {train.MicroBatchMean, 0.3}, {train.MicroBatch, 0.3 / 4}} {
 		model := mlp(2)
-		one, optOne := newTrainer(t, model, clipSGD, scope)
-		if _, err := one.Step(b); err != nil {
+		clipOne, _ := estimator.NewClipSGD(0.3)
+		one, optOne := newTrainer(t, model, clipOne, tc.scope)
+		st, err := one.Step(b)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if st.ClippedBatches != 1 {
+			t.Fatalf("%v: the test needs a clipped batch, stats %+v", tc.scope, st)
+		}
 		want := flatten(optOne.got)
-		acc, optAcc := newTrainer(t, model, clipSGD, scope)
+		clipAcc, _ := estimator.NewClipSGD(tc.gammaAcc)
+		acc, optAcc := newTrainer(t, model, clipAcc, tc.scope)
 		if _, err := acc.Step(b, b, b, b); err != nil {
 			t.Fatal(err)
 		}
@@ -258,10 +291,16 @@ func TestNonFiniteSamples(t *testing.T) {
 		}
 		assertClose(t, flatten(opt.got), mean(finite), 1e-4)
 	})
-	for _, scope := range []train.Scope{train.Global, train.MicroBatch} {
+	for _, scope := range []train.Scope{train.Global, train.MicroBatch, train.MicroBatchMean} {
 		t.Run("plain "+scope.String()+" skips the micro-batch", func(t *testing.T) {
 			model := mlp(4)
-			want := clip(mean(sampleGrads(t, model, good)), 1)
+			g := mean(sampleGrads(t, model, good))
+			want := clip(g, 1)
+			if scope == train.MicroBatch {
+				// The good micro-batch's share g/2 is clipped to 1, then
+				// the step is averaged over the samples that are left.
+				want = scaled(clip(scaled(g, 0.5), 1), 2)
+			}
 			tr, opt := newTrainer(t, model, clipSGD, scope)
 			st, err := tr.Step(poisoned, good)
 			if err != nil {

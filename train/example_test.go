@@ -5,8 +5,6 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
-	"slices"
-	"testing"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/nn"
@@ -39,8 +37,9 @@ func blobs(rng *rand.Rand, n int) train.Batch {
 func Example() {
 	rng := rand.New(rand.NewPCG(1, 2))
 	model := nn.Sequential{nn.NewLinear("0", 4, 16, true), &nn.ReLU{}, nn.NewLinear("2", 16, 3, true)}
-	nn.InitDefault(rng, model[0].(*nn.Linear).Weight, model[0].(*nn.Linear).Bias)
-	nn.InitDefault(rng, model[2].(*nn.Linear).Weight, model[2].(*nn.Linear).Bias)
+	if err := nn.Init(model, 1); err != nil { // PyTorch's default initialisation, from seed 1
+		log.Fatal(err)
+	}
 
 	est, err := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
 	if err != nil {
@@ -66,153 +65,28 @@ func Example() {
 		last = st
 	}
 	fmt.Printf("loss %.1f → %.1f\n", first.Loss, last.Loss)
-	fmt.Println("clipped samples in the first batch:", first.Clipped > 0)
-	// Output:
-	// loss 1.4 → 0.6
-	// clipped samples in the first batch: true
-}
-
-// Gain is a custom layer, y = x ⊙ w with one weight per feature, that takes
-// part in one-pass per-sample clipping. Its per-sample gradient is tiny, so
-// it materialises it: g_i = Σ_t x_it ⊙ dy_it.
-type Gain struct {
-	W  *nn.Param
-	x  *tensor.Tensor
-	ps []float32 // per-sample gradients [B, d]
-}
-
-func NewGain(name string, d int) *Gain {
-	g := &Gain{W: nn.NewParam(name, d)}
-	for i := range g.W.Value.Data {
-		g.W.Value.Data[i] = 1
-	}
-	return g
-}
-
-func (g *Gain) Params() []*nn.Param { return []*nn.Param{g.W} }
-
-func (g *Gain) Forward(ctx *nn.Context, x *tensor.Tensor) *tensor.Tensor {
-	g.x = x
-	y := tensor.New(x.Shape...)
-	w := g.W.Value.Data
-	for i, v := range x.Data {
-		y.Data[i] = v * w[i%len(w)]
-	}
-	return y
-}
-
-func (g *Gain) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
-	d := len(g.W.Value.Data)
-	dx := tensor.New(dy.Shape...)
-	for i, v := range dy.Data {
-		dx.Data[i] = v * g.W.Value.Data[i%d]
-	}
-	if !ctx.PerSample() {
-		for i, v := range dy.Data {
-			g.W.Grad.Data[i%d] += v * g.x.Data[i]
-		}
-		return dx
-	}
-	// Per-sample mode: each sample's gradient, its squared norm, and the
-	// clipped sum deferred until the factors are known.
-	n := dy.Dim(0)
-	per := dy.Len() / n
-	g.ps = make([]float32, n*d)
-	sq := ctx.SqNorms()
-	for i := range n {
-		gi := g.ps[i*d : (i+1)*d]
-		for j := i * per; j < (i+1)*per; j++ {
-			gi[j%d] += dy.Data[j] * g.x.Data[j]
-		}
-		for _, v := range gi {
-			sq[i] += float64(v) * float64(v)
-		}
-	}
-	ctx.Defer(func(c []float32) {
-		for i, ci := range c {
-			if ci == 0 { // an excluded (non-finite) sample: skip, never multiply
-				continue
-			}
-			for j, v := range g.ps[i*d : (i+1)*d] {
-				g.W.Grad.Data[j] += ci * v
-			}
-		}
-	})
-	return dx
-}
-
-// A custom layer takes part in per-sample clipping by implementing nn.Layer
-// and, in the per-sample mode, reporting its squared norms and deferring its
-// clipped gradient (see Gain).
-func Example_customLayer() {
-	rng := rand.New(rand.NewPCG(3, 4))
-	lin := nn.NewLinear("fc", 4, 3, true)
-	nn.InitDefault(rng, lin.Weight, lin.Bias)
-	model := nn.Sequential{NewGain("gain", 4), lin}
-
-	est, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 0.5})
-	opt, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.05})
-	tr, _ := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: opt})
-	st, err := tr.Step(blobs(rng, 16))
+	fmt.Printf("first batch: %d of %d samples clipped, per-sample norms %.1f to %.1f (median %.1f)\n",
+		first.Clipped, first.Samples, first.SampleNorms.Min, first.SampleNorms.Max, first.SampleNorms.Median)
+	ev, err := train.Evaluate(model, nn.CrossEntropy, blobs(rng, 500))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%d of %d samples clipped\n", st.Clipped, st.Samples)
+	fmt.Printf("held-out accuracy %.2f\n", ev.Accuracy)
 	// Output:
-	// 16 of 16 samples clipped
-}
-
-// The custom layer's per-sample norms and clipped gradient agree with the
-// brute force: every sample's gradient from a batch of one, clipped, averaged.
-func TestCustomLayerMatchesBruteForce(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	lin := nn.NewLinear("fc", 4, 3, true)
-	nn.InitDefault(rng, lin.Weight, lin.Bias)
-	gain := NewGain("gain", 4)
-	for i := range gain.W.Value.Data {
-		gain.W.Value.Data[i] = float32(1 + 0.3*rng.NormFloat64())
-	}
-	model := nn.Sequential{gain, lin}
-	b := blobs(rng, 9)
-	gs := sampleGrads(t, model, b)
-	norms := make([]float64, len(gs))
-	for i, g := range gs {
-		norms[i] = norm(g)
-	}
-	slices.Sort(norms)
-	gamma := (norms[len(norms)/2-1] + norms[len(norms)/2]) / 2 // about half clip, far from any tie
-	want := make([]float64, len(gs[0]))
-	clipped := 0
-	for _, g := range gs {
-		if norm(g) > gamma {
-			clipped++
-		}
-		for j, v := range clip(g, gamma) {
-			want[j] += v / float64(len(gs))
-		}
-	}
-	if clipped == 0 || clipped == len(gs) {
-		t.Fatalf("%d of %d samples clipped: the test needs both kinds", clipped, len(gs))
-	}
-	est, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: gamma})
-	tr, opt := newTrainer(t, model, est, train.Global)
-	st, err := tr.Step(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Clipped != clipped {
-		t.Errorf("clipped %d samples, brute force %d", st.Clipped, clipped)
-	}
-	assertClose(t, flatten(opt.got), want, 1e-5)
+	// loss 1.0 → 0.4
+	// first batch: 32 of 32 samples clipped, per-sample norms 1.5 to 5.6 (median 2.6)
+	// held-out accuracy 0.91
 }
 
 // MB-Clip with AdamW: a step accumulates 4 micro-batches, clipping each
-// micro-batch's gradient to norm 1 before it is added.
+// micro-batch's share of the step's gradient (its gradient/4) to norm 1
+// before it is added, the paper's MB-Clip-SGD.
 func Example_microBatchClipping() {
 	rng := rand.New(rand.NewPCG(7, 8))
 	model := nn.Sequential{nn.NewLinear("0", 4, 16, false), &nn.ReLU{}, nn.NewLinear("2", 16, 3, false)}
-	nn.InitDefault(rng, model[0].(*nn.Linear).Weight, nil)
-	nn.InitDefault(rng, model[2].(*nn.Linear).Weight, nil)
+	if err := nn.Init(model, 7); err != nil {
+		log.Fatal(err)
+	}
 
 	clip, _ := estimator.New("clip-sgd", estimator.Params{Gamma: 1})
 	opt, _ := optim.NewAdamW(optim.DecayGroups(model.Params(), 0.1),

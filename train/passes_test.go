@@ -12,9 +12,10 @@ import (
 )
 
 // nopOpt is an optimizer that does nothing.
-type nopOpt struct{}
+type nopOpt struct{ params []*nn.Param }
 
-func (nopOpt) Step() {}
+func (nopOpt) Step()                 {}
+func (o nopOpt) Params() []*nn.Param { return o.params }
 
 // BenchmarkMicroBatchPasses times what MB-Clip adds per micro-batch (the
 // gradient norm and the scaled add into the running sum, clearing the
@@ -48,7 +49,7 @@ func passesTrainer(tb testing.TB) *Trainer {
 		tb.Fatal(err)
 	}
 	t, err := New(Config{Model: model, Loss: func(*tensor.Tensor, []int32) ([]float32, *tensor.Tensor, error) { return nil, nil, nil },
-		Estimator: e, Optimizer: nopOpt{}, Scope: MicroBatch})
+		Estimator: e, Optimizer: nopOpt{model.Params()}, Scope: MicroBatch})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -9,23 +9,33 @@
 //   - an estimator that works per sample (estimator.PerSample) runs the model's
 //     backward pass in the nn per-sample mode: every sample's gradient norm is
 //     collected during the ordinary backward pass, the estimator turns the
-//     norms into weights, and the weighted (clipped) gradient is formed with
-//     no second pass;
-//   - any other estimator runs the plain backward pass on the micro-batch
-//     mean;
+//     norms into clip factors, and the clipped gradient is formed with no
+//     second pass;
+//   - any other estimator runs the plain backward pass;
 //   - the estimator's batch-level Scale (Clip-SGD's clip, normalized SGD's
 //     normalisation) is applied once to the accumulated gradient (Global), or
-//     to every micro-batch's gradient before it is accumulated (MicroBatch:
-//     MB-Clip).
+//     to every micro-batch's part before it is accumulated (MicroBatch, the
+//     paper's MB-Clip on the micro-batch's share of the step's gradient;
+//     MicroBatchMean on its own mean gradient).
 //
-// The direction handed to the optimizer is the average over micro-batches of
-// the per-micro-batch directions, so a threshold means the same whatever the
-// number of micro-batches: with K identical micro-batches every scope gives
-// the same update as one large batch.
+// The micro-batches of one Step are one batch: every sample enters the
+// average with weight 1/N (N the step's samples), a per-sample estimator's
+// k counts the samples of the whole step, and an adaptive estimator learns
+// once per step from all its norms, so K micro-batches give the update of
+// one batch of the same samples in the same order (up to rounding), except
+// for the per-micro-batch Scale of the MicroBatch scopes.
+//
+// Step checks its input before it runs anything and refuses a bad
+// micro-batch with a *BatchError, leaving the parameters, the optimizer and
+// the estimator as they were. Stats reports what the step did, with a
+// summary of the per-sample gradient norms (and the norms themselves with
+// Config.KeepNorms) and per-group gradient norms (Config.Groups) to tune
+// thresholds from. Evaluate measures loss and accuracy with dropout off.
 //
 // Memory. Global and per-sample clipping accumulate in place in Param.Grad.
-// MicroBatch keeps one running-sum buffer the size of the gradients: a
-// micro-batch's gradient norm is known only once its gradient is complete,
+// The MicroBatch scopes keep one running-sum buffer the size of the
+// gradients: a micro-batch's gradient norm is known only once its gradient
+// is complete,
 // and once that gradient has been added in place to a running sum its own
 // part can no longer be scaled, so clipping it needs either a second buffer
 // or a second backward pass. psclip spends the buffer (the paper's
@@ -45,9 +55,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/internal/isnil"
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/tensor"
@@ -57,11 +69,20 @@ import (
 // and the gradient of Σ_i loss_i with respect to the output (so each sample's
 // slice of dout is the gradient of its own loss). Targets that do not fit the
 // output are an error.
+//
+// Targets are class indices, nn.CrossEntropy's convention: one per row of
+// the output's last dimension (one per sample for [B,C] outputs, one per
+// position for [B,T,V]), each in [0, C). Step checks them against the
+// model's output shape before it runs anything (see Trainer.Step).
 type Loss func(out *tensor.Tensor, targets []int32) (losses []float32, dout *tensor.Tensor, err error)
 
 // Optimizer updates the parameters from their gradients (Param.Grad).
+// optim.SGD and optim.AdamW are Optimizers.
 type Optimizer interface {
 	Step()
+	// Params lists the parameters Step updates. New refuses an optimizer
+	// with none, or with one that is not the model's.
+	Params() []*nn.Param
 }
 
 // Scope says where the estimator's batch-level Scale is applied when a step
@@ -71,9 +92,21 @@ type Scope int
 const (
 	// Global scales the accumulated gradient once: the usual practice.
 	Global Scope = iota
-	// MicroBatch scales every micro-batch's gradient before accumulating it
-	// (MB-Clip).
+	// MicroBatch scales every micro-batch's share of the step's gradient
+	// before accumulating it: the paper's MB-Clip-SGD. Micro-batch j of m_j
+	// samples, out of N in the step, contributes its share (m_j/N)·g_j of
+	// the step's mean gradient (g_j/K for K micro-batches of equal size,
+	// g_j its own mean gradient), and Clip-SGD's threshold γ bounds that
+	// share: the update is Σ_j min(1, γ/|(m_j/N)·g_j|)·(m_j/N)·g_j. This is
+	// what nanoGPT's loop does when it backpropagates loss/K and calls
+	// clip_grad_norm_ per micro-batch, so the paper's γ carries over as is.
 	MicroBatch
+	// MicroBatchMean scales every micro-batch's own mean gradient g_j
+	// instead, then takes the share: Σ_j (m_j/N)·min(1, γ/|g_j|)·g_j. For K
+	// micro-batches of equal size it clips K times harder than MicroBatch
+	// with the same γ (MicroBatch with K·γ is the same update), and K
+	// identical micro-batches step as one batch clipped to γ.
+	MicroBatchMean
 )
 
 func (s Scope) String() string {
@@ -82,6 +115,8 @@ func (s Scope) String() string {
 		return "global"
 	case MicroBatch:
 		return "micro-batch"
+	case MicroBatchMean:
+		return "micro-batch-mean"
 	}
 	return fmt.Sprintf("Scope(%d)", int(s))
 }
@@ -99,9 +134,18 @@ type Config struct {
 	Estimator estimator.Estimator
 	Optimizer Optimizer
 	Scope     Scope
-	// Rand drives training randomness inside the model (dropout). It may be
-	// nil for models without dropout.
+	// Rand drives training randomness inside the model (dropout). nil
+	// means a generator of the Trainer's own with a fixed seed: the same
+	// dropout masks on every run, but no state a checkpoint could save, so
+	// set it when a run is to resume exactly.
 	Rand *rand.Rand
+	// KeepNorms makes Step report every sample's gradient norm in
+	// Stats.Norms (per-sample estimators only).
+	KeepNorms bool
+	// Groups are parameter groups, each a list of the model's parameters
+	// (one group per layer, say), whose gradient norms Step reports in
+	// Stats.GroupNorms, in this order.
+	Groups [][]*nn.Param
 }
 
 // Stats describes one training step.
@@ -112,16 +156,31 @@ type Stats struct {
 	Samples int
 	// Clipped and Dropped count samples whose gradient was clipped or left
 	// out as non-finite by a per-sample estimator. MeanSampleNorm is the mean
-	// per-sample gradient norm over finite samples (0 without per-sample
-	// norms).
+	// per-sample gradient norm over finite samples.
 	Clipped, Dropped int
 	MeanSampleNorm   float64
+	// SampleNorms summarises the finite per-sample gradient norms of the
+	// step, the figures to choose a per-sample threshold γ from.
+	SampleNorms NormSummary
+	// Norms holds every sample's gradient norm in step order (NaN or Inf
+	// for a dropped sample) when Config.KeepNorms is set. It is the
+	// Trainer's buffer, reused by the next Step: copy it to keep it.
+	//
+	// Per-sample norms are computed only for per-sample estimators
+	// (estimator.Estimator.PerSample); with the others SampleNorms,
+	// MeanSampleNorm and Norms are zero.
+	Norms []float64
+	// GroupNorms[g] is the norm of Config.Groups[g]'s gradient as handed to
+	// the optimizer (nil without Groups, or when the step was skipped). It
+	// is the Trainer's buffer, reused by the next Step.
+	GroupNorms []float64
 	// GradNorm is the norm the batch-level Scale saw: the accumulated
-	// gradient's (Global) or the mean of the micro-batch gradients' norms
-	// (MicroBatch). It is torch's clip_grad_norm_ return value.
+	// gradient's (Global; torch's clip_grad_norm_ return value), or the mean
+	// over micro-batches of their shares' norms (MicroBatch) or of their
+	// mean gradients' norms (MicroBatchMean).
 	GradNorm float64
 	// ClippedBatches counts the gradients the batch-level Scale shrank: 0 or
-	// 1 with Global, up to the number of micro-batches with MicroBatch.
+	// 1 with Global, up to the number of micro-batches otherwise.
 	ClippedBatches int
 	// SkippedBatches counts micro-batches left out because their loss or
 	// gradient was not finite.
@@ -131,40 +190,92 @@ type Stats struct {
 	Skipped bool
 }
 
+// NormSummary is the minimum, median, 90th percentile and maximum of a set
+// of norms (quantiles interpolated linearly between order statistics, as
+// numpy.quantile does by default); all 0 for an empty set.
+type NormSummary struct {
+	Min, Median, P90, Max float64
+}
+
+// ErrNoBatches is Step's error when it is given no micro-batch.
+var ErrNoBatches = errors.New("train: Step needs at least one micro-batch")
+
+// BatchError is Step's error for a micro-batch it refuses. Step returns it
+// before it runs anything, with the parameters, the optimizer's and the
+// estimator's state unchanged.
+type BatchError struct {
+	Batch int   // the micro-batch's index among Step's arguments
+	Err   error // what is wrong with it (an *nn.InputError for its input)
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("train: micro-batch %d: %v", e.Batch, e.Err) }
+func (e *BatchError) Unwrap() error { return e.Err }
+
 // Trainer runs training steps. It is not safe for concurrent use.
 type Trainer struct {
 	cfg     Config
 	params  []*nn.Param
+	groups  [][]*nn.Param // Config.Groups, each parameter once
 	ctx     nn.Context
-	acc     [][]float32 // MicroBatch only: the running sum of scaled micro-batch gradients
+	acc     [][]float32 // MicroBatch scopes: the running sum of scaled micro-batch gradients
+	dirty   bool        // acc holds part of a step that did not finish
 	spans   []span      // the gradients cut into chunks for the passes over them
 	partial []float64   // gradNorm: one partial sum per span
-	norms   []float64
-	weights []float64
-	factors []float32
+	norms   []float64   // the step's per-sample norms, in step order
+	sorted  []float64   // the finite norms, sorted for SampleNorms
+	cs      []float64   // one micro-batch's clip factors
+	factors []float32   // the factors handed to nn.Context.Finish
+	gnorms  []float64   // Stats.GroupNorms
 }
 
-// New validates cfg and returns a Trainer.
+// New validates cfg and returns a Trainer. It refuses a missing (nil, or
+// typed nil) model, loss, estimator or optimizer, a model without
+// parameters, an optimizer that updates no parameter or one that is not the
+// model's, and groups with parameters that are not the model's. An
+// optimizer may update a subset of the model's parameters (the others stay
+// frozen).
 func New(cfg Config) (*Trainer, error) {
 	switch {
-	case cfg.Model == nil:
+	case isnil.IsNil(cfg.Model):
 		return nil, errors.New("train: no model")
-	case cfg.Loss == nil:
+	case isnil.IsNil(cfg.Loss):
 		return nil, errors.New("train: no loss")
-	case cfg.Estimator == nil:
+	case isnil.IsNil(cfg.Estimator):
 		return nil, errors.New("train: no estimator")
-	case cfg.Optimizer == nil:
+	case isnil.IsNil(cfg.Optimizer):
 		return nil, errors.New("train: no optimizer")
-	case cfg.Scope != Global && cfg.Scope != MicroBatch:
+	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
 		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
+	}
+	if l := nilLayer(cfg.Model); l != "" {
+		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
 	}
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
+	if t.cfg.Rand == nil {
+		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
+	}
 	if len(t.params) == 0 {
 		return nil, errors.New("train: the model has no parameters")
 	}
-	if cfg.Scope == MicroBatch {
+	own := make(map[*nn.Param]bool, len(t.params))
+	for _, p := range t.params {
+		if p == nil || p.Value == nil || p.Grad == nil || !p.Value.SameShape(p.Grad) || len(p.Value.Data) != len(p.Grad.Data) {
+			return nil, fmt.Errorf("train: model parameter %q has no value, or no gradient of its shape", paramName(p))
+		}
+		own[p] = true
+	}
+	if err := belongs("the optimizer's", cfg.Optimizer.Params(), own); err != nil {
+		return nil, err
+	}
+	for g, ps := range cfg.Groups {
+		if err := belongs(fmt.Sprintf("group %d's", g), ps, own); err != nil {
+			return nil, err
+		}
+		t.groups = append(t.groups, uniqueParams(ps))
+	}
+	if cfg.Scope != Global {
 		t.acc = make([][]float32, len(t.params))
 		for i, p := range t.params {
 			t.acc[i] = make([]float32, p.Grad.Len())
@@ -179,86 +290,116 @@ func New(cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
+// belongs checks that ps is a non-empty list of the model's parameters.
+func belongs(whose string, ps []*nn.Param, own map[*nn.Param]bool) error {
+	if len(ps) == 0 {
+		return fmt.Errorf("train: %s parameter list is empty", whose)
+	}
+	for _, p := range ps {
+		if !own[p] {
+			return fmt.Errorf("train: %s parameter %q is not one of the model's", whose, paramName(p))
+		}
+	}
+	return nil
+}
+
 // Params returns the model's parameters, in the model's order, each once.
 func (t *Trainer) Params() []*nn.Param { return t.params }
 
-// Step performs one optimizer update from the given micro-batches. An error
-// means bad input (no batches, targets that do not fit); the parameters are
+// Step performs one optimizer update from the given micro-batches, which
+// together are one batch: the update is that of one batch of the same
+// samples in the same order, up to rounding, for every estimator (an
+// increasing threshold's k counts the samples of the whole step; see
+// estimator.Estimator.Factors for the adaptive estimators' warm-ups), except
+// that the MicroBatch scopes apply Scale per micro-batch.
+//
+// Step first checks every micro-batch (at least one; an input the model
+// accepts, nn.CheckInput, with no empty dimension; the same sample shape in
+// every micro-batch; targets that fit the output, see Loss) and refuses a
+// bad one with a *BatchError (ErrNoBatches for none) before it runs
+// anything: the parameters, the optimizer's and the estimator's state are
 // then unchanged. A non-finite loss or gradient is not an error: it is
 // reported in Stats and kept out of the update.
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
-	var st Stats
-	if len(batches) == 0 {
-		return st, errors.New("train: Step needs at least one micro-batch")
+	n, err := check(t.cfg.Model, batches)
+	if err != nil {
+		return Stats{}, err
+	}
+	if t.dirty {
+		t.clearAcc() // left by a Step that did not finish
 	}
 	t.zeroGrads()
 	t.ctx.Train, t.ctx.Rand = true, t.cfg.Rand
-	k := len(batches)
-	var lossSum, normSum, scaleNormSum float64
-	var finiteSamples, normSamples, used int
-	for _, b := range batches {
+	st := Stats{Samples: n}
+	perSample := t.cfg.Estimator.PerSample()
+	t.norms = t.norms[:0]
+	// Every micro-batch's gradient enters with weight 1/n, so that the sum
+	// is the step's mean; samples left out are made up for at the end.
+	inv := 1 / float32(n)
+	var lossSum, scaleNormSum float64
+	var finiteLosses, used, usedBatches int
+	for j, b := range batches {
 		out := t.cfg.Model.Forward(&t.ctx, b.X)
 		losses, dout, err := t.cfg.Loss(out, b.Y)
-		if err != nil {
-			t.zeroGrads()
-			return Stats{}, err
+		if err == nil && len(losses) != b.X.Shape[0] {
+			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
-		m := len(losses)
-		st.Samples += m
-		good := 0
+		if err != nil {
+			t.abort()
+			return Stats{}, &BatchError{Batch: j, Err: err}
+		}
+		m, good := len(losses), 0
 		for _, l := range losses {
 			if isFinite(float64(l)) {
 				lossSum += float64(l)
 				good++
 			}
 		}
-		finiteSamples += good
-		if t.cfg.Estimator.PerSample() {
-			es := t.perSampleBackward(dout, m, 1/float32(k))
+		finiteLosses += good
+		kept := 0 // the micro-batch's samples in the gradient
+		if perSample {
+			es := t.perSampleBackward(dout, m, inv)
 			st.Clipped += es.Clipped
 			st.Dropped += es.Dropped
-			normSum += es.MeanNorm * float64(es.N-es.Dropped)
-			normSamples += es.N - es.Dropped
-			if es.Dropped == es.N {
-				st.SkippedBatches++
-				continue
-			}
-		} else {
-			if good < m {
-				// A plain backward pass cannot keep one sample's NaN out
-				// of the others' gradient: leave the micro-batch out.
-				st.SkippedBatches++
-				continue
-			}
-			kernels.Scale(1/float32(m*k), dout.Data)
+			kept = m - es.Dropped
+		} else if good == m {
+			// A plain backward pass cannot keep one sample's NaN out of
+			// the others' gradient: a micro-batch with one is left out.
+			kernels.Scale(inv, dout.Data)
 			t.cfg.Model.Backward(&t.ctx, dout)
+			kept = m
 		}
-		if t.cfg.Scope == MicroBatch {
-			n := t.gradNorm()
-			if !isFinite(n) {
+		if kept == 0 {
+			st.SkippedBatches++
+			continue
+		}
+		if t.cfg.Scope != Global {
+			g := t.gradNorm() // the micro-batch's share of the step's gradient
+			if !isFinite(g) {
 				st.SkippedBatches++
 				t.zeroGrads()
 				continue
 			}
-			// The micro-batch's direction was formed with weight 1/k so
-			// that the accumulated sum is an average; Scale sees the
-			// micro-batch's own gradient norm.
-			s := t.cfg.Estimator.Scale(n * float64(k))
+			if t.cfg.Scope == MicroBatchMean {
+				g *= float64(n) / float64(kept) // its own mean gradient
+			}
+			s := t.cfg.Estimator.Scale(g)
 			if s < 1 {
 				st.ClippedBatches++
 			}
-			scaleNormSum += n * float64(k)
+			scaleNormSum += g
 			t.accumulate(float32(s))
 		}
-		used++
+		used += kept
+		usedBatches++
 	}
-	if finiteSamples > 0 {
-		st.Loss = lossSum / float64(finiteSamples)
-	} else {
-		st.Loss = math.NaN()
+	if perSample {
+		t.cfg.Estimator.Update(t.norms)
+		t.summarise(&st)
 	}
-	if normSamples > 0 {
-		st.MeanSampleNorm = normSum / float64(normSamples)
+	st.Loss = math.NaN()
+	if finiteLosses > 0 {
+		st.Loss = lossSum / float64(finiteLosses)
 	}
 	if used == 0 {
 		st.Skipped = true
@@ -266,46 +407,152 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		t.zeroGrads()
 		return st, nil
 	}
-	if t.cfg.Scope == MicroBatch {
-		t.takeAccumulated(float32(k) / float32(used))
-		st.GradNorm = scaleNormSum / float64(used)
+	rescale := float32(1)
+	if used < n {
+		rescale = float32(n) / float32(used)
+	}
+	if t.cfg.Scope != Global {
+		t.takeAccumulated(rescale)
+		st.GradNorm = scaleNormSum / float64(usedBatches)
 	} else {
-		if used < k {
-			t.scaleGrads(float32(k) / float32(used))
+		if rescale != 1 {
+			t.scaleGrads(rescale)
 		}
-		n := t.gradNorm()
-		st.GradNorm = n
-		if !isFinite(n) {
+		g := t.gradNorm()
+		st.GradNorm = g
+		if !isFinite(g) {
 			st.Skipped = true
 			t.zeroGrads()
 			return st, nil
 		}
-		if s := t.cfg.Estimator.Scale(n); s != 1 {
+		if s := t.cfg.Estimator.Scale(g); s != 1 {
 			if s < 1 {
 				st.ClippedBatches = 1
 			}
 			t.scaleGrads(float32(s))
 		}
 	}
+	t.groupNorms(&st)
 	t.cfg.Optimizer.Step()
 	return st, nil
 }
 
-// perSampleBackward runs the backward pass in the per-sample mode and adds
-// weight·Σ_i w_i g_i into the gradients, where w are the estimator's weights.
+// check validates the micro-batches of one step or evaluation of model
+// (see Step) and returns their number of samples.
+func check(model nn.Layer, batches []Batch) (int, error) {
+	if len(batches) == 0 {
+		return 0, ErrNoBatches
+	}
+	n := 0
+	for j, b := range batches {
+		out, err := nn.CheckInput(model, b.X)
+		if err != nil {
+			return 0, &BatchError{Batch: j, Err: err}
+		}
+		if first := batches[0].X.Shape; !slices.Equal(b.X.Shape[1:], first[1:]) {
+			return 0, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
+		}
+		if err := checkTargets(out, b.Y); err != nil {
+			return 0, &BatchError{Batch: j, Err: err}
+		}
+		n += b.X.Shape[0]
+	}
+	return n, nil
+}
+
+// checkTargets checks class-index targets against an output shape known to
+// be [rows…, classes] (Loss); nothing can be checked without it.
+func checkTargets(out []int, y []int32) error {
+	if len(out) < 2 {
+		return nil
+	}
+	classes, rows := out[len(out)-1], tensor.Numel(out[:len(out)-1])
+	if len(y) != rows {
+		return fmt.Errorf("%d targets for an output %v, want %d", len(y), out, rows)
+	}
+	for k, c := range y {
+		if c < 0 || int(c) >= classes {
+			return fmt.Errorf("target %d at position %d is outside [0,%d)", c, k, classes)
+		}
+	}
+	return nil
+}
+
+// abort undoes a step that failed part-way.
+func (t *Trainer) abort() {
+	t.zeroGrads()
+	if t.dirty {
+		t.clearAcc()
+	}
+}
+
+// summarise fills the per-sample norm statistics from the step's norms.
+func (t *Trainer) summarise(st *Stats) {
+	s := t.sorted[:0]
+	var sum float64
+	for _, x := range t.norms {
+		if isFinite(x) {
+			s = append(s, x)
+			sum += x
+		}
+	}
+	t.sorted = s
+	if t.cfg.KeepNorms {
+		st.Norms = t.norms
+	}
+	if len(s) == 0 {
+		return
+	}
+	slices.Sort(s)
+	st.MeanSampleNorm = sum / float64(len(s))
+	st.SampleNorms = NormSummary{Min: s[0], Median: quantile(s, 0.5), P90: quantile(s, 0.9), Max: s[len(s)-1]}
+}
+
+// quantile is the q-quantile of the sorted s, linear between order
+// statistics.
+func quantile(s []float64, q float64) float64 {
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	f := pos - float64(i)
+	return s[i] + f*(s[i+1]-s[i])
+}
+
+// groupNorms fills Stats.GroupNorms from the gradients.
+func (t *Trainer) groupNorms(st *Stats) {
+	if len(t.groups) == 0 {
+		return
+	}
+	t.gnorms = resize(t.gnorms, len(t.groups))
+	for g, ps := range t.groups {
+		var sq float64
+		for _, p := range ps {
+			sq += kernels.SqNorm(p.Grad.Data)
+		}
+		t.gnorms[g] = math.Sqrt(sq)
+	}
+	st.GroupNorms = t.gnorms
+}
+
+// perSampleBackward runs the backward pass in the per-sample mode, appends
+// the micro-batch's norms to the step's, and adds weight·Σ_i c_i g_i into
+// the gradients, where c are the estimator's clip factors for samples
+// k0+1..k0+m of the step.
 func (t *Trainer) perSampleBackward(dout *tensor.Tensor, m int, weight float32) estimator.Stats {
 	t.ctx.BeginPerSample(m)
 	defer t.ctx.EndPerSample()
 	t.cfg.Model.Backward(&t.ctx, dout)
-	t.norms = resize(t.norms, m)
-	t.weights = resize(t.weights, m)
-	for i, sq := range t.ctx.SqNorms() {
-		t.norms[i] = math.Sqrt(sq)
+	k0 := len(t.norms)
+	for _, sq := range t.ctx.SqNorms() {
+		t.norms = append(t.norms, math.Sqrt(sq))
 	}
-	es := t.cfg.Estimator.Weights(t.norms, t.weights)
+	t.cs = resize(t.cs, m)
+	es := t.cfg.Estimator.Factors(k0, t.norms[k0:], t.cs)
 	t.factors = resize(t.factors, m)
-	for i, w := range t.weights {
-		t.factors[i] = float32(w) * weight
+	for i, c := range t.cs {
+		t.factors[i] = float32(c) * weight
 	}
 	t.ctx.Finish(t.factors)
 	return es
@@ -336,6 +583,7 @@ func (t *Trainer) gradNorm() float64 {
 // the next micro-batch, in one pass. It follows gradNorm and walks the spans
 // backwards, so that it starts on the spans gradNorm left in cache.
 func (t *Trainer) accumulate(s float32) {
+	t.dirty = true
 	t.each(true, func(_ int, sp span) {
 		kernels.AxpyZero(s, t.params[sp.param].Grad.Data[sp.lo:sp.hi], t.acc[sp.param][sp.lo:sp.hi])
 	})
@@ -350,6 +598,13 @@ func (t *Trainer) takeAccumulated(s float32) {
 		kernels.Scale(s, g)
 		clear(acc)
 	})
+	t.dirty = false
+}
+
+// clearAcc empties the running sum.
+func (t *Trainer) clearAcc() {
+	t.each(false, func(_ int, sp span) { clear(t.acc[sp.param][sp.lo:sp.hi]) })
+	t.dirty = false
 }
 
 // spanLen is the length of the chunks the passes over all gradients work
@@ -399,6 +654,37 @@ func uniqueParams(ps []*nn.Param) []*nn.Param {
 		}
 	}
 	return out
+}
+
+// nilLayer returns the position of a nil layer inside l's containers
+// (nn.Sequential, nn.Residual), "" if there is none.
+func nilLayer(l nn.Layer) string {
+	switch l := l.(type) {
+	case nn.Sequential:
+		for i, c := range l {
+			if isnil.IsNil(c) {
+				return fmt.Sprintf("[%d]", i)
+			}
+			if p := nilLayer(c); p != "" {
+				return fmt.Sprintf("[%d]%s", i, p)
+			}
+		}
+	case *nn.Residual:
+		if isnil.IsNil(l.F) {
+			return ".F"
+		}
+		if p := nilLayer(l.F); p != "" {
+			return ".F" + p
+		}
+	}
+	return ""
+}
+
+func paramName(p *nn.Param) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return p.Name
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

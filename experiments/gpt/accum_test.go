@@ -20,6 +20,8 @@ type captureOpt struct {
 	grad   []float64 // all gradients, concatenated in parameter order
 }
 
+func (o *captureOpt) Params() []*nn.Param { return o.params }
+
 func (o *captureOpt) Step() {
 	o.grad = o.grad[:0]
 	for _, p := range o.params {

@@ -45,10 +45,9 @@ func ParseClipMode(s string) (ClipMode, error) {
 }
 
 // Estimator returns the estimator and the train.Scope that implement the
-// mode with threshold clip on mean gradients: the step's mean gradient ḡ
-// (global), each micro-batch's mean gradient g_j (micro-batch), each
-// sequence's gradient g_i (per-sample). Config.ClipThreshold converts a
-// command-line threshold to it.
+// mode with the paper's threshold clip: on the step's mean gradient ḡ
+// (global), each micro-batch's share g_j/K of it (micro-batch,
+// train.MicroBatch), each sequence's gradient g_i (per-sample).
 func (m ClipMode) Estimator(clip float64) (estimator.Estimator, train.Scope, error) {
 	switch m {
 	case ClipNone:
@@ -82,11 +81,12 @@ const (
 	// loss/K, and the paper's MB-Clip-SGD clips those gradients. In mean
 	// gradients, MB-Clip clips each g_j to K·γ, and global clipping (which
 	// clips the sum of the shares, ḡ, to γ) is the same as in the paper, so
-	// one γ for both modes compares them as the paper did.
+	// one γ for both modes compares them as the paper did. It is
+	// train.MicroBatch.
 	ConventionNanoGPT ClipConvention = "nanogpt"
 	// ConventionMean holds each micro-batch's mean gradient g_j to γ, so
 	// that K identical micro-batches step as one batch clipped to γ: a
-	// stronger clip than the paper's by the factor K.
+	// stronger clip than the paper's by the factor K: train.MicroBatchMean.
 	ConventionMean ClipConvention = "mean"
 )
 
@@ -239,10 +239,11 @@ func (c *Config) readsClip() bool {
 	return c.ClipMode != ClipNone && (!c.Adaptive() || c.psEstimator() == "ps-clip-quantile")
 }
 
-// ClipThreshold is the threshold the clip mode holds mean gradients to
-// (see ClipMode.Estimator): K·Clip in micro-batch mode under the nanogpt
-// convention, Clip otherwise, and 0 in mode none and with an adaptive
-// per-sample threshold (Adaptive).
+// ClipThreshold is the threshold the clip mode holds mean gradients to, as
+// the log reports it: K·Clip in micro-batch mode under the nanogpt
+// convention (train.MicroBatch clips each share g_j/K to Clip), Clip
+// otherwise, and 0 in mode none and with an adaptive per-sample threshold
+// (Adaptive).
 func (c *Config) ClipThreshold() float64 {
 	switch {
 	case c.ClipMode == ClipNone || c.Adaptive():
@@ -257,7 +258,11 @@ func (c *Config) ClipThreshold() float64 {
 // Its errors name the flag, as estimator.Flags's do.
 func (c *Config) estimator() (estimator.Estimator, train.Scope, error) {
 	if !c.Adaptive() {
-		return c.ClipMode.Estimator(c.ClipThreshold())
+		e, scope, err := c.ClipMode.Estimator(c.Clip)
+		if scope == train.MicroBatch && c.ClipConvention == ConventionMean {
+			scope = train.MicroBatchMean
+		}
+		return e, scope, err
 	}
 	p := estimator.Params{
 		Alpha: c.Alpha, Beta: c.Beta, AutoAlpha: c.AutoAlpha, AutoBeta: c.AutoBeta, Window: c.Window,

@@ -34,9 +34,9 @@
 // numbers or auto, spelled as estimator.AddFlags spells them for every
 // command): PS-Clip-SGD's increasing α·k^(1/β), ps-clip-auto's α = σ̂,
 // β = p̂ from a window of recent per-sample norms, ps-clip-quantile or
-// auto-clip. The trainer calls the estimator once per micro-batch, so k
-// runs over a micro-batch's sequences and the window fills M norms at a
-// time. The estimator's state is saved in checkpoints, so resuming stays
+// auto-clip. A step's micro-batches are one batch to the estimator (see
+// package train): k runs over the step's K·M sequences and the window fills
+// K·M norms at a time. The estimator's state is saved in checkpoints, so resuming stays
 // exact; the step records carry p̂, σ̂ (ps-clip-auto) or γ
 // (ps-clip-quantile), and RunOptions.LogNorms adds the step's per-sample
 // norms for "psclip tail --from".

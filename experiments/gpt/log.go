@@ -26,8 +26,10 @@ type StepRecord struct {
 	LR   Float `json:"lr"`
 	// Loss is the mean training loss of the step's finite samples.
 	Loss Float `json:"loss"`
-	// GradNorm is the norm the clip saw: the accumulated gradient's
-	// (global), the mean of the micro-batch gradients' (micro-batch).
+	// GradNorm is the norm the clip saw (train.Stats.GradNorm): the
+	// accumulated gradient's (global), the mean of the micro-batch shares'
+	// g_j/K (micro-batch, nanogpt convention) or of their mean gradients'
+	// (mean convention).
 	GradNorm Float `json:"grad_norm"`
 	// ClippedBatches counts clipped gradients (0 or 1 in global mode, up to
 	// --accum in micro-batch mode); ClippedSamples and DroppedSamples count

@@ -105,7 +105,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	s.opt, err = optim.NewAdamW(optim.DecayGroups(s.model.Params(), cfg.WeightDecay),
-		optim.AdamWConfig{LR: cfg.LR, Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps})
+		optim.AdamWConfig{LR: cfg.LR, Beta1: optim.Exactly(cfg.Beta1), Beta2: optim.Exactly(cfg.Beta2), Eps: optim.Exactly(cfg.Eps)})
 	if err != nil {
 		return nil, err
 	}

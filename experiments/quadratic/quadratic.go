@@ -293,7 +293,7 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 					}
 					s.norms[k] = math.Sqrt(sq)
 				}
-				e.Weights(s.norms, s.w)
+				estimator.Weights(e, s.norms, s.w)
 				var sw float64
 				clear(s.dir)
 				for k, w := range s.w {

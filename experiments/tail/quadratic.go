@@ -222,7 +222,7 @@ func simulate(c Config, p float64, r int, norms, phat, sigma [][]float64, sample
 	xi := make([]float64, n*d)
 	y := make([]float64, n*d)
 	dir := make([]float64, d)
-	var ws estimator.Workspace
+	var ws estimator.Workspace[float64]
 	for t := range c.T {
 		paretoNoise(rng, p, xi)
 		for m, x := range xs {

@@ -8,23 +8,23 @@ import (
 )
 
 // Recorder is an estimator that passes everything to the estimator it wraps
-// and keeps the norms Weights was given since the last Take (every
-// micro-batch's, when a step accumulates several).
+// and keeps the norms Update was given since the last Take (all of a step's,
+// when it accumulates several micro-batches).
 type Recorder struct {
 	estimator.Estimator
 	norms []stats.Float
 }
 
-// Weights records norms and returns the wrapped estimator's weights.
-func (r *Recorder) Weights(norms []float64, w []float64) estimator.Stats {
+// Update records norms and passes them to the wrapped estimator.
+func (r *Recorder) Update(norms []float64) {
 	for _, x := range norms {
 		r.norms = append(r.norms, stats.Float(x))
 	}
-	return r.Estimator.Weights(norms, w)
+	r.Estimator.Update(norms)
 }
 
 // Take returns the norms recorded since the last call. The slice is reused:
-// it is valid until the next call of Weights.
+// it is valid until the next call of Update.
 func (r *Recorder) Take() []stats.Float {
 	x := r.norms
 	r.norms = r.norms[:0]

@@ -14,8 +14,8 @@ func TestRecorderKeepsNormsAndWeights(t *testing.T) {
 	}
 	r := &Recorder{Estimator: ps}
 	w, want := make([]float64, 2), make([]float64, 2)
-	r.Weights([]float64{0.5, 4}, w)
-	r.Weights([]float64{math.NaN()}, w[:1])
+	estimator.Weights(r, []float64{0.5, 4}, w)
+	estimator.Weights(r, []float64{math.NaN()}, w[:1])
 	got := r.Take()
 	if len(got) != 3 || got[0] != 0.5 || got[1] != 4 || !math.IsNaN(float64(got[2])) {
 		t.Fatalf("Take = %v, want [0.5 4 NaN]", got)
@@ -23,8 +23,8 @@ func TestRecorderKeepsNormsAndWeights(t *testing.T) {
 	if len(r.Take()) != 0 {
 		t.Fatal("a second Take must be empty")
 	}
-	r.Weights([]float64{0.5, 4}, w)
-	ps.Weights([]float64{0.5, 4}, want)
+	estimator.Weights(r, []float64{0.5, 4}, w)
+	estimator.Weights(ps, []float64{0.5, 4}, want)
 	if w[0] != want[0] || w[1] != want[1] {
 		t.Fatalf("weights %v, want the wrapped estimator's %v", w, want)
 	}

@@ -1,0 +1,307 @@
+// Package nntest checks an nn.Layer the way psclip checks its own layers, so
+// that a layer of one's own can be trusted in training and in one-pass
+// per-sample clipping. CheckGradients compares Backward (the input gradient
+// and every parameter's) with central finite differences of the forward
+// pass. CheckPerSample compares the per-sample mode with the brute force:
+// every sample's gradient from a batch of one, its norm, the clip factors,
+// and the clipped aggregate Σ_i c_i·g_i; and the plain batch gradient with
+// Σ_i g_i. CheckLayer runs both with a square loss and a median clip, the
+// few lines a layer's test needs:
+//
+//	func TestMyLayer(t *testing.T) {
+//		rng := rand.New(rand.NewPCG(1, 2))
+//		nntest.CheckLayer(t, NewMyLayer(4), nntest.RandTensor(rng, 5, 4))
+//	}
+//
+// The checks compute in float64, independently of the kernels the layers
+// use, with tolerances that float32 layers meet and real mistakes (a
+// missing term, a wrong index, a norm of the wrong sample) do not.
+package nntest
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/tensor"
+)
+
+// Loss is the shape of a loss, train.Loss's: per-sample losses and the
+// gradient of their sum with respect to the model output. nn.CrossEntropy
+// and any train.Loss are one.
+type Loss = func(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error)
+
+// RandTensor returns a tensor of the given shape with N(0, 1) entries.
+func RandTensor(rng *rand.Rand, shape ...int) *tensor.Tensor {
+	t := tensor.New(shape...)
+	for i := range t.Data {
+		t.Data[i] = float32(rng.NormFloat64())
+	}
+	return t
+}
+
+// Options adjusts CheckGradients.
+type Options struct {
+	// NoInput skips the input gradient (integer inputs such as token ids,
+	// or a layer with NoInputGrad set).
+	NoInput bool
+	// Tol is the relative tolerance (0: 1e-2) and Step the finite-difference
+	// step (0: 1e-2).
+	Tol, Step float64
+}
+
+// CheckGradients checks l.Backward against central finite differences of
+// the probe L = Σ r⊙Forward(x), r fixed and random, with respect to x and
+// to every parameter of l. The forward passes run in training mode with the
+// same dropout mask every time. Each gradient entry must agree to Tol
+// relative to its own size plus the gradient's root mean square.
+func CheckGradients(t testing.TB, l nn.Layer, x *tensor.Tensor, opt Options) {
+	t.Helper()
+	tol, h := opt.Tol, opt.Step
+	if tol == 0 {
+		tol = 1e-2
+	}
+	if h == 0 {
+		h = 1e-2
+	}
+	newCtx := func() *nn.Context { return &nn.Context{Train: true, Rand: rand.New(rand.NewPCG(7, 7))} }
+	ctx := newCtx()
+	y := l.Forward(ctx, x)
+	r := RandTensor(rand.New(rand.NewPCG(3, 4)), y.Shape...)
+	probe := func() float64 {
+		y := l.Forward(newCtx(), x)
+		return dot(r.Data, y.Data)
+	}
+	zeroGrads(l)
+	dx := l.Backward(ctx, r.Clone())
+	// fd compares the analytic gradient an of the probe with respect to v
+	// with central differences, perturbing each entry of v in place.
+	fd := func(what string, v, an []float32) {
+		t.Helper()
+		if len(an) != len(v) {
+			t.Fatalf("%s: gradient has %d entries, want %d", what, len(an), len(v))
+		}
+		rms := math.Sqrt(dot(an, an)/float64(len(an))) + 1e-6
+		bad := 0
+		for j := range v {
+			old := v[j]
+			v[j] = old + float32(h)
+			up, hiv := probe(), float64(v[j])
+			v[j] = old - float32(h)
+			down, lov := probe(), float64(v[j])
+			v[j] = old
+			num := (up - down) / (hiv - lov)
+			if d := math.Abs(num - float64(an[j])); !(d <= tol*(math.Abs(float64(an[j]))+rms)) {
+				if bad++; bad <= 5 {
+					t.Errorf("%s[%d]: backward %.6g, finite differences %.6g", what, j, an[j], num)
+				}
+			}
+		}
+		if bad > 5 {
+			t.Errorf("%s: %d of %d entries differ", what, bad, len(v))
+		}
+	}
+	for _, p := range uniqueParams(l) {
+		fd(p.Name, p.Value.Data, slices.Clone(p.Grad.Data))
+	}
+	if !opt.NoInput {
+		if dx == nil || !dx.SameShape(x) {
+			t.Fatalf("input gradient %v for input %v", dx, x)
+		}
+		fd("input", x.Data, slices.Clone(dx.Data))
+	}
+}
+
+// SquareLoss is loss_i = ½|out_i − r[y_i]|², for layers with no natural
+// loss: r holds one reference row per sample id, shaped like one sample's
+// output, and y = IDs(B) makes a batch of one find its own row.
+func SquareLoss(r *tensor.Tensor) Loss {
+	return func(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error) {
+		n := out.Dim(0)
+		per := out.Len() / n
+		if len(y) != n || r.Len() != per*r.Dim(0) {
+			panic("nntest: SquareLoss needs one sample id per sample and rows of r shaped like out's")
+		}
+		d := tensor.New(out.Shape...)
+		losses := make([]float32, n)
+		for i, id := range y {
+			ref := r.Data[int(id)*per : (int(id)+1)*per]
+			var s float64
+			for j := range per {
+				v := out.Data[i*per+j] - ref[j]
+				d.Data[i*per+j] = v
+				s += float64(v) * float64(v) / 2
+			}
+			losses[i] = float32(s)
+		}
+		return losses, d, nil
+	}
+}
+
+// IDs returns the sample ids 0..n-1, the targets SquareLoss expects.
+func IDs(n int) []int32 {
+	y := make([]int32, n)
+	for i := range y {
+		y[i] = int32(i)
+	}
+	return y
+}
+
+// MedianClip is the clip rule c_i = min(1, τ/|g_i|)/B with τ the median
+// norm: about half the samples are clipped.
+func MedianClip(norms []float64) []float32 {
+	s := slices.Sorted(slices.Values(norms))
+	tau := s[len(s)/2]
+	c := make([]float32, len(norms))
+	for i, n := range norms {
+		c[i] = float32(math.Min(1, tau/n) / float64(len(norms)))
+	}
+	return c
+}
+
+// CheckPerSample checks model's per-sample mode against the brute force:
+// every sample's gradient from a batch of one in the plain mode and its
+// norm, the factors clip(norms), and Σ_i c_i·g_i; against the one-pass
+// per-sample mode (BeginPerSample, Backward, norms from SqNorms, Finish)
+// to relative error 1e-4. It also checks the plain full-batch gradient
+// against Σ_i g_i. Dropout is off. x's first dimension is the batch; y (may
+// be nil) is split evenly among the samples.
+func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss, clip func(norms []float64) []float32) {
+	t.Helper()
+	n := x.Dim(0)
+	params := uniqueParams(model)
+	per, perY := x.Len()/n, len(y)/n
+
+	// Brute force: one sample at a time, plain mode.
+	grads := make([][][]float32, n) // [sample][param]
+	norms := make([]float64, n)
+	for i := range n {
+		xi := tensor.From(slices.Clone(x.Data[i*per:(i+1)*per]), append([]int{1}, x.Shape[1:]...)...)
+		var yi []int32
+		if y != nil {
+			yi = y[i*perY : (i+1)*perY]
+		}
+		ctx := &nn.Context{}
+		out := model.Forward(ctx, xi)
+		_, d, err := loss(out, yi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zeroGrads(model)
+		model.Backward(ctx, d)
+		for _, p := range params {
+			grads[i] = append(grads[i], slices.Clone(p.Grad.Data))
+			norms[i] += dot(p.Grad.Data, p.Grad.Data)
+		}
+		norms[i] = math.Sqrt(norms[i])
+	}
+	c := clip(norms)
+
+	// Plain full batch: Σ_i g_i.
+	ctx := &nn.Context{}
+	out := model.Forward(ctx, x)
+	_, d, err := loss(out, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroGrads(model)
+	model.Backward(ctx, d)
+	ones := make([]float32, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	compareAggregate(t, "plain batch", params, grads, ones)
+
+	// One pass, per-sample mode.
+	out = model.Forward(ctx, x)
+	_, d, err = loss(out, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroGrads(model)
+	ctx.BeginPerSample(n)
+	model.Backward(ctx, d)
+	for i, sq := range ctx.SqNorms() {
+		if got := math.Sqrt(sq); !(math.Abs(got-norms[i]) <= 1e-4*norms[i]+1e-12) {
+			t.Errorf("sample %d: norm %.8g, brute force %.8g", i, got, norms[i])
+		}
+	}
+	ctx.Finish(c)
+	ctx.EndPerSample()
+	compareAggregate(t, "clipped", params, grads, c)
+}
+
+// CheckLayer runs CheckGradients on l with input x (its first dimension the
+// batch, at least two samples), then CheckPerSample with SquareLoss against
+// random references and MedianClip. A layer whose input has no gradient
+// (token ids) needs CheckGradients with Options.NoInput instead.
+func CheckLayer(t testing.TB, l nn.Layer, x *tensor.Tensor) {
+	t.Helper()
+	CheckGradients(t, l, x, Options{})
+	out := l.Forward(&nn.Context{}, x)
+	n := x.Dim(0)
+	r := RandTensor(rand.New(rand.NewPCG(5, 6)), append([]int{n}, out.Shape[1:]...)...)
+	CheckPerSample(t, l, x, IDs(n), SquareLoss(r), MedianClip)
+}
+
+// compareAggregate checks every parameter's gradient against Σ_i c_i·g_i
+// (samples with c_i = 0 left out) to relative error 1e-4.
+func compareAggregate(t testing.TB, what string, params []*nn.Param, grads [][][]float32, c []float32) {
+	t.Helper()
+	var total float64
+	want := make([][]float64, len(params))
+	for k, p := range params {
+		want[k] = make([]float64, p.Grad.Len())
+		for i, ci := range c {
+			if ci == 0 {
+				continue
+			}
+			for j, g := range grads[i][k] {
+				want[k][j] += float64(ci) * float64(g)
+			}
+		}
+		for _, w := range want[k] {
+			total += w * w
+		}
+	}
+	for k, p := range params {
+		var diff, ref float64
+		for j, w := range want[k] {
+			e := float64(p.Grad.Data[j]) - w
+			diff += e * e
+			ref += w * w
+		}
+		if !(math.Sqrt(diff) <= 1e-4*math.Max(math.Sqrt(ref), 1e-3*math.Sqrt(total))) {
+			t.Errorf("%s %s: |error| %.3g, |gradient| %.6g", what, p.Name, math.Sqrt(diff), math.Sqrt(ref))
+		}
+	}
+}
+
+// uniqueParams lists l's parameters once each (tied weights appear once).
+func uniqueParams(l nn.Layer) []*nn.Param {
+	var ps []*nn.Param
+	for _, p := range l.Params() {
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func zeroGrads(l nn.Layer) {
+	for _, p := range l.Params() {
+		p.Grad.Zero()
+	}
+}
+
+// dot is the checks' own float64 loop, independent of the kernels the
+// layers use.
+func dot(a, b []float32) float64 {
+	var s float64
+	for j, x := range a {
+		s += float64(x) * float64(b[j])
+	}
+	return s
+}

@@ -1,0 +1,68 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/psclip/psclip/nn"
+)
+
+// Eval is a model's loss and accuracy over a set of batches.
+type Eval struct {
+	// Loss is the mean per-sample loss (NaN if any sample's is not finite).
+	Loss float64
+	// Accuracy is the fraction of targets whose class has the largest
+	// output (the first of equal ones), over every target of every batch.
+	Accuracy float64
+	// Samples and Targets count the batches' samples and targets (one per
+	// sample for [B,C] outputs, one per position for [B,T,V]).
+	Samples, Targets int
+}
+
+// Evaluate runs model on the batches in evaluation mode (dropout off, no
+// gradients) and returns its mean loss and accuracy. The batches are checked
+// as Step checks them (a *BatchError or ErrNoBatches), and may differ in size
+// but not in sample shape. Targets are class indices, as for Loss.
+func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
+	if _, err := check(model, batches); err != nil {
+		return Eval{}, err
+	}
+	var ctx nn.Context // Train false: dropout is the identity
+	var ev Eval
+	var lossSum float64
+	var correct int
+	for j, b := range batches {
+		out := model.Forward(&ctx, b.X)
+		losses, _, err := loss(out, b.Y)
+		if err != nil {
+			return Eval{}, &BatchError{Batch: j, Err: err}
+		}
+		for _, l := range losses {
+			lossSum += float64(l)
+		}
+		ev.Samples += len(losses)
+		c := out.Dim(-1)
+		if len(b.Y)*c != out.Len() {
+			return Eval{}, &BatchError{Batch: j, Err: fmt.Errorf("%d targets for an output %v", len(b.Y), out)}
+		}
+		for r, y := range b.Y {
+			row := out.Data[r*c : (r+1)*c]
+			best := 0
+			for k, v := range row {
+				if v > row[best] {
+					best = k
+				}
+			}
+			if best == int(y) {
+				correct++
+			}
+		}
+		ev.Targets += len(b.Y)
+	}
+	ev.Loss = lossSum / float64(ev.Samples)
+	ev.Accuracy = float64(correct) / float64(ev.Targets)
+	if math.IsInf(ev.Loss, 0) {
+		ev.Loss = math.NaN()
+	}
+	return ev, nil
+}
