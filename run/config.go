@@ -3,8 +3,6 @@ package run
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 )
 
 // ConfigMap is a configuration as a checkpoint stores it
@@ -30,8 +28,8 @@ func ConfigMap(c any) map[string]string {
 // from m.
 func DecodeConfig(m map[string]string, v any) error {
 	raw := make(map[string]json.RawMessage, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		raw[k] = json.RawMessage(m[k])
+	for k, v := range m {
+		raw[k] = json.RawMessage(v)
 	}
 	b, err := json.Marshal(raw)
 	if err == nil {
