@@ -54,6 +54,11 @@ type Options struct {
 	// AfterStep, if set, is called after every step with the number of
 	// steps done (tests: interrupt a run at a chosen step).
 	AfterStep func(done int)
+	// ReadOnly reads Out (its checkpoint, with Resume) but neither locks
+	// nor writes it: for the processes of a data-parallel run other than
+	// the one that writes, which restore the same state and check the same
+	// data but leave the directory to it.
+	ReadOnly bool
 }
 
 // OutputError is an output path that cannot be used: not a directory, or

@@ -140,7 +140,7 @@ type state struct {
 type Run struct {
 	spec  Spec
 	opts  Options
-	dir   *Dir                // nil without an output directory
+	dir   *Dir                // nil without an output directory, or ReadOnly
 	est   estimator.Estimator // what the trainer's train.Trainer uses
 	norms *normlog.Recorder   // with LogNorms
 
@@ -176,9 +176,11 @@ func New(spec Spec, opts Options) (*Run, error) {
 		}
 		return r, nil
 	}
-	var err error
-	if r.dir, err = OpenDir(opts, runFiles...); err != nil {
-		return nil, err
+	if !opts.ReadOnly {
+		var err error
+		if r.dir, err = OpenDir(opts, runFiles...); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Resume {
 		if err := r.restore(); err != nil {
@@ -342,7 +344,7 @@ func (r *Run) Close() error {
 	return errors.Join(err, r.dir.Close())
 }
 
-func (r *Run) ckptPath() string { return filepath.Join(r.dir.Path, CheckpointFile) }
+func (r *Run) ckptPath() string { return filepath.Join(r.opts.Out, CheckpointFile) }
 
 // save writes the checkpoint after r.step steps: the tensors, the run
 // layer's state, the trainer's state and random streams. The log is
@@ -388,7 +390,7 @@ func (r *Run) save() error {
 // restore reads the checkpoint, checks that it, the configuration, the data
 // and the log belong together, and restores everything save wrote.
 func (r *Run) restore() error {
-	dir := r.dir.Path
+	dir := r.opts.Out
 	l, err := checkpoint.Load(r.ckptPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return &NotResumableError{dir, "it holds no checkpoint (the run stopped before its first one)"}

@@ -408,3 +408,26 @@ func TestDataDiff(t *testing.T) {
 		t.Errorf("JSON round trip: %s", js)
 	}
 }
+
+// TestReadOnly: a read-only run (a data-parallel run's other processes)
+// restores the checkpoint while another process holds the directory, trains
+// to the same weights, and writes nothing.
+func TestReadOnly(t *testing.T) {
+	cfg := toyConfig{Steps: 7}
+	whole, parts := t.TempDir(), t.TempDir()
+	want := trainToy(t, cfg, Options{Out: whole}, 0)
+	trainToy(t, cfg, Options{Out: parts}, 4)
+	holder, err := OpenDir(Options{Out: parts, Resume: true}, runFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	before := snapshot(t, parts)
+	got := trainToy(t, cfg, Options{Out: parts, Resume: true, ReadOnly: true}, 0)
+	if got.seen != 4 || got.w.Value.Data[0] != want.w.Value.Data[0] {
+		t.Errorf("read-only resume: %d kept lines, w %v; want 4 and %v", got.seen, got.w.Value.Data[0], want.w.Value.Data[0])
+	}
+	if snapshot(t, parts) != before {
+		t.Error("a read-only run wrote to the directory")
+	}
+}
