@@ -63,7 +63,7 @@ type Meta struct {
 	Step int `json:"step"`
 	// RNG holds random generators' states by name (see SetRNG).
 	RNG map[string][]byte `json:"rng,omitempty"`
-	// Config is the run's configuration, setting by setting, so that a
+	// Config is the run's configuration, its settings by name, so that a
 	// resume can check it with CheckConfig.
 	Config map[string]string `json:"config,omitempty"`
 	// Extra holds anything else a trainer must carry across a resume,
@@ -97,10 +97,11 @@ func (m *Meta) RestoreRNG(name string, dst encoding.BinaryUnmarshaler) error {
 	return nil
 }
 
-// ConfigError lists the settings in which a configuration differs from a
-// checkpoint's.
+// ConfigError is CheckConfig's error: the settings in which a run's
+// configuration differs from its checkpoint's. A command reports it as a
+// mistake in its input (other settings than the run's), not a failure.
 type ConfigError struct {
-	Diffs []string // `lr="0.2" (checkpoint "0.1")`, one per setting
+	Diffs []string // one per setting, e.g. `lr="0.2" (checkpoint "0.1")`
 }
 
 func (e *ConfigError) Error() string {
@@ -109,7 +110,8 @@ func (e *ConfigError) Error() string {
 
 // CheckConfig returns a *ConfigError listing every setting in which current
 // and the checkpoint's configuration differ, ignoring the keys in mayDiffer
-// (settings such as the number of epochs that a resumed run may change).
+// (settings such as the number of epochs or the output directory that a
+// resumed run may change).
 func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error {
 	all := maps.Clone(m.Config)
 	if all == nil {
@@ -133,7 +135,7 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 		}
 	}
 	if diffs != nil {
-		return &ConfigError{diffs}
+		return &ConfigError{Diffs: diffs}
 	}
 	return nil
 }

@@ -381,8 +381,7 @@ func TestSaveRemovesTemporariesOfKilledSaves(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	cfg := map[string]string{"lr": "0.1", "epochs": "10", "out": "run1"}
-	m := Meta{Config: cfg}
+	m := Meta{Config: map[string]string{"lr": "0.1", "epochs": "10", "out": "run1"}}
 	if err := m.CheckConfig(map[string]string{"lr": "0.1", "epochs": "20", "out": "run2"}, "epochs", "out"); err != nil {
 		t.Fatal(err)
 	}

@@ -431,23 +431,7 @@ func (r *reader) uint() uint64 {
 
 func (r *reader) float() float64 { return math.Float64frombits(r.uint()) }
 
-// newPSAuto builds New's ps-clip-sgd with an automatic α or β.
-func newPSAuto(p Params) (Estimator, error) {
-	var alpha, beta float64
-	if !p.AutoAlpha {
-		if alpha = p.Alpha; !positive(alpha) {
-			return nil, fmt.Errorf("estimator: threshold scale α = %v, want a finite α > 0 or automatic", alpha)
-		}
-	}
-	if !p.AutoBeta {
-		if beta = p.Beta; !positive(beta) {
-			return nil, fmt.Errorf("estimator: threshold exponent β = %v, want a finite β > 0 or automatic", beta)
-		}
-	}
-	return checked(NewPSAuto(alpha, beta, p.Window))
-}
-
-// checked converts a constructor's result to New's, so that a failed
+// checked converts a constructor's result to Spec.New's, so that a failed
 // constructor gives a nil Estimator rather than a typed nil pointer.
 func checked[E Estimator](e E, err error) (Estimator, error) {
 	if err != nil {

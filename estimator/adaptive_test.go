@@ -258,34 +258,31 @@ func TestAutoClip(t *testing.T) {
 }
 
 func TestNewAdaptive(t *testing.T) {
-	e, err := New("ps-clip-sgd", Params{AutoAlpha: true, Beta: 1.5, Window: 1000})
+	e, err := Spec{Estimator: "ps-clip-sgd", AutoAlpha: true, Beta: 1.5, Window: 1000}.New()
 	if a, ok := e.(*PSAuto); err != nil || !ok || a.alpha != 0 || a.beta != 1.5 || a.tail.Window() != 1000 {
 		t.Errorf("ps-clip-sgd α auto, β 1.5: %#v, %v", e, err)
 	}
-	e, err = New("ps-clip-sgd", Params{Alpha: 2, AutoBeta: true})
+	e, err = Spec{Estimator: "ps-clip-sgd", Alpha: 2, AutoBeta: true}.New()
 	if a, ok := e.(*PSAuto); err != nil || !ok || a.alpha != 2 || a.beta != 0 || a.tail.Window() != DefaultWindow {
 		t.Errorf("ps-clip-sgd α 2, β auto: %#v, %v", e, err)
 	}
-	e, err = New("ps-clip-quantile", Params{Gamma: 3})
+	e, err = Spec{Estimator: "ps-clip-quantile", Clip: 3}.New()
 	if q, ok := e.(*Quantile); err != nil || !ok || q.Gamma() != 3 || q.target != DefaultTargetQuantile || q.rate != DefaultQuantileRate {
 		t.Errorf("ps-clip-quantile: %#v, %v", e, err)
 	}
-	bad := []struct {
-		name string
-		p    Params
-	}{
-		{"ps-clip-auto", Params{Window: MinTailSamples - 1}},
-		{"ps-clip-sgd", Params{AutoBeta: true}},                 // α unset
-		{"ps-clip-sgd", Params{AutoAlpha: true, Beta: -1}},      // bad β
-		{"ps-clip-sgd", Params{AutoAlpha: true}},                // β unset: no constant auto threshold
-		{"ps-clip-quantile", Params{TargetQuantile: 1}},         // q must be < 1
-		{"ps-clip-quantile", Params{QuantileRate: math.Inf(1)}}, // rate
-		{"ps-clip-quantile", Params{Gamma: -1}},
-		{"auto-clip", Params{R: math.NaN()}},
+	bad := []Spec{
+		{Estimator: "ps-clip-auto", Window: MinTailSamples - 1},
+		{Estimator: "ps-clip-sgd", AutoBeta: true},                 // α unset
+		{Estimator: "ps-clip-sgd", AutoAlpha: true, Beta: -1},      // bad β
+		{Estimator: "ps-clip-sgd", AutoAlpha: true},                // β unset: no constant auto threshold
+		{Estimator: "ps-clip-quantile", TargetQuantile: 1},         // q must be < 1
+		{Estimator: "ps-clip-quantile", QuantileRate: math.Inf(1)}, // rate
+		{Estimator: "ps-clip-quantile", Clip: -1},
+		{Estimator: "auto-clip", AutoClipR: math.NaN()},
 	}
-	for _, b := range bad {
-		if e, err := New(b.name, b.p); err == nil || e != nil {
-			t.Errorf("New(%q, %+v) = %v, %v; want a nil estimator and an error", b.name, b.p, e, err)
+	for _, s := range bad {
+		if e, err := s.New(); err == nil || e != nil {
+			t.Errorf("%+v.New() = %v, %v; want a nil estimator and an error", s, e, err)
 		}
 	}
 }

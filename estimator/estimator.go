@@ -13,8 +13,8 @@
 // weights, and forms s directly.
 //
 // The estimators are SGD, ClipSGD, NSGD and PSClip (with a Threshold from
-// Constant, Increasing or HighProbability); New builds one from its
-// command-line name. Direction (or a Workspace, in loops) applies an
+// Constant, Increasing or HighProbability); a Spec names one with its
+// settings, checks them and builds it (Spec.New). Direction (or a Workspace, in loops) applies an
 // estimator to explicit per-sample gradients and returns the norms and clip
 // factors it computed.
 //
@@ -54,7 +54,8 @@ package estimator
 // clips and may be called on the step's samples in parts (micro-batches),
 // and Update, which ends the step; Weights combines them for one batch.
 type Estimator interface {
-	// Name is the estimator's command-line name, e.g. "ps-clip-sgd".
+	// Name is the estimator's name, e.g. "ps-clip-sgd" (see Names; PSClip
+	// with an increasing threshold is "inc-ps-clip-sgd").
 	Name() string
 	// PerSample reports whether the factors depend on the per-sample
 	// norms. When they do not, every finite sample has factor 1, and

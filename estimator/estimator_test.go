@@ -247,13 +247,13 @@ func TestInvalidParameters(t *testing.T) {
 		check(t, "Constant", g, errs["Constant"])
 		_, err := NewClipSGD(g)
 		check(t, "NewClipSGD", g, err)
-		_, err = New("clip-sgd", Params{Gamma: g})
+		_, err = Spec{Estimator: "clip-sgd", Clip: g}.New()
 		check(t, "New clip-sgd γ", g, err)
 		_, err = Increasing(g, 1)
 		check(t, "Increasing α", g, err)
 		_, err = Increasing(1, g)
 		check(t, "Increasing β", g, err)
-		_, err = New("ps-clip-sgd", Params{Alpha: g, Beta: 1})
+		_, err = Spec{Estimator: "ps-clip-sgd", Alpha: g, Beta: 1}.New()
 		check(t, "New ps-clip-sgd α", g, err)
 		_, err = HighProbability(g, 1.5, 0.1)
 		check(t, "HighProbability σ", g, err)
@@ -266,10 +266,10 @@ func TestInvalidParameters(t *testing.T) {
 		_, err := HighProbability(1, p, 0.1)
 		check(t, "HighProbability p", p, err)
 	}
-	if _, err := New("ps-clip-sgd", Params{Alpha: 1, Beta: -1}); err == nil {
+	if _, err := (Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: -1}).New(); err == nil {
 		t.Error("New ps-clip-sgd β=-1: no error")
 	}
-	if _, err := New("adam", Params{}); err == nil || !strings.Contains(err.Error(), "ps-clip-sgd") {
+	if _, err := (Spec{Estimator: "adam"}).New(); err == nil || !strings.Contains(err.Error(), "ps-clip-sgd") {
 		t.Errorf("New(adam) = %v, want an error listing the methods", err)
 	}
 }
@@ -283,22 +283,26 @@ func check(t *testing.T, what string, x float64, err error) {
 
 func TestNew(t *testing.T) {
 	for _, name := range Names {
-		e, err := New(name, Params{Gamma: 1, Alpha: 1, Beta: 1.5})
+		e, err := Spec{Estimator: name, Clip: 1, Alpha: 1, Beta: 1.5}.Trim().New()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() != name {
-			t.Errorf("New(%q).Name() = %q", name, e.Name())
+		want := name
+		if name == "ps-clip-sgd" {
+			want = "inc-ps-clip-sgd" // Beta 1.5: the increasing threshold
+		}
+		if e.Name() != want {
+			t.Errorf("New(%q).Name() = %q, want %q", name, e.Name(), want)
 		}
 		if e.PerSample() != (name != "sgd" && name != "clip-sgd" && name != "nsgd") {
 			t.Errorf("%s: PerSample = %v", name, e.PerSample())
 		}
 	}
-	e, _ := New("ps-clip-sgd", Params{Gamma: 45})
-	if th := e.(*PSClip).Threshold(); !th.IsConstant() || th.Alpha() != 45 {
-		t.Errorf("β=0 should select the constant threshold γ=45, got %v", th)
+	e, _ := Spec{Estimator: "ps-clip-sgd", Clip: 45}.New()
+	if th := e.(*PSClip).Threshold(); !th.IsConstant() || th.Alpha() != 45 || e.Name() != "ps-clip-sgd" {
+		t.Errorf("β=0 should select the constant threshold γ=45, got %v (%s)", th, e.Name())
 	}
-	e, _ = New("ps-clip-sgd", Params{Gamma: 45, Alpha: 2, Beta: 1.5})
+	e, _ = Spec{Estimator: "ps-clip-sgd", Alpha: 2, Beta: 1.5}.New()
 	if th := e.(*PSClip).Threshold(); th.Alpha() != 2 || th.Beta() != 1.5 {
 		t.Errorf("got %v, want 2·k^(1/1.5)", th)
 	}

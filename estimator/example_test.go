@@ -1,10 +1,12 @@
 package estimator_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/setting"
 )
 
 // Per-sample clipping keeps one outlier from dominating the update, where
@@ -16,11 +18,11 @@ func Example() {
 		1, 0,
 		-30, 40,
 	}
-	ps, err := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 2})
+	ps, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 2}.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	clip, err := estimator.New("clip-sgd", estimator.Params{Gamma: 2})
+	clip, err := estimator.Spec{Estimator: "clip-sgd", Clip: 2}.New()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,4 +56,21 @@ func ExampleDirection() {
 	// Output:
 	// norms [5 1] factors [0.4 1] clipped 1
 	// direction [0.6 1.3]
+}
+
+// A Spec says which settings its estimator reads and refuses the others,
+// with an error that names the field.
+func ExampleSpec() {
+	s := estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 15, Beta: 2}
+	fmt.Println(s.Label(), "reads Clip:", s.Reads("Clip"))
+
+	s.Clip = 45 // the constant threshold's γ, which an increasing threshold does not read
+	_, err := s.New()
+	var se *setting.Error
+	if errors.As(err, &se) {
+		fmt.Println("refused:", se.Field, "=", se.Value)
+	}
+	// Output:
+	// Increasing-PS-Clip-SGD α=15 β=2 reads Clip: false
+	// refused: Clip = 45
 }

@@ -87,7 +87,15 @@ func NewPSClip(t Threshold) *PSClip {
 // Threshold returns the estimator's clipping threshold.
 func (e *PSClip) Threshold() Threshold { return e.t }
 
-func (*PSClip) Name() string          { return "ps-clip-sgd" }
+// Name is "ps-clip-sgd" for a constant threshold and "inc-ps-clip-sgd" for
+// an increasing one, so that the two kinds are told apart in logs.
+func (e *PSClip) Name() string {
+	if e.t.IsConstant() {
+		return "ps-clip-sgd"
+	}
+	return "inc-ps-clip-sgd"
+}
+
 func (*PSClip) PerSample() bool       { return true }
 func (*PSClip) Update([]float64)      {}
 func (*PSClip) Scale(float64) float64 { return 1 }

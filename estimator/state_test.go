@@ -9,7 +9,7 @@ func TestStateAndSetState(t *testing.T) {
 	if err := SetState(SGD{}, nil); err != nil {
 		t.Fatalf("stateless SetState: %v", err)
 	}
-	a, err := New("ps-clip-quantile", Params{})
+	a, err := Spec{Estimator: "ps-clip-quantile"}.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestStateAndSetState(t *testing.T) {
 	if err != nil || b == nil {
 		t.Fatalf("adaptive State: %v, %v", b, err)
 	}
-	c, _ := New("ps-clip-quantile", Params{})
+	c, _ := Spec{Estimator: "ps-clip-quantile"}.New()
 	if err := SetState(c, nil); err == nil {
 		t.Fatal("a missing state must be refused")
 	}

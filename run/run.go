@@ -19,6 +19,7 @@ import (
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/train"
 )
 
@@ -164,7 +165,7 @@ func New(spec Spec, opts Options) (*Run, error) {
 	r := &Run{spec: spec, opts: opts, est: spec.Estimator}
 	if opts.LogNorms {
 		if !spec.Estimator.PerSample() {
-			return nil, fmt.Errorf("LogNorms: %s computes no per-sample gradient norms", spec.Estimator.Name())
+			return nil, setting.Errorf("LogNorms", true, "false: %s computes no per-sample gradient norms", spec.Estimator.Name())
 		}
 		r.norms = &normlog.Recorder{Estimator: spec.Estimator}
 		r.est = r.norms

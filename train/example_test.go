@@ -41,7 +41,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	est, err := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
+	est, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func Example_microBatchClipping() {
 		log.Fatal(err)
 	}
 
-	clip, _ := estimator.New("clip-sgd", estimator.Params{Gamma: 1})
+	clip, _ := estimator.Spec{Estimator: "clip-sgd", Clip: 1}.New()
 	opt, _ := optim.NewAdamW(optim.DecayGroups(model.Params(), 0.1),
 		optim.AdamWConfig{LR: 3e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8})
 	sched := optim.NewWarmupCosine(3e-3, 10, 100)

@@ -44,7 +44,7 @@ func passesTrainer(tb testing.TB) *Trainer {
 			model = append(model, nn.NewLinear("", d[0], d[1], false))
 		}
 	}
-	e, err := estimator.New("clip-sgd", estimator.Params{Gamma: 1})
+	e, err := estimator.Spec{Estimator: "clip-sgd", Clip: 1}.New()
 	if err != nil {
 		tb.Fatal(err)
 	}

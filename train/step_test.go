@@ -40,15 +40,15 @@ func estimators(t *testing.T) map[string]func() estimator.Estimator {
 	}
 	return map[string]func() estimator.Estimator{
 		"sgd":         func() estimator.Estimator { return estimator.SGD{} },
-		"clip-sgd":    func() estimator.Estimator { return must(estimator.New("clip-sgd", estimator.Params{Gamma: 0.5})) },
+		"clip-sgd":    func() estimator.Estimator { return must(estimator.Spec{Estimator: "clip-sgd", Clip: 0.5}.New()) },
 		"nsgd":        func() estimator.Estimator { return estimator.NSGD{} },
-		"ps-clip-sgd": func() estimator.Estimator { return must(estimator.New("ps-clip-sgd", estimator.Params{Gamma: 0.5})) },
+		"ps-clip-sgd": func() estimator.Estimator { return must(estimator.Spec{Estimator: "ps-clip-sgd", Clip: 0.5}.New()) },
 		"ps-clip-sgd α·k^1/β": func() estimator.Estimator {
-			return must(estimator.New("ps-clip-sgd", estimator.Params{Alpha: 0.1, Beta: 1.5}))
+			return must(estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 0.1, Beta: 1.5}.New())
 		},
-		"ps-clip-auto":     func() estimator.Estimator { return must(estimator.New("ps-clip-auto", estimator.Params{})) },
-		"ps-clip-quantile": func() estimator.Estimator { return must(estimator.New("ps-clip-quantile", estimator.Params{})) },
-		"auto-clip":        func() estimator.Estimator { return must(estimator.New("auto-clip", estimator.Params{})) },
+		"ps-clip-auto":     func() estimator.Estimator { return must(estimator.Spec{Estimator: "ps-clip-auto"}.New()) },
+		"ps-clip-quantile": func() estimator.Estimator { return must(estimator.Spec{Estimator: "ps-clip-quantile"}.New()) },
+		"auto-clip":        func() estimator.Estimator { return must(estimator.Spec{Estimator: "auto-clip"}.New()) },
 	}
 }
 
@@ -163,7 +163,7 @@ func FuzzStep(f *testing.F) {
 		model := mlp(1)
 		opt, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1, Momentum: 0.9})
 		names := []string{"sgd", "clip-sgd", "ps-clip-sgd"}
-		e, _ := estimator.New(names[int(which)%3], estimator.Params{Gamma: 1})
+		e, _ := estimator.Spec{Estimator: names[int(which)%3], Clip: 1}.Trim().New()
 		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: train.Scope(int(which/3) % 3)})
 		if err != nil {
 			t.Fatal(err)
@@ -315,7 +315,7 @@ func TestStatsNorms(t *testing.T) {
 		norms = append(norms, norm(g))
 	}
 	sorted := slices.Sorted(slices.Values(norms))
-	ps, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
+	ps, _ := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
 	opt := &captureOpt{params: model.Params()}
 	groups := [][]*nn.Param{model[0].Params(), model[2].Params()}
 	cfg := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: opt, KeepNorms: true, Groups: groups}
@@ -441,7 +441,7 @@ func TestStepRefusesBadTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt, _ := optim.NewAdamW(optim.DecayGroups(m.Params(), 0.1), optim.AdamWConfig{LR: 1e-3})
-	ps, _ := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
+	ps, _ := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
 	tr, err := train.New(train.Config{Model: m, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: opt, Scope: train.MicroBatch})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -26,6 +27,7 @@ func init() {
 		name:  "bench step",
 		short: "time full training steps of several estimators, interleaved in one process",
 		run:   runBenchStep,
+		flags: map[string]string{"Clip": "gamma"},
 	})
 }
 
@@ -85,27 +87,48 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		scope train.Scope
 		mode  string
 	}
+	if err := m.check(fs); err != nil {
+		return err
+	}
 	var cfgs []config
+	readsGamma := false
 	if *modes != "" {
-		for _, name := range strings.Split(*modes, ",") {
+		list := strings.Split(*modes, ",")
+		for i, name := range list {
 			mode, err := gpt.ParseClipMode(strings.TrimSpace(name))
 			if err != nil {
 				return usagef("--clip-modes: %v", err)
+			}
+			if slices.Contains(list[:i], name) {
+				return usagef("--clip-modes: %s is listed twice", name)
 			}
 			e, scope, err := mode.Estimator(*gamma)
 			if err != nil {
 				return usagef("--gamma: %v", err)
 			}
+			readsGamma = readsGamma || mode != gpt.ClipNone
 			cfgs = append(cfgs, config{e, scope, string(mode)})
 		}
 	} else {
-		for _, name := range strings.Split(*names, ",") {
-			e, err := estimator.New(strings.TrimSpace(name), estimator.Params{Gamma: *gamma})
+		list := strings.Split(*names, ",")
+		for i, name := range list {
+			s := estimator.Spec{Estimator: strings.TrimSpace(name), Clip: *gamma}
+			if !slices.Contains(estimator.Names, s.Estimator) {
+				return usagef("--estimators: unknown estimator %q (want %s)", s.Estimator, strings.Join(estimator.Names, ", "))
+			}
+			if slices.Contains(list[:i], name) {
+				return usagef("--estimators: %s is listed twice", name)
+			}
+			readsGamma = readsGamma || s.Reads("Clip")
+			e, err := s.Trim().New()
 			if err != nil {
-				return usagef("--estimators: %v", err)
+				return err
 			}
 			cfgs = append(cfgs, config{e, train.Global, ""})
 		}
+	}
+	if flagSet(fs, "gamma") && !readsGamma {
+		return usagef("--gamma applies to none of the estimators or clip modes timed")
 	}
 	if err := m.checkMemory(*b, *accum, 1); err != nil {
 		return err

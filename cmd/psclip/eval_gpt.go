@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,6 +64,9 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		if err != nil {
 			return usagef("--seeds %q: %q is not a seed", *seeds, s)
 		}
+		if slices.Contains(draws, v) {
+			return usagef("--seeds %q: seed %d is listed twice", *seeds, v)
+		}
 		draws = append(draws, v)
 	}
 	names := strings.Split(*splits, ",")
@@ -77,7 +81,7 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 	}
 	corpus, err := gpt.LoadCorpus(d)
 	if err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	res := evalResult{Ckpt: *ckpt, Step: m.Step, EvalIters: *iters, Mean: map[string]sd{}}
 	for _, split := range names {
@@ -89,7 +93,7 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		for _, seed := range draws {
 			l, err := m.Loss(corpus, tokens, *iters, seed)
 			if err != nil {
-				return usageError{err.Error()}
+				return usage(err)
 			}
 			losses = append(losses, l)
 			res.Losses = append(res.Losses, evalLoss{split, seed, l})

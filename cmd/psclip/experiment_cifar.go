@@ -4,12 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
 	runlayer "github.com/psclip/psclip/run"
 )
@@ -19,31 +17,23 @@ func init() {
 		name:  "experiment cifar",
 		short: "AlexNet-CIFAR: SGD, Clip-SGD, PS-Clip-SGD and increasing-threshold PS-Clip-SGD over seeds (tables, figures)",
 		run:   runExperimentCIFAR,
+		flags: map[string]string{"ClipSGD": "clip-sgd-gamma", "PSClipSGD": "ps-gamma",
+			"Alpha": "inc-alpha", "AutoAlpha": "inc-alpha", "Beta": "inc-beta", "AutoBeta": "inc-beta"},
 	})
 }
 
 // experimentCIFARFlags are the flags of "experiment cifar" beyond
-// cifarFlags and the thresholds; adaptive holds the adaptive thresholds'
-// settings (adaptiveFlags).
+// cifarFlags and the thresholds.
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
 	full, paper, resume, logNorms     bool
 	restart                           bool
 	seeds                             int
-	adaptive                          *estimator.Flags
 }
 
-// adaptiveFlags are the flags of the adaptive thresholds' settings, as every
-// training command spells them (estimator.AddFlags).
-var adaptiveFlags = []string{"window", "target-quantile", "quantile-rate", "auto-clip-r"}
-
-// adaptiveReaders names the methods that read each of adaptiveFlags.
-var adaptiveReaders = map[string]string{
-	"window":          "ps-clip-auto, and inc-ps-clip-sgd with --inc-alpha or --inc-beta auto",
-	"target-quantile": "ps-clip-quantile",
-	"quantile-rate":   "ps-clip-quantile",
-	"auto-clip-r":     "auto-clip",
-}
+// adaptiveFields are the adaptive thresholds' settings, whose flags every
+// training command spells the same way.
+var adaptiveFields = []string{"Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
 
 func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
 	cifarFlags(fs, c, &f.data)
@@ -51,10 +41,13 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 		"; clip-sgd=γ and ps-clip-sgd=γ give a method its own threshold")
 	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's: 15)")
 	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
-	fs.Var(estimator.AutoFloat(&th.Alpha, &th.AutoAlpha), "inc-alpha", "Increasing-PS-Clip-SGD's α (the paper's: 15), or auto (σ̂ from the recent per-sample norms)")
-	fs.Var(estimator.AutoFloat(&th.Beta, &th.AutoBeta), "inc-beta", "Increasing-PS-Clip-SGD's β (the paper's: 2), or auto (the tail index p̂, clamped to [1.05, 2])")
-	f.adaptive = estimator.AddSomeFlags(fs, estimator.Params{}, adaptiveFlags, func(name, text string) string {
-		return adaptiveReaders[name] + ": " + strings.TrimPrefix(text, adaptiveReaders[name]+": ")
+	fs.Var(autoFloat{&th.Alpha, &th.AutoAlpha}, "inc-alpha", "Increasing-PS-Clip-SGD's α (the paper's: 15), or auto (σ̂ from the recent per-sample norms)")
+	fs.Var(autoFloat{&th.Beta, &th.AutoBeta}, "inc-beta", "Increasing-PS-Clip-SGD's β (the paper's: 2), or auto (the tail index p̂, clamped to [1.05, 2])")
+	addSpecFlags(fs, &th.Spec, adaptiveFields, func(name, text string) string {
+		if name == "window" {
+			return "ps-clip-auto, and inc-ps-clip-sgd with --inc-alpha or --inc-beta auto: " + text
+		}
+		return text
 	})
 	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid, numbers (default: --inc-alpha, or its default if --inc-alpha is auto; the appendix's: 1,15,30,45)")
 	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid, numbers (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
@@ -87,36 +80,26 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	}
-	// The thresholds are checked here so that an error names the flag the
-	// user typed, not the per-run flag a method turns it into.
-	for _, t := range []struct {
-		flag, orAuto string
-		v            float64
-		auto         bool
-	}{
-		{"clip-sgd-gamma", "", th.ClipSGD, false}, {"ps-gamma", "", th.PSClipSGD, false},
-		{"inc-alpha", " or auto", th.Alpha, th.AutoAlpha}, {"inc-beta", " or auto", th.Beta, th.AutoBeta},
-	} {
-		if !t.auto && (!(t.v > 0) || math.IsInf(t.v, 0)) {
-			return usagef("--%s = %v, want a finite value > 0%s", t.flag, t.v, t.orAuto)
-		}
+	// The thresholds are checked before they go to the methods, so that an
+	// error names the flag the user typed.
+	if err := th.Validate(); err != nil {
+		return err
 	}
-	p := f.adaptive.Params()
-	th.Window, th.TargetQuantile, th.QuantileRate, th.AutoClipR = p.Window, p.TargetQuantile, p.QuantileRate, p.R
 	e := cifar.Experiment{Base: c, LogNorms: f.logNorms}
 	for _, name := range strings.Split(f.methods, ",") {
 		m, err := th.Method(strings.TrimSpace(name))
 		if err != nil {
-			return usagef("--methods: %v", err)
+			return err
 		}
 		e.Methods = append(e.Methods, m)
 	}
 	// A setting no method reads is refused rather than ignored, as the
 	// training commands do.
-	for _, name := range adaptiveFlags {
-		if flagSet(fs, name) && !slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(name) }) {
-			return usagef("--%s applies to none of --methods %s (only to %s)", name, f.methods, adaptiveReaders[name])
-		}
+	reads := func(field string) bool {
+		return slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(field) })
+	}
+	if name := unreadFlag(fs, nil, adaptiveFields, reads); name != "" {
+		return usagef("--%s applies to none of --methods %s", name, f.methods)
 	}
 	var err error
 	switch {
@@ -145,7 +128,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 		e.Seeds = append(e.Seeds, uint64(i+1))
 	}
 	if err := e.Check(); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	d, err := loadCIFAR(f.data)
 	if err != nil {
@@ -158,7 +141,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	defer stop()
 	res, err := cifar.RunExperiment(ctx, e, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr})
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
 	if g := res.GridTable(); g != "" {

@@ -117,7 +117,7 @@ func TestExperimentCIFARThresholdFlags(t *testing.T) {
 		{exp("--methods", "sgd,auto-clip", "--target-quantile", "0.7"), "--target-quantile applies to none"},
 		{exp("--methods", "ps-clip-auto", "--quantile-rate", "0.1"), "--quantile-rate applies to none"},
 		{exp("--methods", "ps-clip-quantile", "--auto-clip-r", "0.1"), "--auto-clip-r applies to none"},
-		{exp("--methods", "ps-clip-quantile", "--target-quantile", "1"), "target quantile"},
+		{exp("--methods", "ps-clip-quantile", "--target-quantile", "1"), "--target-quantile = 1"},
 		{exp("--methods", "auto-clip", "--auto-clip-r", "-1"), "auto-clip"},
 		{exp("--grid-betas", "2", "--grid-alphas", "auto"), "--grid-alphas"},
 	} {

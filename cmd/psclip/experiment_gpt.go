@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ func init() {
 		name:  "experiment gpt",
 		short: "GPT with gradient accumulation: global clipping vs MB-Clip (and per-sample thresholds) over learning rates and seeds (tables, curves)",
 		run:   runExperimentGPT,
+		flags: gptFieldFlags,
 	})
 }
 
@@ -26,16 +26,12 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	lrs := fs.String("lrs", "6e-4,8e-4,1e-3", "comma-separated peak learning rates (each decays to a tenth)")
 	seeds := fs.Int("seeds", 3, "seeds per learning rate and clip mode: 1..N")
 	modes := fs.String("clip-modes", "global,micro-batch", "comma-separated clip modes to compare: global, micro-batch, per-sample, none; per-sample runs take --ps-estimator and its flags")
-	var ps perSampleFlags
-	ps.define(fs, "the per-sample runs")
+	definePS(fs, &c, "", "the per-sample runs")
 	out := fs.String("out", "out-experiment-gpt", "output directory: results, tables, curves and one directory per run")
 	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
 	restart := fs.Bool("restart", false, restartExperimentUsage)
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if slices.ContainsFunc(append(psFlags, "ps-estimator"), func(name string) bool { return flagSet(fs, name) }) {
-		ps.set(&c)
 	}
 	e := gpt.Experiment{Base: c}
 	for _, s := range strings.Split(*lrs, ",") {
@@ -43,25 +39,27 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		if err != nil {
 			return usagef("--lrs: %q is not a number", s)
 		}
-		if !(lr > 0) || math.IsInf(lr, 0) {
-			return usagef("--lrs: learning rate = %v, want a finite value > 0", lr)
-		}
 		e.LRs = append(e.LRs, lr)
 	}
 	for _, s := range strings.Split(*modes, ",") {
 		m, err := gpt.ParseClipMode(strings.TrimSpace(s))
 		if err != nil {
-			return usagef("--clip-modes: %v", err)
+			return usagef("--clip-modes: %q is not a clip mode (want global, micro-batch, per-sample or none)", s)
 		}
 		e.Modes = append(e.Modes, m)
 	}
-	// A --clip no run reads is refused, as train gpt refuses it.
-	if flagSet(fs, "clip") && !e.ReadsClip() {
+	if slices.Contains(e.Modes, gpt.ClipPerSample) && c.Estimator != "" && !slices.Contains(gpt.PSEstimators, c.Estimator) {
+		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
+	}
+	// A flag no run reads is refused, as train gpt refuses it.
+	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, e.Reads); name != "" {
 		why := ""
-		if slices.Contains(e.Modes, gpt.ClipPerSample) {
-			why = fmt.Sprintf(": per-sample mode's %s has a threshold of its own", c.PSMethod())
+		if name == "clip" && slices.Contains(e.Modes, gpt.ClipPerSample) {
+			ps := c
+			ps.ClipMode = gpt.ClipPerSample
+			why = fmt.Sprintf(": per-sample mode's %s has a threshold of its own", ps.Label())
 		}
-		return usagef("--clip applies to none of --clip-modes %s%s", *modes, why)
+		return usagef("--%s applies to none of --clip-modes %s%s", name, *modes, why)
 	}
 	if *seeds <= 0 {
 		return usagef("--seeds = %d, want > 0", *seeds)
@@ -70,15 +68,15 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		e.Seeds = append(e.Seeds, uint64(i+1))
 	}
 	if err := e.Check(); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	d.VocabSize = c.VocabSize
 	corpus, err := gpt.LoadCorpus(d)
 	if err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	if err := c.CheckCorpus(corpus); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	if *resume && *restart {
 		return usagef("--resume and --restart exclude each other")
@@ -87,7 +85,7 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	defer stop()
 	res, err := gpt.RunExperiment(ctx, e, corpus, gpt.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr})
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
 		res.LossTable(), res.TimeTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)

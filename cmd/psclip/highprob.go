@@ -11,6 +11,7 @@ func init() {
 		name:  "highprob",
 		short: "the paper's high-probability study: (1−δ)-quantiles of the average gradient norm over 10⁴ runs",
 		run:   runHighProb,
+		flags: quadraticFieldFlags,
 	})
 }
 

@@ -17,6 +17,10 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/setting"
 )
 
 // A command is one psclip subcommand. Each lives in its own file and adds
@@ -25,8 +29,12 @@ type command struct {
 	name  string // may contain a space for nested commands: "train cifar"
 	short string // one line for "psclip help"
 	// run parses args with fs (already named and wired to stderr) and does
-	// the work. A usage mistake is returned as a usageError.
+	// the work. A usage mistake is returned as a usageError or as one of
+	// the libraries' input errors (see isUsage).
 	run func(fs *flag.FlagSet, args []string) error
+	// flags maps the fields of library errors to this command's flags
+	// where they differ from fieldFlags (see flagOf).
+	flags map[string]string
 }
 
 var commands = map[string]*command{}
@@ -43,12 +51,17 @@ func register(c *command) {
 }
 
 // usageError marks a mistake in how psclip was invoked; it exits with status 2.
-type usageError struct{ msg string }
+type usageError struct{ err error }
 
-func (e usageError) Error() string { return e.msg }
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 // usagef returns a usageError with a formatted message.
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// usage marks err as a usage mistake: the failure of an input the command
+// was given, such as a file a flag names.
+func usage(err error) error { return usageError{err} }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -83,12 +96,30 @@ func run(args []string, out, errOut io.Writer) int {
 		fs.PrintDefaults()
 		return 0
 	case isUsage(err):
-		fmt.Fprintf(stderr, "psclip %s: %v (see 'psclip %s -h')\n", cmd.name, oneLine(err), cmd.name)
+		fmt.Fprintf(stderr, "psclip %s: %s (see 'psclip %s -h')\n", cmd.name, cmd.message(err), cmd.name)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "psclip %s: %v\n", cmd.name, oneLine(err))
+		fmt.Fprintf(stderr, "psclip %s: %s\n", cmd.name, cmd.message(err))
 		return 1
 	}
+}
+
+// message is err on one line in the command's words: a setting the
+// libraries name by its field is named by its flag, the run layer's
+// refusals name the flags that resolve them, and an interrupted run says
+// how to continue.
+func (c *command) message(err error) string {
+	var se *setting.Error
+	if errors.As(err, &se) {
+		return oneLine(fmt.Errorf("--%s = %v, want %s", c.flagOf(se.Field), se.Value, se.Want))
+	}
+	if m, ok := runMessage(err); ok {
+		return oneLine(errors.New(m))
+	}
+	if errors.Is(err, loop.ErrInterrupted) {
+		return oneLine(err) + "; rerun with --resume to continue"
+	}
+	return oneLine(err)
 }
 
 // lookup finds the longest registered command name that prefixes args.
@@ -104,15 +135,19 @@ func lookup(args []string) (*command, []string) {
 	return nil, nil
 }
 
-// isUsage reports whether err comes from bad flags or arguments. Errors from
-// flag.FlagSet.Parse are usage errors too.
+// isUsage reports, by the error's type, whether err comes from bad flags,
+// arguments or input files: a usageError, an error of flag.FlagSet.Parse,
+// a setting out of range (*setting.Error), or a resume that does not fit
+// its run directory (isRunUsage). Anything else, a damaged checkpoint
+// included, is a failure of the work.
 func isUsage(err error) bool {
-	var u usageError
-	if errors.As(err, &u) {
-		return true
-	}
-	var pe flagParseError
-	return errors.As(err, &pe)
+	var (
+		u  usageError
+		pe flagParseError
+		se *setting.Error
+		ce *checkpoint.ConfigError
+	)
+	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || isRunUsage(err)
 }
 
 // flagParseError wraps an error returned by flag.FlagSet.Parse.

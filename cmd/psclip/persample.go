@@ -48,6 +48,28 @@ func defineModelFlags(fs *flag.FlagSet, m *modelFlags) {
 	fs.BoolVar(&m.gpt.ExactGELU, "exact-gelu", m.gpt.ExactGELU, "gpt: the erf GELU of today's nanoGPT (torch.nn.GELU()) instead of GPT-2's tanh approximation")
 }
 
+// modelOwnFlags lists each model's flags: a flag of the model not selected
+// is refused rather than ignored.
+var modelOwnFlags = map[string][]string{
+	"alexnet-cifar": {"width-div", "classes"},
+	"gpt":           {"n-layer", "n-head", "n-embd", "block-size", "vocab-size", "bias", "exact-gelu"},
+}
+
+// check refuses a flag given for the model --model does not select.
+func (m *modelFlags) check(fs *flag.FlagSet) error {
+	for model, flags := range modelOwnFlags {
+		if model == m.name {
+			continue
+		}
+		for _, name := range flags {
+			if flagSet(fs, name) {
+				return usagef("--%s applies to --model %s, not %s", name, model, m.name)
+			}
+		}
+	}
+	return nil
+}
+
 // build returns the model and a random batch of b samples for it, all drawn
 // from seed: images x [b,3,32,32] ~ N(0,1) with uniform labels, or uniform
 // token ids [b,T] with uniform next-token targets.
@@ -57,7 +79,7 @@ func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int3
 	case "alexnet-cifar":
 		model, err := models.NewAlexNet(m.alexnet, seed)
 		if err != nil {
-			return nil, nil, nil, usageError{err.Error()}
+			return nil, nil, nil, usage(err)
 		}
 		x := tensor.New(b, 3, 32, 32)
 		for i := range x.Data {
@@ -71,7 +93,7 @@ func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int3
 	case "gpt":
 		model, err := models.NewGPT(m.gpt, seed)
 		if err != nil {
-			return nil, nil, nil, usageError{err.Error()}
+			return nil, nil, nil, usage(err)
 		}
 		t := m.gpt.BlockSize
 		x := tensor.New(b, t)
@@ -96,7 +118,7 @@ func (m *modelFlags) checkMemory(b, accum, optStates int) error {
 	case "gpt":
 		need, input = m.gpt.TrainingBytes(b, optStates), float64(m.gpt.BlockSize)*8
 	}
-	return runErr(runlayer.CheckMemory("the model and its batches", need+float64(b)*float64(accum)*input))
+	return runlayer.CheckMemory("the model and its batches", need+float64(b)*float64(accum)*input)
 }
 
 func runPerSample(fs *flag.FlagSet, args []string) error {
@@ -110,6 +132,9 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	}
 	if *b < 1 {
 		return usagef("--batch %d: need at least 1", *b)
+	}
+	if err := m.check(fs); err != nil {
+		return err
 	}
 	if *out == "" {
 		return usagef("--out is required")

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +19,7 @@ func init() {
 		name:  "quadratic",
 		short: "the paper's noisy-quadratic experiment: minimal and average gradient norms per method and p",
 		run:   runQuadratic,
+		flags: quadraticFieldFlags,
 	})
 }
 
@@ -54,9 +55,9 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	fs.IntVar(&c.N, "n", def.N, "batch size")
 	fs.IntVar(&c.Dim, "d", def.Dim, "dimension of x")
 	fs.Float64Var(&c.Eta, "eta", def.Eta, "step size η")
-	fs.Var(estimator.AutoFloat(&c.Alpha, &c.AutoAlpha), "alpha", "PS-Clip-SGD threshold scale α (τ_k = α·k^(1/β)), or auto: σ̂ of the recent per-sample norms (with --tuned too)")
-	fs.Var(estimator.AutoFloat(&c.Beta, &c.AutoBeta), "beta", "PS-Clip-SGD threshold exponent β, or auto: the tail index p̂ of the recent per-sample norms, clamped to [1.05, 2] (with --tuned too)")
-	fs.Float64Var(&c.Gamma, "gamma", def.Gamma, "Clip-SGD clipping threshold γ")
+	fs.Var(autoFloat{&c.Alpha, &c.AutoAlpha}, "alpha", "PS-Clip-SGD threshold scale α (τ_k = α·k^(1/β)), or auto: σ̂ of the recent per-sample norms (with --tuned too)")
+	fs.Var(autoFloat{&c.Beta, &c.AutoBeta}, "beta", "PS-Clip-SGD threshold exponent β, or auto: the tail index p̂ of the recent per-sample norms, clamped to [1.05, 2] (with --tuned too)")
+	fs.Float64Var(&c.Clip, "gamma", def.Clip, "Clip-SGD clipping threshold γ")
 	fs.IntVar(&c.Runs, "runs", def.Runs, "independent runs per p")
 	fs.Uint64Var(&c.Seed, "seed", def.Seed, "random seed; the results are a function of the flags")
 	fs.BoolVar(&c.Tuned, "tuned", false, "use the paper's tuned η, γ, α, β per p and method instead of --eta, --gamma and numeric --alpha, --beta")
@@ -68,25 +69,17 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	c.P = ps
 	c.Methods = strings.Split(methods, ",")
 	for _, m := range c.Methods {
-		if _, err := estimator.New(m, estimator.Params{Gamma: 1, Alpha: 1, Beta: 1}); err != nil {
+		if !slices.Contains(estimator.Names, m) {
 			return nil, usagef("--methods: unknown method %q (want %s)", m, strings.Join(estimator.Names, ", "))
 		}
 	}
-	if !c.Tuned {
-		// Name the flag in the message; Validate would only name the value.
-		switch {
-		case !finitePositive(c.Eta):
-			return nil, usagef("--eta %v: want a finite step size > 0", c.Eta)
-		case !finitePositive(c.Gamma):
-			return nil, usagef("--gamma %v: want a finite threshold > 0", c.Gamma)
-		case !c.AutoAlpha && !finitePositive(c.Alpha):
-			return nil, usagef("--alpha %v: want a finite α > 0 or auto", c.Alpha)
-		case !c.AutoBeta && !finitePositive(c.Beta):
-			return nil, usagef("--beta %v: want a finite β > 0 or auto", c.Beta)
-		}
+	// A flag no method reads (with --tuned: the numbers it replaces) is
+	// refused rather than ignored.
+	if name := unreadFlag(fs, quadraticFieldFlags, []string{"Eta", "Clip", "Alpha", "Beta"}, c.Reads); name != "" {
+		return nil, usagef("--%s applies to none of --methods %s%s", name, methods, map[bool]string{true: " with --tuned"}[c.Tuned])
 	}
 	if err := c.Validate(); err != nil {
-		return nil, usagef("%v", err)
+		return nil, usage(err)
 	}
 	if c.out != "" {
 		if fi, err := os.Stat(c.out); err == nil && !fi.IsDir() {
@@ -113,8 +106,6 @@ func (c *quadraticCLI) emit(res any, table func(io.Writer) error, save func(dir 
 	}
 	return table(stdout)
 }
-
-func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 
 // floatList is a flag.Value for comma-separated numbers.
 type floatList []float64

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -25,10 +26,14 @@ func interruptContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
-// runErr says what the run layer's typed errors mean on the command line:
-// which flags resolve them, and a usage error (exit status 2) where the
-// invocation must change. Other errors pass unchanged.
-func runErr(err error) error {
+// isRunUsage reports, by the error's type, whether err is one of the run
+// layer's refusals that the invocation must change to resolve (exit status
+// 2): a run directory that holds a run, a resume that does not fit the run
+// directory (no run, a missing or foreign log, another configuration or
+// data), a checkpoint of another command, sizes that cannot fit, an output
+// that cannot be written, an input that is not a regular file. A locked
+// directory (another process) is a failure of the work.
+func isRunUsage(err error) bool {
 	var (
 		exists  *runlayer.ExistsError
 		notRes  *runlayer.NotResumableError
@@ -39,26 +44,32 @@ func runErr(err error) error {
 		out     *runlayer.OutputError
 		regular *inputfile.NotRegularError
 	)
+	return errors.As(err, &exists) || errors.As(err, &notRes) || errors.As(err, &data) || errors.As(err, &config) ||
+		errors.As(err, &kind) || errors.As(err, &res) || errors.As(err, &out) || errors.As(err, &regular)
+}
+
+// runMessage says what the run layer's errors mean on the command line:
+// the flags that resolve them. ok is false for other errors.
+func runMessage(err error) (msg string, ok bool) {
+	var (
+		exists *runlayer.ExistsError
+		notRes *runlayer.NotResumableError
+		data   *runlayer.DataChangedError
+		config *runlayer.ConfigChangedError
+		out    *runlayer.OutputError
+	)
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &exists):
-		return usagef("--out %s already holds a run (%s): continue it with --resume, or start it over with --restart",
-			exists.Dir, strings.Join(exists.Files, ", "))
+		return fmt.Sprintf("--out %s already holds a run (%s): continue it with --resume, or start it over with --restart",
+			exists.Dir, strings.Join(exists.Files, ", ")), true
 	case errors.As(err, &notRes):
-		return usagef("--resume: %v; --restart starts it over", notRes)
+		return fmt.Sprintf("--resume: %v; --restart starts it over", notRes), true
 	case errors.As(err, &data):
-		return usagef("--resume: %v; --restart starts the run over on the new data", data)
+		return fmt.Sprintf("--resume: %v; --restart starts the run over on the new data", data), true
 	case errors.As(err, &config):
-		return usagef("--resume: %v", config)
-	case errors.As(err, &kind):
-		return usagef("%v", kind)
-	case errors.As(err, &res):
-		return usagef("%v", res)
+		return fmt.Sprintf("--resume: %v", config), true
 	case errors.As(err, &out):
-		return usagef("--out %s %v", out.Path, out.Err)
-	case errors.As(err, &regular):
-		return usagef("%v", regular)
+		return fmt.Sprintf("--out %s %v", out.Path, out.Err), true
 	}
-	return err
+	return "", false
 }

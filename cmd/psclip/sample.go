@@ -30,7 +30,7 @@ func runSample(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if err := o.Check(); err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	if *prompt == "" {
 		return usagef("--prompt is empty")
@@ -41,7 +41,7 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	}
 	text, err := m.Sample(*prompt, o)
 	if err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	fmt.Fprint(stdout, *prompt+text)
 	return nil
@@ -55,7 +55,7 @@ func loadGPT(ckpt string) (*gpt.Model, error) {
 		return nil, usagef("--ckpt %s: no checkpoint there", ckpt)
 	}
 	if err != nil {
-		return nil, runErr(err)
+		return nil, err
 	}
 	if m.Warning != "" {
 		fmt.Fprintln(stderr, m.Warning)

@@ -50,7 +50,7 @@ func runTail(fs *flag.FlagSet, args []string) error {
 	}
 	f, _, err := inputfile.Open(*from)
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	defer f.Close()
 	res, err := tail.Trace(f, *window)
@@ -78,10 +78,12 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	}
 	c.P = ps
 	for i := range c.Methods {
-		c.Methods[i].Params.Window = *window
+		if c.Methods[i].Reads("Window") {
+			c.Methods[i].Window = *window
+		}
 	}
 	if err := c.Validate(); err != nil {
-		return usagef("%v", err)
+		return usage(err)
 	}
 	if err := checkOutDir(*out); err != nil {
 		return err
@@ -97,7 +99,7 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if *normsLog != "" {
-		m := slices.IndexFunc(c.Methods, func(m tail.Method) bool { return m.Name == "ps-clip-auto" })
+		m := slices.IndexFunc(c.Methods, func(m tail.Method) bool { return m.Estimator == "ps-clip-auto" })
 		err := atomicfile.Write(*normsLog, func(f *os.File) error { return tail.WriteNormsLog(f, c, c.P[0], m) })
 		if err != nil {
 			return err
@@ -111,7 +113,7 @@ func checkOutDir(dir string) error {
 		return nil
 	}
 	if err := runlayer.PrepareDir(dir); err != nil {
-		return runErr(err)
+		return err
 	}
 	return nil
 }

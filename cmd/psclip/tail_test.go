@@ -57,7 +57,7 @@ func TestTailBadInput(t *testing.T) {
 		{[]string{"tail", "--from", file}, 1, "no per-sample norms"},
 		{[]string{"tail", "--from", truncated}, 1, "line 1"},
 		{[]string{"tail", "quadratic", "--p", "1.3"}, 2, "no tuned ps-clip-sgd at p = 1.3"},
-		{[]string{"tail", "quadratic", "--window", "10"}, 2, "window of 10"},
+		{[]string{"tail", "quadratic", "--window", "10"}, 2, "--window = 10"},
 		{[]string{"tail", "quadratic", "--T", "0"}, 2, "T = 0"},
 	}
 	for _, tt := range tests {

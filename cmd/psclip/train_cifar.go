@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/psclip/psclip/estimator"
@@ -50,7 +51,7 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	c := cifar.Default()
 	var data string
 	cifarFlags(fs, &c, &data)
-	ef := estimator.AddFlags(fs, c.Estimator, estimator.Params{})
+	addSpecFlags(fs, &c.Spec, nil, nil)
 	fs.Lookup("clip").Usage += "; default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd"
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
 	out := fs.String("out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
@@ -60,18 +61,23 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	c.SetEstimator(ef.Method(), ef.Params())
 	if !flagSet(fs, "clip") {
 		c.Clip = cifar.PaperClip(c.Estimator)
 	}
-	if flagSet(fs, "beta") && !c.AutoBeta && !(c.Beta > 0) {
-		return usagef("--beta = %v, want a finite β > 0 or auto", c.Beta)
+	if !slices.Contains(estimator.Names, c.Estimator) {
+		return c.Spec.Validate() // names the estimators
 	}
+	// A flag the estimator does not read is refused; the defaults of the
+	// settings it does not read are cleared.
+	if f := unreadFlag(fs, nil, specFields, c.Reads); f != "" {
+		return usagef("--%s does not apply to --estimator %s (%s)", f, c.Estimator, c.Label())
+	}
+	c.Spec = c.Trim()
 	if err := c.Validate(); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	if *logNorms && !c.PerSample() {
-		return usagef("--log-norms: %s computes no per-sample gradient norms", c.Method())
+		return usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
 	}
 	switch {
 	case *out == "":
@@ -83,18 +89,18 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr, Label: c.Method(), LogNorms: *logNorms})
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr, Label: c.Label(), LogNorms: *logNorms})
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	ctx, stop := interruptContext()
 	defer stop()
 	s, err := run.Train(ctx)
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
-		c.Method(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
+		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, strings.Join([]string{runlayer.LogFile, runlayer.CheckpointFile, runlayer.ResultFile}, ", "), *out)
 	return nil
 }

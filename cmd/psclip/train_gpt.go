@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
-	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
 )
 
@@ -15,6 +15,7 @@ func init() {
 		name:  "train gpt",
 		short: "train a nanoGPT-style GPT with gradient accumulation and global, micro-batch or per-sample clipping",
 		run:   runTrainGPT,
+		flags: gptFieldFlags,
 	})
 }
 
@@ -38,8 +39,11 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.Float64Var(&c.Beta2, "beta2", c.Beta2, "AdamW β2")
 	fs.Float64Var(&c.Eps, "eps", c.Eps, "AdamW ε")
 	fs.Float64Var(&c.Clip, "clip", c.Clip, "clipping threshold γ (see --clip-convention)")
+	if c.ClipConvention == "" {
+		c.ClipConvention = gpt.ConventionNanoGPT
+	}
 	fs.StringVar((*string)(&c.ClipConvention), "clip-convention", string(c.ClipConvention),
-		"what --clip bounds in micro-batch mode: nanogpt (each micro-batch's share g_j/K of the accumulated gradient, as nanoGPT and the paper) or mean (each micro-batch's mean gradient g_j)")
+		"micro-batch mode: what --clip bounds, nanogpt (each micro-batch's share g_j/K of the accumulated gradient, as nanoGPT and the paper) or mean (each micro-batch's mean gradient g_j)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
 	fs.IntVar(&c.EvalIters, "eval-iters", c.EvalIters, "validation batches per estimate")
 	fs.IntVar(&c.LogInterval, "log-interval", c.LogInterval, "steps between log.jsonl step records")
@@ -54,39 +58,33 @@ type trainGPTFlags struct {
 	resume      bool
 	restart     bool
 	mode        string
-	ps          perSampleFlags
 	logNorms    bool
 }
 
-// perSampleFlags are per-sample mode's threshold flags, which "train gpt"
-// and "experiment gpt" share: --ps-estimator and the estimator flags psFlags.
-type perSampleFlags struct {
-	name string
-	ps   *estimator.Flags
+// psFields are per-sample mode's estimator settings beside the estimator,
+// whose flags every training command spells the same way; --clip is every
+// mode's.
+var psFields = []string{"Alpha", "Beta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
+
+// gptClipFields are the settings only some clip modes read
+// (gpt.Config.Reads).
+var gptClipFields = append([]string{"ClipConvention"}, specFields...)
+
+// definePS defines per-sample mode's flags on fs, bound to c's estimator
+// settings: --ps-estimator (default def) and the flags of psFields. mode is how the
+// command selects per-sample mode, for the usage.
+func definePS(fs *flag.FlagSet, c *gpt.Config, def, mode string) {
+	fs.StringVar(&c.Estimator, "ps-estimator", def, mode+": the threshold, "+strings.Join(gpt.PSEstimators, ", ")+
+		" (ps-clip-sgd, the default: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
+	addSpecFlags(fs, &c.Spec, psFields, func(_, text string) string { return mode + ": " + text })
 }
-
-// psFlags are the estimator flags of per-sample mode's thresholds, as every
-// training command spells them; --estimator and --clip are the GPT
-// commands' own (--ps-estimator, and --clip for all modes).
-var psFlags = []string{"alpha", "beta", "window", "target-quantile", "quantile-rate", "auto-clip-r"}
-
-// define defines the flags on fs; mode is how the command selects
-// per-sample mode, for the usage.
-func (f *perSampleFlags) define(fs *flag.FlagSet, mode string) {
-	fs.StringVar(&f.name, "ps-estimator", "ps-clip-sgd", "per-sample mode's threshold: "+strings.Join(gpt.PSEstimators, ", ")+
-		" (ps-clip-sgd: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
-	f.ps = estimator.AddSomeFlags(fs, estimator.Params{}, psFlags, func(_, text string) string { return mode + ": " + text })
-}
-
-// set sets c's per-sample threshold from the parsed flags.
-func (f *perSampleFlags) set(c *gpt.Config) { c.SetPSEstimator(f.name, f.ps.Params()) }
 
 func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGPTFlags) {
 	gptFlags(fs, c, d)
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
-	f.ps.define(fs, "--clip-mode per-sample")
+	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
@@ -124,17 +122,22 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	}
 	var err error
 	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {
-		return usagef("--clip-mode: %v", err)
+		return err
 	}
-	f.ps.set(&c)
-	if c.Adaptive() && c.PSEstimator != "ps-clip-quantile" && flagSet(fs, "clip") {
-		return usagef("--clip does not apply to --ps-estimator %s with --alpha/--beta or an automatic threshold", c.PSEstimator)
+	if c.ClipMode == gpt.ClipPerSample && !slices.Contains(gpt.PSEstimators, c.Estimator) {
+		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
 	}
+	// A flag the clip mode does not read is refused; the defaults of the
+	// settings it does not read are cleared.
+	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, c.Reads); name != "" {
+		return usagef("--%s does not apply to --clip-mode %s (%s)", name, c.ClipMode, c.Label())
+	}
+	c = c.Trim()
 	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
 		return usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
 	}
 	if err := c.Validate(); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	switch {
 	case f.out == "":
@@ -145,25 +148,25 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	d.VocabSize = c.VocabSize
 	corpus, err := gpt.LoadCorpus(d)
 	if err != nil {
-		return usageError{err.Error()}
+		return usage(err)
 	}
 	if err := c.CheckCorpus(corpus); err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	ctx, stop := interruptContext()
 	defer stop()
 	s, err := run.Train(ctx)
 	if err != nil {
-		return runErr(err)
+		return err
 	}
 	clip := "no clipping"
 	switch {
 	case c.Adaptive():
-		clip = fmt.Sprintf("clipped %.1f %% of sequences by %s", 100*s.ClippedFraction, c.PSMethod())
+		clip = fmt.Sprintf("clipped %.1f %% of sequences by %s", 100*s.ClippedFraction, c.Label())
 	case c.ClipMode != gpt.ClipNone:
 		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
 	}

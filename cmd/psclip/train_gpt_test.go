@@ -97,9 +97,9 @@ func TestExperimentGPTPerSampleThresholds(t *testing.T) {
 		label string
 	}{
 		{[]string{"--alpha", "auto", "--beta", "auto"}, "Increasing-PS-Clip-SGD α=auto β=auto (per-sample)"},
-		{[]string{"--ps-estimator", "ps-clip-auto", "--window", "256"}, "Auto-PS-Clip-SGD (per-sample)"},
+		{[]string{"--ps-estimator", "ps-clip-auto", "--window", "256"}, "Auto-PS-Clip-SGD window=256 (per-sample)"},
 		{[]string{"--alpha", "auto", "--beta", "1.5"}, "Increasing-PS-Clip-SGD α=auto β=1.5 (per-sample)"},
-		{[]string{"--ps-estimator", "ps-clip-quantile", "--target-quantile", "0.8"}, "Quantile-PS-Clip-SGD q=0.8 (per-sample)"},
+		{[]string{"--ps-estimator", "ps-clip-quantile", "--target-quantile", "0.8"}, "Quantile-PS-Clip-SGD q=0.8 γ0=1 (per-sample)"},
 		{[]string{"--ps-estimator", "auto-clip", "--auto-clip-r", "0.1"}, "Auto-Clip r=0.1 (per-sample)"},
 		{nil, "PS-Clip-SGD (per-sample)"},
 	} {
@@ -136,7 +136,7 @@ func TestGPTBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{train("--n-embd", "10", "--n-head", "4"), "multiple of --n-head"},
+		{train("--n-embd", "10", "--n-head", "4"), "--n-head = 4, want a divisor of the embedding width 10"},
 		{train("--n-layer", "0"), "--n-layer"},
 		{train("--micro-batch", "0"), "--micro-batch"},
 		{train("--accum", "-1"), "--accum"},
@@ -152,11 +152,11 @@ func TestGPTBadFlags(t *testing.T) {
 		{train("--clip-mode", "per-sample", "--clip", "-2"), "--clip"},
 		{train("--clip-mode", "sometimes"), "--clip-mode"},
 		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-fast"), "--ps-estimator"},
-		{train("--ps-estimator", "ps-clip-auto"), "--clip-mode per-sample"},
-		{train("--alpha", "auto", "--beta", "auto"), "--clip-mode per-sample"},
+		{train("--ps-estimator", "ps-clip-auto"), "--ps-estimator does not apply to --clip-mode global"},
+		{train("--alpha", "auto", "--beta", "auto"), "--alpha does not apply to --clip-mode global"},
 		{train("--clip-mode", "per-sample", "--alpha", "often", "--beta", "2"), "-alpha"},
 		{train("--clip-mode", "per-sample", "--alpha", "-1", "--beta", "2"), "--alpha"},
-		{train("--clip-mode", "per-sample", "--alpha", "1"), "--alpha needs --beta"},
+		{train("--clip-mode", "per-sample", "--alpha", "1"), "--alpha does not apply to --clip-mode per-sample"},
 		{train("--clip-mode", "per-sample", "--alpha", "auto", "--beta", "auto", "--clip", "2"), "--clip"},
 		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-auto", "--window", "10"), "window"},
 		{train("--clip-mode", "per-sample", "--window", "1000"), "--window"},
@@ -185,12 +185,12 @@ func TestGPTBadFlags(t *testing.T) {
 		{[]string{"sample", "--top-k", "-1"}, "--top-k"},
 		{[]string{"sample", "--prompt", ""}, "--prompt"},
 		{[]string{"experiment", "gpt", "--lrs", "fast", "--out", out}, "--lrs"},
-		{[]string{"experiment", "gpt", "--lrs", "1e-3,-1", "--out", out}, "--lr"},
+		{[]string{"experiment", "gpt", "--lrs", "1e-3,-1", "--out", out}, "--lrs = -1"},
 		{[]string{"experiment", "gpt", "--seeds", "0", "--out", out}, "--seeds"},
 		{[]string{"experiment", "gpt", "--clip-modes", "global,often", "--out", out}, "--clip-modes"},
 		{[]string{"experiment", "gpt", "--clip", "0", "--out", out}, "--clip"},
-		{[]string{"experiment", "gpt", "--alpha", "auto", "--beta", "auto", "--out", out}, "no per-sample"},
-		{[]string{"experiment", "gpt", "--ps-estimator", "auto-clip", "--clip-modes", "global,none", "--out", out}, "no per-sample"},
+		{[]string{"experiment", "gpt", "--alpha", "auto", "--beta", "auto", "--out", out}, "--alpha applies to none of --clip-modes global,micro-batch"},
+		{[]string{"experiment", "gpt", "--ps-estimator", "auto-clip", "--clip-modes", "global,none", "--out", out}, "--ps-estimator applies to none"},
 		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--alpha", "autox", "--beta", "2", "--out", out}, "-alpha"},
 		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--ps-estimator", "ps-clip-auto", "--alpha", "auto", "--out", out}, "--alpha"},
 		{[]string{"experiment", "gpt", "--clip-modes", "per-sample", "--ps-estimator", "ps-clip-fast", "--out", out}, "--ps-estimator"},
@@ -205,5 +205,31 @@ func TestGPTBadFlags(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Fatalf("psclip %s left %s behind", strings.Join(tc.args, " "), out)
 		}
+	}
+}
+
+// The exit status says whose mistake it was, by the error's type (issue
+// 13): a resume with other settings is a usage mistake (2), a damaged
+// checkpoint a failure (1), although both come from the same library call.
+// The binary runs as a separate process.
+func TestResumeExitStatus(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("all work and no play makes jack a dull boy\n", 60))
+	out := filepath.Join(t.TempDir(), "out")
+	args := append([]string{"train", "gpt", "--text", corpus, "--out", out}, tinyGPTFlags...)
+	if r := psclip(t, "", nil, args...); r.code != 0 {
+		t.Fatalf("psclip %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	r := psclip(t, "", nil, append(args, "--resume", "--lr", "2e-3", "--min-lr", "2e-4")...)
+	if r.code != 2 || !strings.Contains(r.stderr, `lr="0.002" (checkpoint "0.001")`) {
+		t.Errorf("resume with another --lr: exit %d, %q; want 2 naming lr", r.code, r.stderr)
+	}
+	for _, name := range []string{"ckpt.safetensors", "ckpt.prev.safetensors"} {
+		if err := os.WriteFile(filepath.Join(out, name), []byte("not a checkpoint"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = psclip(t, "", nil, append(args, "--resume")...)
+	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "ckpt") {
+		t.Errorf("resume from a damaged checkpoint: exit %d, %q; want 1 and one line naming the checkpoint", r.code, r.stderr)
 	}
 }

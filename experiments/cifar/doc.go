@@ -10,7 +10,7 @@
 // A run is built on the public packages only: data/cifar for the data
 // (seeded 45,000/5,000 split, per-channel normalisation, AutoAugment or
 // crop/flip, a resumable iterator), models.NewAlexNet, train.Trainer with
-// an estimator from estimator.New and nn.CrossEntropy, optim.SGD,
+// an estimator from estimator.Spec and nn.CrossEntropy, optim.SGD,
 // checkpoint for atomic, checksummed checkpoints, and internal/loop for
 // progress, Ctrl-C and the bad-step limit:
 //
@@ -25,7 +25,7 @@
 // per-sample gradient norm, clipped samples per batch, the fraction of
 // clipped steps, skipped steps and dropped samples, and an adaptive
 // threshold's state: p̂, σ̂ or γ), with RunOptions.LogNorms also every
-// step's per-sample norms (the input of "psclip tail --from"), checkpoints
+// step's per-sample norms (the input of the tail command), checkpoints
 // after every epoch and on Ctrl-C, and writes result.json with the test
 // accuracy at the end. A checkpoint holds the weights, the momentum
 // buffers, the dropout stream, the iterator's position (which is its whole

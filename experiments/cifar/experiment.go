@@ -2,6 +2,7 @@ package cifar
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,25 +10,28 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/internal/jsonkeys"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
-// Method is one estimator setting of an experiment: the estimator's
-// command-line name and its settings, as in Config. The settings a method
-// leaves zero, the estimator's defaults, are left out of the JSON, so that
-// the methods of the paper keep the form of older results.
+// Method is one estimator setting of an experiment: an estimator.Spec. In
+// JSON its unset settings are left out, so that the methods of the paper
+// keep the form of older results.
 type Method struct {
-	Estimator      string  `json:"estimator"`
-	Clip           float64 `json:"clip,omitempty"`
-	Alpha          float64 `json:"alpha,omitempty"`
-	Beta           float64 `json:"beta,omitempty"`
-	AutoAlpha      bool    `json:"auto_alpha,omitempty"`
-	AutoBeta       bool    `json:"auto_beta,omitempty"`
-	Window         int     `json:"window,omitempty"`
-	TargetQuantile float64 `json:"target_quantile,omitempty"`
-	QuantileRate   float64 `json:"quantile_rate,omitempty"`
-	AutoClipR      float64 `json:"auto_clip_r,omitempty"`
+	estimator.Spec
+}
+
+// MarshalJSON writes the Spec without the unset "clip", "alpha" and "beta"
+// (the others are left out when unset anyway).
+func (m Method) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(m.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return jsonkeys.Rewrite(b, nil, "clip", "alpha", "beta")
 }
 
 // PaperAlphas and PaperBetas are the appendix's grid for the increasing
@@ -39,47 +43,23 @@ var (
 
 func (m Method) config(base Config, seed uint64) Config {
 	c := base
-	c.Estimator, c.Clip, c.Alpha, c.Beta, c.Seed = m.Estimator, m.Clip, m.Alpha, m.Beta, seed
-	c.AutoAlpha, c.AutoBeta, c.Window = m.AutoAlpha, m.AutoBeta, m.Window
-	c.TargetQuantile, c.QuantileRate, c.AutoClipR = m.TargetQuantile, m.QuantileRate, m.AutoClipR
+	c.Spec, c.Seed = m.Spec, seed
 	return c
 }
 
-// Name is the paper's name of the method with its thresholds.
-func (m Method) Name() string {
-	c := m.config(Config{}, 0)
-	return c.Method()
-}
-
-// increasing reports whether the method uses the increasing threshold.
-func (m Method) increasing() bool {
-	c := m.config(Config{}, 0)
-	return c.increasing()
-}
-
-// Reads reports whether the method reads the setting of a flag only some
-// estimators read: "window", "target-quantile", "quantile-rate" or
-// "auto-clip-r".
-func (m Method) Reads(flag string) bool {
-	c := m.config(Config{}, 0)
-	for _, s := range c.ownSettings() {
-		if s.flag == flag {
-			return s.reads
-		}
-	}
-	return false
-}
+// Name is the paper's name of the method with its thresholds (its Spec's
+// Label).
+func (m Method) Name() string { return m.Label() }
 
 // key names the method's directory: "sgd", "clip-sgd_gamma=15",
 // "ps-clip-sgd_alpha=15_beta=2", "ps-clip-sgd_alpha=auto_beta=2_window=512",
 // "ps-clip-quantile_q=0.7": every setting that differs from the default.
 func (m Method) key() string {
-	c := m.config(Config{}, 0)
 	k := m.Estimator
 	switch {
-	case c.increasing():
+	case m.Reads("Alpha"): // the increasing threshold
 		k += fmt.Sprintf("_alpha=%s_beta=%s", autoNum(m.Alpha, m.AutoAlpha), autoNum(m.Beta, m.AutoBeta))
-	case c.readsClip() && m.Clip != 0:
+	case m.Reads("Clip") && m.Clip != 0:
 		k += "_gamma=" + num(m.Clip)
 	}
 	for _, s := range []struct {
@@ -94,6 +74,14 @@ func (m Method) key() string {
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// autoNum is x as the directory names and tables write it: "auto" if auto.
+func autoNum(x float64, auto bool) string {
+	if auto {
+		return "auto"
+	}
+	return num(x)
+}
 
 // Experiment is the paper's AlexNet study: every method at every seed from
 // the same base configuration, and the appendix's grid of increasing
@@ -122,7 +110,7 @@ func (e *Experiment) grid() []Method {
 	var g []Method
 	for _, a := range e.GridAlphas {
 		for _, b := range e.GridBetas {
-			g = append(g, Method{Estimator: "ps-clip-sgd", Alpha: a, Beta: b})
+			g = append(g, Method{estimator.Spec{Estimator: "ps-clip-sgd", Alpha: a, Beta: b}})
 		}
 	}
 	return g
@@ -140,19 +128,38 @@ func (e *Experiment) all() []Method {
 	return ms
 }
 
-// Check validates the experiment and every configuration in it.
+// Check validates the experiment and every configuration in it: methods,
+// seeds and grid values each listed once (a repeated one would be trained
+// twice into one directory and shrink the standard deviation). Its errors
+// are *setting.Error values naming the field.
 func (e *Experiment) Check() error {
-	switch {
-	case len(e.Methods) == 0:
-		return errors.New("--methods: no method")
-	case len(e.Seeds) == 0:
-		return errors.New("--seeds: no seed")
-	case (len(e.GridAlphas) == 0) != (len(e.GridBetas) == 0):
-		return errors.New("--grid-alphas and --grid-betas must both be empty or both be given")
+	for i, m := range e.Methods {
+		if slices.Contains(e.Methods[:i], m) {
+			return setting.Errorf("Methods", m.Name(), "each method once (it is listed twice)")
+		}
 	}
-	for _, b := range e.GridBetas {
-		if !(finite(b) && b > 0) {
-			return fmt.Errorf("--grid-betas: β = %v, want a finite β > 0", b)
+	if len(e.Methods) == 0 {
+		return setting.Errorf("Methods", "[]", "at least one method")
+	}
+	if err := setting.Distinct("Seeds", e.Seeds); err != nil {
+		return err
+	}
+	if (len(e.GridAlphas) == 0) != (len(e.GridBetas) == 0) {
+		return setting.Errorf("GridAlphas", e.GridAlphas, "values exactly when the grid's β have values (%v)", e.GridBetas)
+	}
+	if len(e.GridBetas) > 0 {
+		for _, g := range []struct {
+			field string
+			xs    []float64
+		}{{"GridAlphas", e.GridAlphas}, {"GridBetas", e.GridBetas}} {
+			if err := setting.Distinct(g.field, g.xs); err != nil {
+				return err
+			}
+			for _, x := range g.xs {
+				if err := setting.Positive32(g.field, x); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	for _, m := range e.all() {
@@ -329,7 +336,7 @@ func (r *Results) seedsLabel() string {
 }
 
 // PaperMethodNames are the paper's four methods, in the order of its
-// tables: the default of "psclip experiment cifar --methods".
+// tables: the default methods of the experiment command.
 var PaperMethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-sgd"}
 
 // MethodNames are the names Thresholds.Method accepts: the paper's methods,
@@ -337,68 +344,80 @@ var PaperMethodNames = []string{"sgd", "clip-sgd", "ps-clip-sgd", "inc-ps-clip-s
 // estimator.Quantile, estimator.AutoClip at their default settings).
 var MethodNames = append(slices.Clone(PaperMethodNames), "ps-clip-auto", "ps-clip-quantile", "auto-clip")
 
-// Thresholds are the clipping thresholds of an experiment's methods.
+// Thresholds are the settings of an experiment's methods.
 type Thresholds struct {
-	ClipSGD     float64 // Clip-SGD's γ
-	PSClipSGD   float64 // PS-Clip-SGD's constant γ
-	Alpha, Beta float64 // Increasing-PS-Clip-SGD's α·k^(1/β)
-	// AutoAlpha and AutoBeta estimate Increasing-PS-Clip-SGD's α = σ̂ and
-	// β = p̂ while training, overriding Alpha and Beta.
-	AutoAlpha, AutoBeta bool
-	// Window, TargetQuantile, QuantileRate and AutoClipR are the adaptive
-	// thresholds' settings, as in Config (0: the estimator's default);
-	// each goes to the methods that read it (Method.Reads).
-	Window                                  int
-	TargetQuantile, QuantileRate, AutoClipR float64
+	ClipSGD   float64 // Clip-SGD's γ
+	PSClipSGD float64 // PS-Clip-SGD's constant γ
+	// Spec holds the settings of the other methods, each of which takes
+	// those it reads: Increasing-PS-Clip-SGD's Alpha and Beta (or
+	// AutoAlpha, AutoBeta), and the adaptive thresholds' Window,
+	// TargetQuantile, QuantileRate and AutoClipR (0: the estimator's
+	// default). Its Estimator and Clip are unset.
+	estimator.Spec
 }
 
 // PaperThresholds are the paper's thresholds for the full AlexNet on
 // CIFAR-100: 15, 45 and α = 15, β = 2.
 func PaperThresholds() Thresholds {
-	return Thresholds{ClipSGD: PaperClipSGD, PSClipSGD: PaperPSClipSGD, Alpha: PaperAlpha, Beta: PaperBeta}
+	return Thresholds{ClipSGD: PaperClipSGD, PSClipSGD: PaperPSClipSGD, Spec: estimator.Spec{Alpha: PaperAlpha, Beta: PaperBeta}}
 }
 
-// Method returns the method spec names with its threshold. A spec is one
-// of MethodNames, or "clip-sgd=γ" or "ps-clip-sgd=γ" with a threshold of
-// its own, so that one experiment can compare several of them.
+// Validate checks the thresholds as the methods use them: ClipSGD and
+// PSClipSGD as constant thresholds, Alpha and Beta (or their automatic
+// forms) as the increasing one α·k^(1/β), which needs a β. Its errors are
+// *setting.Error values naming the field of Thresholds.
+func (t Thresholds) Validate() error {
+	if t.Beta == 0 && !t.AutoBeta {
+		return setting.Errorf("Beta", t.Beta, "a positive normal float32 or automatic: the increasing threshold needs a β")
+	}
+	for _, c := range []struct {
+		field string // the field of Thresholds that is the spec's Clip
+		spec  estimator.Spec
+	}{
+		{"ClipSGD", estimator.Spec{Estimator: "clip-sgd", Clip: t.ClipSGD}},
+		{"PSClipSGD", estimator.Spec{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}},
+		{"", estimator.Spec{Estimator: "ps-clip-sgd", Alpha: t.Alpha, AutoAlpha: t.AutoAlpha, Beta: t.Beta, AutoBeta: t.AutoBeta}},
+	} {
+		var se *setting.Error
+		if err := c.spec.Validate(); errors.As(err, &se) && se.Field == "Clip" {
+			return &setting.Error{Field: c.field, Value: se.Value, Want: se.Want}
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Method returns the method spec names with its settings. A spec is one of
+// MethodNames, or "clip-sgd=γ" or "ps-clip-sgd=γ" with a threshold of its
+// own, so that one experiment can compare several of them. Errors name the
+// field "Methods".
 func (t Thresholds) Method(spec string) (Method, error) {
 	name, value, hasValue := strings.Cut(spec, "=")
-	var m Method
+	s := t.Spec
 	switch name {
 	case "sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip":
-		m = Method{Estimator: name}
+		s.Estimator = name
 	case "clip-sgd":
-		m = Method{Estimator: "clip-sgd", Clip: t.ClipSGD}
+		s = estimator.Spec{Estimator: "clip-sgd", Clip: t.ClipSGD}
 	case "ps-clip-sgd":
-		m = Method{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}
+		s = estimator.Spec{Estimator: "ps-clip-sgd", Clip: t.PSClipSGD}
 	case "inc-ps-clip-sgd":
-		m = Method{Estimator: "ps-clip-sgd", Alpha: t.Alpha, Beta: t.Beta, AutoAlpha: t.AutoAlpha, AutoBeta: t.AutoBeta}
+		s.Estimator, s.Clip = "ps-clip-sgd", 0
 	default:
-		return Method{}, fmt.Errorf("unknown method %q (want one of %s, or clip-sgd=γ, ps-clip-sgd=γ)", spec, strings.Join(MethodNames, ", "))
+		return Method{}, setting.Errorf("Methods", strconv.Quote(spec), "one of %s, or clip-sgd=γ, ps-clip-sgd=γ", strings.Join(MethodNames, ", "))
 	}
 	if hasValue {
 		gamma, err := strconv.ParseFloat(value, 64)
 		switch {
 		case name != "clip-sgd" && name != "ps-clip-sgd":
-			return Method{}, fmt.Errorf("method %q: only clip-sgd and ps-clip-sgd take a threshold =γ", spec)
+			return Method{}, setting.Errorf("Methods", strconv.Quote(spec), "a threshold =γ only after clip-sgd or ps-clip-sgd")
 		case err != nil:
-			return Method{}, fmt.Errorf("method %q: %q is not a number", spec, value)
+			return Method{}, setting.Errorf("Methods", strconv.Quote(spec), "a number after =")
 		}
-		m.Clip = gamma
+		s.Clip = gamma
 	}
-	if m.Reads("window") {
-		m.Window = t.Window
-	}
-	if m.Reads("target-quantile") {
-		m.TargetQuantile = t.TargetQuantile
-	}
-	if m.Reads("quantile-rate") {
-		m.QuantileRate = t.QuantileRate
-	}
-	if m.Reads("auto-clip-r") {
-		m.AutoClipR = t.AutoClipR
-	}
-	return m, nil
+	return Method{s.Trim()}, nil
 }
 
 // ExperimentThresholds are the default thresholds of "psclip experiment
@@ -408,5 +427,5 @@ func (t Thresholds) Method(spec string) (Method, error) {
 // PS-Clip-SGD a share of the samples of every batch, as the paper's
 // thresholds do for the full model.
 func ExperimentThresholds() Thresholds {
-	return Thresholds{ClipSGD: 3, PSClipSGD: 10, Alpha: 3, Beta: 2}
+	return Thresholds{ClipSGD: 3, PSClipSGD: 10, Spec: estimator.Spec{Alpha: 3, Beta: 2}}
 }

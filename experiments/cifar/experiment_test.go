@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -12,7 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 // TestExperimentEndToEnd runs the four methods and a two-point grid (one
@@ -23,7 +27,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 	d := testData(t)
 	base := tinyConfig("sgd")
 	base.Epochs, base.Augment = 1, "none"
-	th := Thresholds{ClipSGD: 1, PSClipSGD: 2, Alpha: 1, Beta: 2}
+	th := Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1, Beta: 2}}
 	e := Experiment{Base: base, GridAlphas: []float64{1}, GridBetas: []float64{1.5, 2}, Seeds: []uint64{1, 2}}
 	for _, name := range PaperMethodNames {
 		m, err := th.Method(name)
@@ -73,7 +77,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 // TestAggregate checks the table against hand-computed means, standard
 // deviations and the accuracy within the fastest method's time.
 func TestAggregate(t *testing.T) {
-	sgd, ps := Method{Estimator: "sgd"}, Method{Estimator: "ps-clip-sgd", Clip: 3}
+	sgd, ps := Method{estimator.Spec{Estimator: "sgd"}}, Method{estimator.Spec{Estimator: "ps-clip-sgd", Clip: 3}}
 	curve := func(elapsed ...float64) []EpochRecord {
 		var c []EpochRecord
 		for i, e := range elapsed {
@@ -113,19 +117,22 @@ func TestAggregate(t *testing.T) {
 
 func TestExperimentCheck(t *testing.T) {
 	good := func() Experiment {
-		return Experiment{Base: ExperimentDefault(), Methods: []Method{{Estimator: "sgd"}}, Seeds: []uint64{1}}
+		return Experiment{Base: ExperimentDefault(), Methods: []Method{{estimator.Spec{Estimator: "sgd"}}}, Seeds: []uint64{1}}
 	}
 	for _, tc := range []struct {
 		edit func(*Experiment)
 		want string
 	}{
-		{func(e *Experiment) { e.Methods = nil }, "no method"},
-		{func(e *Experiment) { e.Seeds = nil }, "no seed"},
-		{func(e *Experiment) { e.GridBetas = []float64{2} }, "both"},
-		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{1}, []float64{0} }, "β"},
-		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{-1}, []float64{2} }, "--alpha"},
-		{func(e *Experiment) { e.Methods = append(e.Methods, Method{Estimator: "clip-sgd"}) }, "--clip"},
-		{func(e *Experiment) { e.Base.Epochs = 0 }, "--epochs"},
+		{func(e *Experiment) { e.Methods = nil }, "Methods = [], want at least one method"},
+		{func(e *Experiment) { e.Seeds = nil }, "Seeds = [], want at least one value"},
+		{func(e *Experiment) { e.Seeds = []uint64{1, 1} }, "Seeds = 1, want each value once"},
+		{func(e *Experiment) { e.Methods = append(e.Methods, e.Methods[0]) }, "Methods = SGD, want each method once"},
+		{func(e *Experiment) { e.GridBetas = []float64{2} }, "GridAlphas"},
+		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{1}, []float64{0} }, "GridBetas = 0"},
+		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{1}, []float64{2, 2} }, "GridBetas = 2, want each value once"},
+		{func(e *Experiment) { e.GridAlphas, e.GridBetas = []float64{-1}, []float64{2} }, "GridAlphas = -1"},
+		{func(e *Experiment) { e.Methods = append(e.Methods, Method{estimator.Spec{Estimator: "clip-sgd"}}) }, "Clip = 0"},
+		{func(e *Experiment) { e.Base.Epochs = 0 }, "Epochs = 0"},
 	} {
 		e := good()
 		tc.edit(&e)
@@ -139,6 +146,8 @@ func TestExperimentCheck(t *testing.T) {
 	}
 }
 
+// Validate refuses, with a *setting.Error naming the field, values out of
+// range in float32 and estimator settings the estimator does not read.
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		edit func(*Config)
@@ -147,56 +156,65 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) {}, ""},
 		{func(c *Config) { c.Estimator, c.Clip = "sgd", 0 }, ""},
 		{func(c *Config) { c.Clip, c.Alpha, c.Beta = 0, 15, 2 }, ""},
-		{func(c *Config) { c.Estimator = "adam" }, "--estimator"},
-		{func(c *Config) { c.Clip = 0 }, "--clip"},
-		{func(c *Config) { c.Estimator, c.Clip = "clip-sgd", -1 }, "--clip"},
-		{func(c *Config) { c.Clip = math.NaN() }, "--clip"},
-		{func(c *Config) { c.Alpha, c.Beta = 15, -2 }, "--beta"},
-		{func(c *Config) { c.Alpha, c.Beta = 0, 2 }, "--alpha"},
-		{func(c *Config) { c.Alpha = 3 }, "--alpha needs --beta"},
-		{func(c *Config) { c.Estimator, c.Alpha, c.Beta = "clip-sgd", 1, 2 }, "need --estimator ps-clip-sgd"},
-		{func(c *Config) { c.Batch = 0 }, "--batch"},
-		{func(c *Config) { c.Epochs = 0 }, "--epochs"},
-		{func(c *Config) { c.WidthDiv = 0 }, "--width-div"},
-		{func(c *Config) { c.LR = 0 }, "--lr"},
-		{func(c *Config) { c.Momentum = 1 }, "--momentum"},
-		{func(c *Config) { c.WeightDecay = -1 }, "--weight-decay"},
-		{func(c *Config) { c.Dropout = 1 }, "--dropout"},
-		{func(c *Config) { c.Augment = "mixup" }, "--augment"},
-		{func(c *Config) { c.MaxBadSteps = -1 }, "--max-bad-steps"},
-		{func(c *Config) { c.AutoAlpha, c.AutoBeta = true, true }, ""},
-		{func(c *Config) { c.AutoAlpha, c.Beta = true, 2 }, ""},
-		{func(c *Config) { c.Alpha, c.AutoBeta, c.Window = 15, true, 512 }, ""},
+		{func(c *Config) { c.Estimator = "adam" }, "Estimator"},
+		{func(c *Config) { c.Clip = 0 }, "Clip = 0"},
+		{func(c *Config) { c.Estimator, c.Clip = "clip-sgd", -1 }, "Clip = -1"},
+		{func(c *Config) { c.Clip = math.NaN() }, "Clip = NaN"},
+		{func(c *Config) { c.Clip = 1e39 }, "Clip = 1e+39"},
+		{func(c *Config) { c.Clip, c.Alpha, c.Beta = 0, 15, -2 }, "Beta = -2"},
+		{func(c *Config) { c.Clip, c.Alpha, c.Beta = 0, 0, 2 }, "Alpha = 0"},
+		{func(c *Config) { c.Alpha = 3 }, "Alpha = 3, want unset"},
+		{func(c *Config) { c.Estimator, c.Alpha, c.Beta = "clip-sgd", 1, 2 }, "Alpha = 1, want unset"},
+		// Issue 13: a setting the estimator does not read is refused.
+		{func(c *Config) { c.Estimator = "sgd" }, "Clip = 45, want unset"},
+		{func(c *Config) { c.Estimator = "ps-clip-auto" }, "Clip = 45, want unset"},
+		{func(c *Config) { c.Batch = 0 }, "Batch"},
+		{func(c *Config) { c.Epochs = 0 }, "Epochs"},
+		{func(c *Config) { c.WidthDiv = 0 }, "WidthDiv"},
+		{func(c *Config) { c.LR = 0 }, "LR = 0"},
+		// Issue 13: the learning rate is a positive normal float32.
+		{func(c *Config) { c.LR = 1e39 }, "LR = 1e+39"},
+		{func(c *Config) { c.LR = 1e-320 }, "LR = 1e-320"},
+		{func(c *Config) { c.Momentum = 1 }, "Momentum"},
+		{func(c *Config) { c.WeightDecay = -1 }, "WeightDecay"},
+		{func(c *Config) { c.WeightDecay = 1e-40 }, "WeightDecay"},
+		{func(c *Config) { c.Dropout = 1 }, "Dropout"},
+		{func(c *Config) { c.Augment = "mixup" }, "Augment"},
+		{func(c *Config) { c.MaxBadSteps = -1 }, "MaxBadSteps"},
+		{func(c *Config) { c.Clip, c.AutoAlpha, c.AutoBeta = 0, true, true }, ""},
+		{func(c *Config) { c.Clip, c.AutoAlpha, c.Beta = 0, true, 2 }, ""},
+		{func(c *Config) { c.Clip, c.Alpha, c.AutoBeta, c.Window = 0, 15, true, 512 }, ""},
 		{func(c *Config) { c.Estimator, c.Clip = "ps-clip-auto", 0 }, ""},
 		{func(c *Config) {
 			c.Estimator, c.Clip, c.TargetQuantile, c.QuantileRate = "ps-clip-quantile", 0, 0.7, 0.1
 		}, ""},
-		{func(c *Config) { c.Estimator, c.AutoClipR = "auto-clip", 0.1 }, ""},
-		{func(c *Config) { c.AutoAlpha = true }, "--alpha needs --beta"},
-		{func(c *Config) { c.AutoBeta = true }, "--alpha = 0 with --beta auto"},
-		{func(c *Config) { c.Estimator, c.AutoAlpha, c.AutoBeta = "ps-clip-auto", true, true }, "need --estimator ps-clip-sgd"},
-		{func(c *Config) { c.Window = 512 }, "--window applies only"},
-		{func(c *Config) { c.AutoAlpha, c.AutoBeta, c.Window = true, true, 100 }, "window"},
-		{func(c *Config) { c.TargetQuantile = 0.5 }, "--target-quantile applies only"},
-		{func(c *Config) { c.Estimator, c.Clip = "ps-clip-quantile", -1 }, "--clip"},
-		{func(c *Config) { c.Estimator, c.TargetQuantile = "ps-clip-quantile", 1 }, "target quantile"},
-		{func(c *Config) { c.Estimator, c.QuantileRate = "ps-clip-quantile", -1 }, "rate"},
-		{func(c *Config) { c.Estimator, c.QuantileRate = "auto-clip", 1 }, "--quantile-rate applies only"},
-		{func(c *Config) { c.Estimator, c.AutoClipR = "auto-clip", -1 }, "auto-clip"},
+		{func(c *Config) { c.Estimator, c.Clip, c.AutoClipR = "auto-clip", 0, 0.1 }, ""},
+		{func(c *Config) { c.AutoAlpha = true }, "AutoAlpha = true, want unset"},
+		{func(c *Config) { c.Clip, c.AutoBeta = 0, true }, "Alpha = 0"},
+		{func(c *Config) { c.Estimator, c.Clip, c.AutoAlpha, c.AutoBeta = "ps-clip-auto", 0, true, true }, "AutoAlpha = true, want unset"},
+		{func(c *Config) { c.Window = 512 }, "Window = 512, want unset"},
+		{func(c *Config) { c.Clip, c.AutoAlpha, c.AutoBeta, c.Window = 0, true, true, 100 }, "Window = 100"},
+		{func(c *Config) { c.TargetQuantile = 0.5 }, "TargetQuantile = 0.5, want unset"},
+		{func(c *Config) { c.Estimator, c.Clip = "ps-clip-quantile", -1 }, "Clip = -1"},
+		{func(c *Config) { c.Estimator, c.TargetQuantile = "ps-clip-quantile", 1 }, "TargetQuantile = 1"},
+		{func(c *Config) { c.Estimator, c.QuantileRate = "ps-clip-quantile", -1 }, "QuantileRate = -1"},
+		{func(c *Config) { c.Estimator, c.Clip, c.QuantileRate = "auto-clip", 0, 1 }, "QuantileRate = 1, want unset"},
+		{func(c *Config) { c.Estimator, c.Clip, c.AutoClipR = "auto-clip", 0, -1 }, "AutoClipR = -1"},
 	} {
 		c := Default()
 		tc.edit(&c)
 		err := c.Validate()
-		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+		var se *setting.Error
+		if (tc.want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), tc.want) || !errors.As(err, &se))) {
 			t.Errorf("%+v: Validate() = %v, want %q", c, err, tc.want)
 		}
 	}
 }
 
 func TestMethodNames(t *testing.T) {
-	th := Thresholds{ClipSGD: 3, PSClipSGD: 10, Alpha: 3, Beta: 2}
-	adaptive := Thresholds{ClipSGD: 3, PSClipSGD: 10, AutoAlpha: true, AutoBeta: true,
-		Window: 512, TargetQuantile: 0.7, QuantileRate: 0.1, AutoClipR: 0.2}
+	th := Thresholds{ClipSGD: 3, PSClipSGD: 10, Spec: estimator.Spec{Alpha: 3, Beta: 2}}
+	adaptive := Thresholds{ClipSGD: 3, PSClipSGD: 10, Spec: estimator.Spec{AutoAlpha: true, AutoBeta: true,
+		Window: 512, TargetQuantile: 0.7, QuantileRate: 0.1, AutoClipR: 0.2}}
 	for _, tc := range []struct {
 		spec, name, key string
 	}{
@@ -232,8 +250,8 @@ func TestMethodNames(t *testing.T) {
 		{adaptive, "auto-clip", "Auto-Clip r=0.2", "auto-clip_r=0.2"},
 		{adaptive, "sgd", "SGD", "sgd"},
 		{adaptive, "ps-clip-sgd", "PS-Clip-SGD γ=10", "ps-clip-sgd_gamma=10"},
-		{Thresholds{Alpha: 3, AutoBeta: true}, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=auto", "ps-clip-sgd_alpha=3_beta=auto"},
-		{Thresholds{Alpha: 3, Beta: 2, Window: 512}, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=2", "ps-clip-sgd_alpha=3_beta=2"},
+		{Thresholds{Spec: estimator.Spec{Alpha: 3, AutoBeta: true}}, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=auto", "ps-clip-sgd_alpha=3_beta=auto"},
+		{Thresholds{Spec: estimator.Spec{Alpha: 3, Beta: 2, Window: 512}}, "inc-ps-clip-sgd", "Increasing-PS-Clip-SGD α=3 β=2", "ps-clip-sgd_alpha=3_beta=2"},
 	} {
 		m, err := tc.th.Method(tc.spec)
 		if err != nil || m.Name() != tc.name || m.key() != tc.key {
@@ -259,7 +277,7 @@ func TestMethodNames(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.AutoAlpha, c.AutoBeta = true, true }, "Increasing-PS-Clip-SGD α=auto β=auto"},
+		{func(c *Config) { c.Clip, c.AutoAlpha, c.AutoBeta = 0, true, true }, "Increasing-PS-Clip-SGD α=auto β=auto"},
 		{func(c *Config) { c.Alpha, c.AutoBeta, c.Window = 15, true, 512 }, "Increasing-PS-Clip-SGD α=15 β=auto window=512"},
 		{func(c *Config) {
 			c.Estimator, c.Clip, c.TargetQuantile, c.QuantileRate = "ps-clip-quantile", 4, 0.7, 0.1
@@ -267,8 +285,8 @@ func TestMethodNames(t *testing.T) {
 	} {
 		c := Default()
 		tc.edit(&c)
-		if got := c.Method(); got != tc.want {
-			t.Errorf("Method() = %q, want %q", got, tc.want)
+		if got := c.Label(); got != tc.want {
+			t.Errorf("Label() = %q, want %q", got, tc.want)
 		}
 	}
 }
@@ -288,10 +306,10 @@ func TestIncreasingAuto(t *testing.T) {
 		th   Thresholds
 		spec string
 	}{
-		{Thresholds{AutoAlpha: true, AutoBeta: true, Window: window}, "inc-ps-clip-sgd"},
-		{Thresholds{Window: window}, "ps-clip-auto"},
-		{Thresholds{AutoAlpha: true, Beta: 2, Window: window}, "inc-ps-clip-sgd"},
-		{Thresholds{Alpha: 1, Beta: 2}, "inc-ps-clip-sgd"},
+		{Thresholds{Spec: estimator.Spec{AutoAlpha: true, AutoBeta: true, Window: window}}, "inc-ps-clip-sgd"},
+		{Thresholds{Spec: estimator.Spec{Window: window}}, "ps-clip-auto"},
+		{Thresholds{Spec: estimator.Spec{AutoAlpha: true, Beta: 2, Window: window}}, "inc-ps-clip-sgd"},
+		{Thresholds{Spec: estimator.Spec{Alpha: 1, Beta: 2}}, "inc-ps-clip-sgd"},
 	} {
 		mm, err := m.th.Method(m.spec)
 		if err != nil {
@@ -387,3 +405,51 @@ func loggedNorms(t *testing.T, path string) []float64 {
 }
 
 func rel(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
+
+// Checkpoints of runs made before Config embedded estimator.Spec resume: an
+// increasing threshold's run kept the paper's constant γ = 45 in its
+// configuration map, which today's run, reading no γ, leaves unset
+// (Config.Unread); a setting that changed is still refused.
+func TestOlderCheckpointConfigs(t *testing.T) {
+	const before = `{"estimator":"ps-clip-sgd","clip":45,"alpha":15,"beta":2,"lr":0.01,"momentum":0.9,"weight_decay":0.0001,"batch":64,"epochs":300,"width_div":1,"dropout":0.5,"augment":"autoaugment","seed":1,"max_bad_steps":10}`
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(before), &raw); err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]string{}
+	for k, v := range raw {
+		old[k] = string(v)
+	}
+	c := Default()
+	c.Spec = estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 15, Beta: 2}
+	meta := checkpoint.Meta{Config: old}
+	if err := meta.CheckConfig(run.ConfigMap(c), append(c.Unread(), mayDiffer...)...); err != nil {
+		t.Error(err)
+	}
+	c.Beta = 1.5
+	if err := meta.CheckConfig(run.ConfigMap(c), append(c.Unread(), mayDiffer...)...); err == nil {
+		t.Error("another β resumed")
+	}
+}
+
+// Thresholds.Validate names the field of Thresholds at fault.
+func TestThresholdsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		th    Thresholds
+		field string // "": valid
+	}{
+		{ExperimentThresholds(), ""},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{AutoAlpha: true, AutoBeta: true}}, ""},
+		{Thresholds{ClipSGD: 0, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1, Beta: 2}}, "ClipSGD"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 1e39, Spec: estimator.Spec{Alpha: 1, Beta: 2}}, "PSClipSGD"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 0, Beta: 2}}, "Alpha"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1}}, "Beta"},
+		{Thresholds{ClipSGD: 1, PSClipSGD: 2, Spec: estimator.Spec{Alpha: 1, Beta: -1}}, "Beta"},
+	} {
+		err := tc.th.Validate()
+		var se *setting.Error
+		if (tc.field == "") != (err == nil) || (err != nil && (!errors.As(err, &se) || se.Field != tc.field)) {
+			t.Errorf("%+v: %v, want an error for %q", tc.th, err, tc.field)
+		}
+	}
+}

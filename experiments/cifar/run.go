@@ -163,14 +163,14 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	est, err := cfg.estimator()
+	est, err := cfg.New()
 	if err != nil {
 		return nil, err
 	}
 	r.perSample = est.PerSample()
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	r.h, err = run.New(run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: mayDiffer, Data: data.Identity(), Steps: r.TotalSteps(),
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: data.Identity(), Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
 		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
@@ -203,6 +203,7 @@ func (c *Config) checkMemory(classes int) error {
 	need := c.alexNet(classes).TrainingBytes(c.Batch, 1) + max(float64(c.Batch), EvalBatch)*float64(cifardata.ImageBytes)*4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
 }
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Model returns the run's model; its parameters have torchvision's names.
 func (r *Run) Model() nn.Sequential { return r.model }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/run"
@@ -39,7 +40,7 @@ func testData(t testing.TB) *Data {
 // every random stream.
 func tinyConfig(est string) Config {
 	c := Default()
-	c.Estimator, c.Clip = est, 1
+	c.Spec = estimator.Spec{Estimator: est, Clip: 1}.Trim()
 	c.Batch, c.Epochs, c.WidthDiv, c.Augment = 16, 2, 32, "cropflip+autoaugment"
 	return c
 }

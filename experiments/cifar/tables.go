@@ -52,7 +52,7 @@ func (r *Results) GridTable() string {
 	rows := make([]Row, 0, len(r.Table)+len(r.Grid))
 	for _, w := range r.Table {
 		// A given α and β are the grid's kind of threshold.
-		if m := w.Method; !m.increasing() || m.AutoAlpha || m.AutoBeta {
+		if m := w.Method; !m.Reads("Alpha") || m.AutoAlpha || m.AutoBeta {
 			rows = append(rows, w)
 		}
 	}
@@ -71,7 +71,7 @@ func (r *Results) GridTable() string {
 		case "ps-clip-quantile":
 			gamma = "auto"
 		case "clip-sgd", "ps-clip-sgd":
-			if m.increasing() {
+			if m.Reads("Alpha") {
 				alpha, beta = autoNum(m.Alpha, m.AutoAlpha), autoNum(m.Beta, m.AutoBeta)
 			} else {
 				gamma = num(m.Clip)

@@ -161,7 +161,7 @@ func TestClipModesOnGPT(t *testing.T) {
 			if clipped == 0 || clipped == k {
 				t.Fatalf("γ = %v clips %d of %d micro-batches; the test needs some of each", gamma, clipped, k)
 			}
-			c := Config{ClipMode: ClipMicroBatch, Clip: gamma, ClipConvention: tc.conv, Accum: k}
+			c := Config{ClipMode: ClipMicroBatch, Spec: estimator.Spec{Clip: gamma}, ClipConvention: tc.conv, Accum: k}
 			e, scope, err := c.estimator()
 			if err != nil {
 				t.Fatal(err)
@@ -190,7 +190,7 @@ func TestClipModesOnGPT(t *testing.T) {
 		// Clipping the sum of nanoGPT's g_j/K is clipping ḡ: the
 		// conventions agree.
 		for _, conv := range ClipConventions {
-			c := Config{ClipMode: ClipGlobal, Clip: gamma, ClipConvention: conv, Accum: k}
+			c := Config{ClipMode: ClipGlobal, Spec: estimator.Spec{Clip: gamma}, ClipConvention: conv, Accum: k}
 			e, scope, err := c.estimator()
 			if err != nil {
 				t.Fatal(err)

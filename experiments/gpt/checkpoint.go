@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 // extraVocab is the checkpoint metadata key (checkpoint.Meta.Extra) of the
@@ -71,7 +73,7 @@ func (m *Model) Sample(prompt string, o GenerateOptions) (string, error) {
 	}
 	ids, err := m.Vocab.Encode([]byte(prompt))
 	if err != nil {
-		return "", fmt.Errorf("--prompt: %w", err)
+		return "", setting.Errorf("Prompt", strconv.Quote(prompt), "text the vocabulary encodes (%v)", err)
 	}
 	p := make([]int32, len(ids))
 	for i, t := range ids {

@@ -1,15 +1,17 @@
 package gpt
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/internal/jsonkeys"
 	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/train"
 )
 
@@ -41,7 +43,7 @@ func ParseClipMode(s string) (ClipMode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown clip mode %q (want global, micro-batch, per-sample or none)", s)
+	return "", setting.Errorf("ClipMode", strconv.Quote(s), "global, micro-batch, per-sample or none")
 }
 
 // Estimator returns the estimator and the train.Scope that implement the
@@ -71,8 +73,9 @@ func (m ClipMode) Estimator(clip float64) (estimator.Estimator, train.Scope, err
 	return nil, 0, fmt.Errorf("unknown clip mode %q", string(m))
 }
 
-// ClipConvention says which micro-batch gradient the threshold --clip
-// bounds in micro-batch mode. It changes nothing in the other modes.
+// ClipConvention says which micro-batch gradient the threshold Clip bounds
+// in micro-batch mode, the only mode that reads it; unset is
+// ConventionNanoGPT.
 type ClipConvention string
 
 const (
@@ -93,14 +96,17 @@ const (
 // ClipConventions lists the conventions in their command-line spelling.
 var ClipConventions = []ClipConvention{ConventionNanoGPT, ConventionMean}
 
-// ParseClipConvention parses a command-line clip convention.
+// ParseClipConvention parses a clip convention; "" is unset.
 func ParseClipConvention(s string) (ClipConvention, error) {
+	if s == "" {
+		return "", nil
+	}
 	for _, c := range ClipConventions {
 		if string(c) == s {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("unknown clip convention %q (want nanogpt or mean)", s)
+	return "", setting.Errorf("ClipConvention", strconv.Quote(s), "nanogpt or mean (or unset: nanogpt)")
 }
 
 // Config is one training run: the model, the nanoGPT optimisation recipe
@@ -133,29 +139,22 @@ type Config struct {
 	Beta2       float64 `json:"beta2"`
 	Eps         float64 `json:"eps"`
 
-	// ClipMode clips with threshold Clip under ClipConvention; see
-	// ClipThreshold.
+	// ClipMode clips with threshold Clip under ClipConvention (micro-batch
+	// mode only); see ClipThreshold.
 	ClipMode       ClipMode       `json:"clip_mode"`
-	Clip           float64        `json:"clip"`
 	ClipConvention ClipConvention `json:"clip_convention"`
-	// PSEstimator is per-sample mode's estimator, by its estimator-package
-	// name: "ps-clip-sgd" (or empty) clips to the constant Clip, or with
-	// Beta > 0 or AutoBeta to α·k^(1/β); "ps-clip-auto" sets α = σ̂, β = p̂
-	// from the last Window per-sample norms; "ps-clip-quantile" moves its
-	// threshold (initially Clip, 0: the first step's median) toward the
+	// Spec holds the threshold Clip of every clip mode but none, and
+	// per-sample mode's estimator and its settings: Estimator
+	// "ps-clip-sgd" (or unset) clips to the constant Clip, or with Beta or
+	// AutoBeta to α·k^(1/β); "ps-clip-auto" sets α = σ̂, β = p̂ from the
+	// last Window per-sample norms; "ps-clip-quantile" moves its threshold
+	// (initially Clip, 0: the first step's median) toward the
 	// TargetQuantile of unclipped sequences at QuantileRate; "auto-clip" is
-	// g/(|g| + AutoClipR). Zero values select the estimator package's
-	// defaults, and are left out of the JSON so that checkpoints of runs
-	// without them keep their configuration.
-	PSEstimator    string  `json:"ps_estimator,omitempty"`
-	Alpha          float64 `json:"alpha,omitempty"`
-	Beta           float64 `json:"beta,omitempty"`
-	AutoAlpha      bool    `json:"auto_alpha,omitempty"`
-	AutoBeta       bool    `json:"auto_beta,omitempty"`
-	Window         int     `json:"window,omitempty"`
-	TargetQuantile float64 `json:"target_quantile,omitempty"`
-	QuantileRate   float64 `json:"quantile_rate,omitempty"`
-	AutoClipR      float64 `json:"auto_clip_r,omitempty"`
+	// g/(|g| + AutoClipR). The other modes read only Clip, and a setting
+	// the mode does not read must be unset. In JSON the estimator is
+	// "ps_estimator", and unset settings other than "clip" are left out,
+	// so that checkpoints of older runs keep their configuration.
+	estimator.Spec
 
 	// Validation loss is estimated on EvalIters batches every EvalInterval
 	// steps (and at the first and last step); a JSON record is logged every
@@ -185,7 +184,7 @@ func Default() Config {
 		MicroBatch: 12, Accum: 1, Steps: 2000,
 		LR: 1e-3, MinLR: 1e-4, Warmup: 100,
 		WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8,
-		ClipMode: ClipGlobal, Clip: 1, ClipConvention: ConventionNanoGPT,
+		ClipMode: ClipGlobal, Spec: estimator.Spec{Clip: 1},
 		EvalInterval: 250, EvalIters: 20, LogInterval: 1, CkptInterval: 250,
 		MaxBadSteps: 10,
 		Seed:        1337,
@@ -206,37 +205,94 @@ func ExperimentDefault() Config {
 	return c
 }
 
-// PSEstimators lists the accepted values of Config.PSEstimator.
+// PSEstimators lists the estimators per-sample mode accepts.
 var PSEstimators = []string{"ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip"}
 
-// SetPSEstimator sets per-sample mode's estimator and its settings from its
-// name and parameters as estimator.Flags parses them; p.Gamma is left to
-// Clip.
-func (c *Config) SetPSEstimator(name string, p estimator.Params) {
-	c.PSEstimator, c.Alpha, c.Beta, c.AutoAlpha, c.AutoBeta = name, p.Alpha, p.Beta, p.AutoAlpha, p.AutoBeta
-	c.Window, c.TargetQuantile, c.QuantileRate, c.AutoClipR = p.Window, p.TargetQuantile, p.QuantileRate, p.R
-}
+// jsonRename maps the keys of estimator.Spec to the configuration's own.
+var jsonRename = map[string]string{"estimator": "ps_estimator"}
 
-// psEstimator is PSEstimator with its default.
-func (c *Config) psEstimator() string {
-	if c.PSEstimator == "" {
-		return "ps-clip-sgd"
+// MarshalJSON writes c with the keys gpt configurations have always had:
+// "ps_estimator" for the per-sample estimator, and no "alpha" or "beta"
+// when they are unset.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	b, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
 	}
-	return c.PSEstimator
+	return jsonkeys.Rewrite(b, jsonRename, "alpha", "beta")
 }
 
-// increasing reports whether PS-Clip-SGD's threshold is α·k^(1/β).
-func (c *Config) increasing() bool { return c.Beta != 0 || c.AutoBeta }
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	b, err := jsonkeys.Rewrite(b, jsonkeys.Invert(jsonRename))
+	if err != nil {
+		return err
+	}
+	type plain Config
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+// psSpec is per-sample mode's Spec, with its default estimator.
+func (c *Config) psSpec() estimator.Spec {
+	s := c.Spec
+	if s.Estimator == "" {
+		s.Estimator = "ps-clip-sgd"
+	}
+	return s
+}
 
 // Adaptive reports whether per-sample mode clips to a threshold other than
 // the constant Clip: an increasing, estimated or automatic one.
 func (c *Config) Adaptive() bool {
-	return c.ClipMode == ClipPerSample && (c.psEstimator() != "ps-clip-sgd" || c.increasing())
+	return c.ClipMode == ClipPerSample && !(c.psSpec().Estimator == "ps-clip-sgd" && c.psSpec().Reads("Clip"))
 }
 
-// readsClip reports whether the clip mode reads Clip.
-func (c *Config) readsClip() bool {
-	return c.ClipMode != ClipNone && (!c.Adaptive() || c.psEstimator() == "ps-clip-quantile")
+// Reads reports whether the clip mode reads field: ClipConvention (micro-batch
+// mode) or a field of estimator.Spec (Clip in every mode but none; the
+// others, per-sample mode's, as its estimator reads them).
+func (c *Config) Reads(field string) bool {
+	switch {
+	case field == "ClipConvention":
+		return c.ClipMode == ClipMicroBatch
+	case c.ClipMode == ClipPerSample:
+		return c.psSpec().Reads(field)
+	case field == "Clip":
+		return c.ClipMode != ClipNone
+	}
+	return false
+}
+
+// Trim returns c with the settings its clip mode does not read unset: the
+// defaults of other modes.
+func (c Config) Trim() Config {
+	c.Spec = c.Spec.Only(c.Reads)
+	if !c.Reads("Estimator") {
+		c.Estimator = ""
+	}
+	if !c.Reads("ClipConvention") {
+		c.ClipConvention = ""
+	}
+	return c
+}
+
+// Unread returns the JSON keys of the settings the clip mode does not
+// read: a resumed run may differ in them, since they cannot change it.
+func (c *Config) Unread() []string {
+	var keys []string
+	if !c.Reads("ClipConvention") {
+		keys = append(keys, "clip_convention")
+	}
+	if c.ClipMode == ClipPerSample {
+		return append(keys, c.psSpec().Unread()...)
+	}
+	keys = append(keys, "ps_estimator")
+	for _, k := range (estimator.Spec{Estimator: "sgd"}).Unread() {
+		if k != "clip" || c.ClipMode == ClipNone {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // ClipThreshold is the threshold the clip mode holds mean gradients to, as
@@ -248,71 +304,56 @@ func (c *Config) ClipThreshold() float64 {
 	switch {
 	case c.ClipMode == ClipNone || c.Adaptive():
 		return 0
-	case c.ClipMode == ClipMicroBatch && c.ClipConvention == ConventionNanoGPT:
+	case c.ClipMode == ClipMicroBatch && c.ClipConvention != ConventionMean:
 		return float64(c.Accum) * c.Clip
 	}
 	return c.Clip
 }
 
 // estimator returns the estimator and scope of the configuration's clipping.
-// Its errors name the flag, as estimator.Flags's do.
 func (c *Config) estimator() (estimator.Estimator, train.Scope, error) {
-	if !c.Adaptive() {
-		e, scope, err := c.ClipMode.Estimator(c.Clip)
-		if scope == train.MicroBatch && c.ClipConvention == ConventionMean {
-			scope = train.MicroBatchMean
-		}
-		return e, scope, err
+	if c.ClipMode == ClipPerSample {
+		e, err := c.psSpec().New()
+		return e, train.Global, err
 	}
-	p := estimator.Params{
-		Alpha: c.Alpha, Beta: c.Beta, AutoAlpha: c.AutoAlpha, AutoBeta: c.AutoBeta, Window: c.Window,
-		TargetQuantile: c.TargetQuantile, QuantileRate: c.QuantileRate, R: c.AutoClipR,
+	e, scope, err := c.ClipMode.Estimator(c.Clip)
+	if scope == train.MicroBatch && c.ClipConvention == ConventionMean {
+		scope = train.MicroBatchMean
 	}
-	if c.readsClip() {
-		p.Gamma = c.Clip
-	}
-	e, err := estimator.New(c.psEstimator(), p)
-	if err != nil {
-		return nil, 0, fmt.Errorf("--ps-estimator %s: %s", c.psEstimator(), strings.TrimPrefix(err.Error(), "estimator: "))
-	}
-	return e, train.Global, nil
+	return e, scope, err
 }
 
-// validatePS checks per-sample mode's estimator settings, refusing those
-// the configured estimator does not read rather than ignoring them, as
-// estimator.Flags does.
-func (c *Config) validatePS() error {
-	name := c.psEstimator()
-	automatic := name == "ps-clip-auto" || (name == "ps-clip-sgd" && (c.AutoAlpha || c.AutoBeta))
-	switch {
-	case !slices.Contains(PSEstimators, name):
-		return fmt.Errorf("--ps-estimator = %q, want one of %s", name, strings.Join(PSEstimators, ", "))
-	case c.ClipMode != ClipPerSample && (c.PSEstimator != "" && c.PSEstimator != "ps-clip-sgd" || c.increasing() || c.Alpha != 0 || c.AutoAlpha):
-		return fmt.Errorf("--ps-estimator, --alpha and --beta need --clip-mode per-sample, not %s", c.ClipMode)
-	case !(c.Beta >= 0) || math.IsInf(c.Beta, 0):
-		return fmt.Errorf("--beta = %v, want a finite β > 0 or auto", c.Beta)
-	case c.increasing() && name != "ps-clip-sgd":
-		return fmt.Errorf("--alpha/--beta (increasing threshold) need --ps-estimator ps-clip-sgd, not %s", name)
-	case c.increasing() && !c.AutoAlpha && !(finite(c.Alpha) && c.Alpha > 0):
-		return fmt.Errorf("--alpha = %v with --beta, want a finite α > 0 or auto", c.Alpha)
-	case !c.increasing() && (c.Alpha != 0 || c.AutoAlpha):
-		return errors.New("--alpha needs --beta (the increasing threshold α·k^(1/β))")
+// validateClip checks the clip mode and its settings: a known mode and
+// convention, no setting the mode does not read, per-sample mode's Spec,
+// and the threshold in float32 (K·Clip under the nanogpt convention).
+func (c *Config) validateClip() error {
+	if _, err := ParseClipMode(string(c.ClipMode)); err != nil {
+		return err
 	}
-	for _, s := range []struct {
-		flag, reader string
-		set, reads   bool
-	}{
-		{"window", "ps-clip-auto, or ps-clip-sgd with --alpha or --beta auto", c.Window != 0, automatic},
-		{"target-quantile", "ps-clip-quantile", c.TargetQuantile != 0, name == "ps-clip-quantile"},
-		{"quantile-rate", "ps-clip-quantile", c.QuantileRate != 0, name == "ps-clip-quantile"},
-		{"auto-clip-r", "auto-clip", c.AutoClipR != 0, name == "auto-clip"},
-	} {
-		if s.set && !(s.reads && c.ClipMode == ClipPerSample) {
-			return fmt.Errorf("--%s applies only to --clip-mode per-sample with --ps-estimator %s", s.flag, s.reader)
+	if _, err := ParseClipConvention(string(c.ClipConvention)); err != nil {
+		return err
+	}
+	if c.ClipConvention != "" && !c.Reads("ClipConvention") {
+		return setting.Unread("ClipConvention", c.ClipConvention, fmt.Sprintf("read only by clip mode micro-batch, not %s", c.ClipMode))
+	}
+	if c.ClipMode == ClipPerSample && !slices.Contains(PSEstimators, c.psSpec().Estimator) {
+		return setting.Errorf("Estimator", strconv.Quote(c.Estimator), "one of %s", strings.Join(PSEstimators, ", "))
+	}
+	for _, f := range estimator.Fields {
+		if v, set := c.Value(f); set && !c.Reads(f) {
+			return setting.Unread(f, v, fmt.Sprintf("not read by %s", c.Label()))
 		}
 	}
-	if name == "ps-clip-quantile" && !(finite(c.Clip) && c.Clip >= 0) {
-		return fmt.Errorf("--clip = %v with --ps-estimator ps-clip-quantile, want a finite initial threshold > 0, or 0 for the first step's median", c.Clip)
+	switch c.ClipMode {
+	case ClipPerSample:
+		return c.psSpec().Validate()
+	case ClipGlobal, ClipMicroBatch:
+		if err := setting.Positive32("Clip", c.Clip); err != nil {
+			return err
+		}
+		if !setting.Normal32(c.ClipThreshold()) {
+			return setting.Errorf("Clip", c.Clip, "a threshold whose K·γ = %v (K = %d micro-batches) is a normal float32", c.ClipThreshold(), c.Accum)
+		}
 	}
 	return nil
 }
@@ -348,100 +389,75 @@ func (c *Config) model() models.GPTConfig {
 func (c *Config) TokensPerStep() int { return c.MicroBatch * c.Accum * c.BlockSize }
 
 // Validate checks the configuration on its own; Run also checks it against
-// the corpus (block size, vocabulary). The error names the offending
-// setting by its command-line flag.
+// the corpus (block size, vocabulary). Every setting is checked in the
+// precision it is used in (the model trains in float32), and a setting the
+// clip mode does not read must be unset. Its errors are *setting.Error
+// values naming the field.
 func (c *Config) Validate() error {
 	pos := []struct {
-		flag string
-		v    int
+		field string
+		v     int
 	}{
-		{"n-layer", c.NLayer}, {"n-head", c.NHead}, {"n-embd", c.NEmbd}, {"block-size", c.BlockSize},
-		{"micro-batch", c.MicroBatch}, {"accum", c.Accum}, {"steps", c.Steps},
-		{"eval-interval", c.EvalInterval}, {"eval-iters", c.EvalIters}, {"log-interval", c.LogInterval},
+		{"NLayer", c.NLayer}, {"NHead", c.NHead}, {"NEmbd", c.NEmbd}, {"BlockSize", c.BlockSize},
+		{"MicroBatch", c.MicroBatch}, {"Accum", c.Accum}, {"Steps", c.Steps},
+		{"EvalInterval", c.EvalInterval}, {"EvalIters", c.EvalIters}, {"LogInterval", c.LogInterval},
 	}
 	for _, p := range pos {
-		if p.v <= 0 {
-			return fmt.Errorf("--%s = %d, want > 0", p.flag, p.v)
+		if err := setting.Positive(p.field, p.v); err != nil {
+			return err
 		}
 	}
 	nonNeg := []struct {
-		flag string
-		v    int
-	}{{"vocab-size", c.VocabSize}, {"warmup", c.Warmup}, {"ckpt-interval", c.CkptInterval}, {"max-bad-steps", c.MaxBadSteps}}
+		field string
+		v     int
+	}{{"VocabSize", c.VocabSize}, {"Warmup", c.Warmup}, {"CkptInterval", c.CkptInterval}, {"MaxBadSteps", c.MaxBadSteps}}
 	for _, p := range nonNeg {
-		if p.v < 0 {
-			return fmt.Errorf("--%s = %d, want ≥ 0", p.flag, p.v)
+		if err := setting.NonNegative(p.field, p.v); err != nil {
+			return err
 		}
 	}
 	switch {
 	case c.NEmbd%c.NHead != 0:
-		return fmt.Errorf("--n-embd = %d is not a multiple of --n-head = %d", c.NEmbd, c.NHead)
+		return setting.Errorf("NHead", c.NHead, "a divisor of the embedding width %d", c.NEmbd)
 	case c.VocabSize > text.MaxVocab:
-		return fmt.Errorf("--vocab-size = %d exceeds the %d tokens of uint16 token files", c.VocabSize, text.MaxVocab)
-	case !finite(c.Dropout) || c.Dropout < 0 || c.Dropout >= 1:
-		return fmt.Errorf("--dropout = %v, want 0 ≤ dropout < 1", c.Dropout)
-	case !finite(c.LR) || c.LR <= 0:
-		return fmt.Errorf("--lr = %v, want > 0", c.LR)
-	case !finite(c.MinLR) || c.MinLR < 0 || c.MinLR > c.LR:
-		return fmt.Errorf("--min-lr = %v, want 0 ≤ min-lr ≤ lr = %v", c.MinLR, c.LR)
+		return setting.Errorf("VocabSize", c.VocabSize, "at most the %d tokens of uint16 token files", text.MaxVocab)
 	case c.Warmup > c.Steps:
-		return fmt.Errorf("--warmup = %d exceeds --steps = %d", c.Warmup, c.Steps)
-	case !finite(c.WeightDecay) || c.WeightDecay < 0:
-		return fmt.Errorf("--weight-decay = %v, want ≥ 0", c.WeightDecay)
-	case !(c.Beta1 >= 0 && c.Beta1 < 1):
-		return fmt.Errorf("--beta1 = %v, want 0 ≤ beta1 < 1", c.Beta1)
-	case !(c.Beta2 >= 0 && c.Beta2 < 1):
-		return fmt.Errorf("--beta2 = %v, want 0 ≤ beta2 < 1", c.Beta2)
-	case !finite(c.Eps) || c.Eps <= 0:
-		return fmt.Errorf("--eps = %v, want > 0", c.Eps)
+		return setting.Errorf("Warmup", c.Warmup, "at most the %d steps", c.Steps)
 	}
-	if _, err := ParseClipMode(string(c.ClipMode)); err != nil {
-		return errors.New("--clip-mode: " + err.Error())
+	for _, err := range []error{
+		setting.Fraction("Dropout", c.Dropout),
+		setting.Positive32("LR", c.LR),
+		setting.NonNegative32("MinLR", c.MinLR),
+		setting.NonNegative32("WeightDecay", c.WeightDecay),
+		setting.Fraction("Beta1", c.Beta1),
+		setting.Fraction("Beta2", c.Beta2),
+		setting.Positive32("Eps", c.Eps),
+	} {
+		if err != nil {
+			return err
+		}
 	}
-	if _, err := ParseClipConvention(string(c.ClipConvention)); err != nil {
-		return errors.New("--clip-convention: " + err.Error())
+	if c.MinLR > c.LR {
+		return setting.Errorf("MinLR", c.MinLR, "at most the peak learning rate %v", c.LR)
 	}
-	if err := c.validatePS(); err != nil {
-		return err
-	}
-	if c.readsClip() && !c.Adaptive() && !(finite(c.Clip) && c.Clip > 0 && finite(c.ClipThreshold())) {
-		return fmt.Errorf("--clip = %v with --clip-mode %s, want a finite threshold > 0", c.Clip, c.ClipMode)
-	}
-	_, _, err := c.estimator()
-	return err
+	return c.validateClip()
 }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// PSMethod names per-sample mode's threshold as the CIFAR trainer names its
-// methods: "PS-Clip-SGD γ=1", "Increasing-PS-Clip-SGD α=auto β=2",
-// "Auto-PS-Clip-SGD", "Quantile-PS-Clip-SGD q=0.5", "Auto-Clip r=0.01".
-func (c *Config) PSMethod() string {
-	switch c.psEstimator() {
-	case "ps-clip-auto":
-		return "Auto-PS-Clip-SGD"
-	case "ps-clip-quantile":
-		return fmt.Sprintf("Quantile-PS-Clip-SGD q=%g", orDefault(c.TargetQuantile, estimator.DefaultTargetQuantile))
-	case "auto-clip":
-		return fmt.Sprintf("Auto-Clip r=%g", orDefault(c.AutoClipR, estimator.DefaultAutoClipR))
+// Label is the run's method in tables and figures: the paper's name of the
+// clip mode ("Clip-SGD (global)", "MB-Clip-SGD (micro-batch)",
+// "PS-Clip-SGD (per-sample)", "no clipping"), or for an adaptive
+// per-sample threshold its estimator's label with "(per-sample)".
+func (c *Config) Label() string {
+	switch c.ClipMode {
+	case ClipGlobal:
+		return "Clip-SGD (global)"
+	case ClipMicroBatch:
+		return "MB-Clip-SGD (micro-batch)"
+	case ClipPerSample:
+		if c.Adaptive() {
+			return c.psSpec().Label() + " (per-sample)"
+		}
+		return "PS-Clip-SGD (per-sample)"
 	}
-	if c.increasing() {
-		return fmt.Sprintf("Increasing-PS-Clip-SGD α=%s β=%s", autoNum(c.Alpha, c.AutoAlpha), autoNum(c.Beta, c.AutoBeta))
-	}
-	return fmt.Sprintf("PS-Clip-SGD γ=%g", c.Clip)
-}
-
-// autoNum is x as a flag value: "auto" if auto.
-func autoNum(x float64, auto bool) string {
-	if auto {
-		return "auto"
-	}
-	return fmt.Sprintf("%g", x)
-}
-
-func orDefault(x, def float64) float64 {
-	if x == 0 {
-		return def
-	}
-	return x
+	return "no clipping"
 }

@@ -4,13 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 // DataSpec says which corpus to train on: a text file, a nanoGPT token
@@ -38,11 +39,11 @@ const GoSourceName = "Go standard library source ($GOROOT/src)"
 // LoadCorpus reads the corpus spec names.
 func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 	if spec.Text != "" && spec.Dir != "" {
-		return nil, errors.New("--text and --data are exclusive")
+		return nil, setting.Errorf("Dir", spec.Dir, "empty when a text file is given: the two are exclusive")
 	}
 	if spec.Dir != "" {
 		if spec.Level != "" {
-			return nil, errors.New("--vocab does not apply to a token directory (--data)")
+			return nil, setting.Unread("Level", spec.Level, "a token directory has its own tokens")
 		}
 		n := spec.VocabSize
 		if n == 0 {
@@ -57,7 +58,7 @@ func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 	if spec.Level != "" {
 		var err error
 		if level, err = text.ParseLevel(spec.Level); err != nil {
-			return nil, errors.New("--vocab: " + err.Error())
+			return nil, setting.Errorf("Level", strconv.Quote(spec.Level), "a tokenisation level (%v)", err)
 		}
 	}
 	if spec.Text != "" {

@@ -29,17 +29,16 @@
 // both. Config.ClipThreshold is the threshold on mean gradients a run
 // applies; the log's first record and the summaries carry it.
 //
-// Per-sample mode can instead clip to an adaptive threshold
-// (Config.PSEstimator, "train gpt --ps-estimator", and --alpha/--beta with
-// numbers or auto, spelled as estimator.AddFlags spells them for every
-// command): PS-Clip-SGD's increasing α·k^(1/β), ps-clip-auto's α = σ̂,
+// Per-sample mode can instead clip to an adaptive threshold (the
+// estimator.Spec that Config embeds: Estimator, Alpha and Beta or their
+// automatic forms, …): PS-Clip-SGD's increasing α·k^(1/β), ps-clip-auto's α = σ̂,
 // β = p̂ from a window of recent per-sample norms, ps-clip-quantile or
 // auto-clip. A step's micro-batches are one batch to the estimator (see
 // package train): k runs over the step's K·M sequences and the window fills
 // K·M norms at a time. The estimator's state is saved in checkpoints, so resuming stays
 // exact; the step records carry p̂, σ̂ (ps-clip-auto) or γ
 // (ps-clip-quantile), and RunOptions.LogNorms adds the step's per-sample
-// norms for "psclip tail --from".
+// norms, the input of the tail command.
 //
 // See README.md in this directory for the commands, the nanoGPT quality
 // check and the experiment's results.

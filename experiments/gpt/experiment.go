@@ -2,17 +2,16 @@ package gpt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/psclip/psclip/data/text"
-	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/plotting"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 // Experiment is the paper's GPT study: every clip mode at every learning
@@ -21,9 +20,11 @@ import (
 // learning rates start from the same weights and see the same batches.
 type Experiment struct {
 	// Base is the configuration of every run but LR, MinLR (LR/10, as
-	// nanoGPT and the paper), ClipMode and Seed. Its per-sample threshold
-	// (PSEstimator and the settings SetPSEstimator sets) is the per-sample
-	// runs' only: the other modes' runs have none.
+	// nanoGPT and the paper), ClipMode and Seed. Its clip settings are
+	// defaults for the runs whose mode reads them (Config.Reads): Clip for
+	// all modes but none, ClipConvention for micro-batch mode, the
+	// estimator settings for per-sample mode; each run has the others
+	// unset (Config.Trim).
 	Base  Config     `json:"base"`
 	LRs   []float64  `json:"lrs"`
 	Modes []ClipMode `json:"clip_modes"`
@@ -31,19 +32,20 @@ type Experiment struct {
 	Seeds []uint64 `json:"seeds"`
 }
 
-// Check validates the grid and every configuration in it.
+// Check validates the grid and every configuration in it. Learning rates,
+// modes and seeds must each be listed once: a repeated one would train
+// twice into one directory and shrink the standard deviation. Its errors
+// are *setting.Error values naming the field.
 func (e *Experiment) Check() error {
-	noPS := e.Base
-	noPS.SetPSEstimator("", estimator.Params{})
-	switch {
-	case len(e.LRs) == 0:
-		return errors.New("--lrs: no learning rate")
-	case len(e.Modes) == 0:
-		return errors.New("--clip-modes: no clip mode")
-	case len(e.Seeds) == 0:
-		return errors.New("--seeds: no seed")
-	case noPS != e.Base && !slices.Contains(e.Modes, ClipPerSample):
-		return errors.New("--ps-estimator and its threshold flags apply to the per-sample runs, and --clip-modes has no per-sample")
+	for _, err := range []error{setting.Distinct("LRs", e.LRs), setting.Distinct("Modes", e.Modes), setting.Distinct("Seeds", e.Seeds)} {
+		if err != nil {
+			return err
+		}
+	}
+	for _, lr := range e.LRs {
+		if err := setting.Positive32("LRs", lr); err != nil {
+			return err
+		}
 	}
 	for _, lr := range e.LRs {
 		for _, m := range e.Modes {
@@ -56,32 +58,25 @@ func (e *Experiment) Check() error {
 	return nil
 }
 
-// ReadsClip reports whether any run reads Base.Clip: not when every clip
-// mode is none or per-sample with a threshold of its own (an increasing or
-// automatic one; ps-clip-quantile starts from Clip).
-func (e *Experiment) ReadsClip() bool {
+// Reads reports whether any run reads field of Base (see Config.Reads).
+func (e *Experiment) Reads(field string) bool {
 	return slices.ContainsFunc(e.Modes, func(m ClipMode) bool {
 		c := e.config(0, m, 0)
-		return c.readsClip()
+		return c.Reads(field)
 	})
 }
 
+// config is the configuration of one run.
 func (e *Experiment) config(lr float64, m ClipMode, seed uint64) Config {
 	c := e.Base
 	c.LR, c.MinLR, c.ClipMode, c.Seed = lr, lr/10, m, seed
-	if m != ClipPerSample {
-		c.SetPSEstimator("", estimator.Params{})
-	}
-	return c
+	return c.Trim()
 }
 
-// label is the tables' and figure's name of mode m's method: the paper's
-// for the clip modes, the estimator's for an adaptive per-sample threshold.
+// label is the tables' and figure's name of mode m's method (Config.Label).
 func (e *Experiment) label(m ClipMode) string {
-	if c := e.config(0, m, 0); c.Adaptive() {
-		return c.PSMethod() + " (per-sample)"
-	}
-	return modeLabel(m)
+	c := e.config(0, m, 0)
+	return c.Label()
 }
 
 // Output files of an experiment, in its directory.
@@ -239,19 +234,6 @@ func (r *Results) curves() []plotting.Panel {
 		panels = append(panels, p)
 	}
 	return panels
-}
-
-// modeLabel is the paper's name for a clip mode.
-func modeLabel(m ClipMode) string {
-	switch m {
-	case ClipGlobal:
-		return "Clip-SGD (global)"
-	case ClipMicroBatch:
-		return "MB-Clip-SGD (micro-batch)"
-	case ClipPerSample:
-		return "PS-Clip-SGD (per-sample)"
-	}
-	return "no clipping"
 }
 
 // fmtLR formats a learning rate compactly: 0.0006 as 6e-04.

@@ -3,6 +3,7 @@ package gpt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 // TestExperiment runs a tiny grid and checks the files, the tables, that
@@ -126,14 +128,14 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 	corpus := testCorpus(t)
 	base := tinyConfig(ClipGlobal)
 	base.Steps, base.Warmup = 4, 1
-	base.SetPSEstimator("ps-clip-auto", estimator.Params{Window: 256})
+	base.Estimator, base.Window = "ps-clip-auto", 256
 	e := Experiment{Base: base, LRs: []float64{1e-3}, Modes: []ClipMode{ClipGlobal, ClipPerSample}, Seeds: []uint64{1}}
 	dir := t.TempDir()
 	res, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const label = "Auto-PS-Clip-SGD (per-sample)"
+	const label = "Auto-PS-Clip-SGD window=256 (per-sample)"
 	if res.Table[0].Method != "Clip-SGD (global)" || res.Table[1].Method != label {
 		t.Errorf("methods %q, %q", res.Table[0].Method, res.Table[1].Method)
 	}
@@ -155,8 +157,8 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 		if err == nil {
 			err = json.Unmarshal(b, &f)
 		}
-		if err != nil || f.Config.PSEstimator != want.ps || f.Config.Window != want.window {
-			t.Errorf("%s run: ps_estimator %q window %d (%v), want %q %d", want.mode, f.Config.PSEstimator, f.Config.Window, err, want.ps, want.window)
+		if err != nil || f.Config.Estimator != want.ps || f.Config.Window != want.window {
+			t.Errorf("%s run: ps_estimator %q window %d (%v), want %q %d", want.mode, f.Config.Estimator, f.Config.Window, err, want.ps, want.window)
 		}
 	}
 	// The per-sample run clipped by the estimated threshold, not Clip.
@@ -165,8 +167,8 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 	}
 
 	e.Modes = []ClipMode{ClipGlobal, ClipMicroBatch}
-	if err := e.Check(); err == nil || !strings.Contains(err.Error(), "no per-sample") {
-		t.Errorf("a per-sample threshold without per-sample runs: %v", err)
+	if e.Reads("Window") || e.Reads("Estimator") {
+		t.Error("a per-sample threshold is read without per-sample runs")
 	}
 }
 
@@ -191,29 +193,51 @@ func TestExperimentCheck(t *testing.T) {
 	}
 }
 
-// ReadsClip is false only when no mode clips to Clip: none, and per-sample
-// with a threshold of its own (ps-clip-quantile starts from Clip).
+// Reads(Clip) is false only when no mode clips to Clip: none, and
+// per-sample with a threshold of its own.
 func TestExperimentReadsClip(t *testing.T) {
 	for _, tc := range []struct {
 		modes []ClipMode
-		ps    string
-		p     estimator.Params
+		spec  estimator.Spec
 		want  bool
 	}{
-		{[]ClipMode{ClipGlobal}, "ps-clip-auto", estimator.Params{}, true},
-		{[]ClipMode{ClipMicroBatch, ClipNone}, "", estimator.Params{}, true},
-		{[]ClipMode{ClipPerSample}, "", estimator.Params{}, true},
-		{[]ClipMode{ClipPerSample}, "ps-clip-quantile", estimator.Params{}, true},
-		{[]ClipMode{ClipNone}, "", estimator.Params{}, false},
-		{[]ClipMode{ClipPerSample}, "ps-clip-auto", estimator.Params{}, false},
-		{[]ClipMode{ClipNone, ClipPerSample}, "auto-clip", estimator.Params{}, false},
-		{[]ClipMode{ClipPerSample}, "ps-clip-sgd", estimator.Params{AutoAlpha: true, Beta: 2}, false},
-		{[]ClipMode{ClipPerSample}, "ps-clip-sgd", estimator.Params{Alpha: 1, Beta: 2}, false},
+		{[]ClipMode{ClipGlobal}, estimator.Spec{Estimator: "ps-clip-auto"}, true},
+		{[]ClipMode{ClipMicroBatch, ClipNone}, estimator.Spec{}, true},
+		{[]ClipMode{ClipPerSample}, estimator.Spec{}, true},
+		{[]ClipMode{ClipPerSample}, estimator.Spec{Estimator: "ps-clip-quantile"}, true},
+		{[]ClipMode{ClipNone}, estimator.Spec{}, false},
+		{[]ClipMode{ClipPerSample}, estimator.Spec{Estimator: "ps-clip-auto"}, false},
+		{[]ClipMode{ClipNone, ClipPerSample}, estimator.Spec{Estimator: "auto-clip"}, false},
+		{[]ClipMode{ClipPerSample}, estimator.Spec{Estimator: "ps-clip-sgd", AutoAlpha: true, Beta: 2}, false},
+		{[]ClipMode{ClipPerSample}, estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: 2}, false},
 	} {
-		e := Experiment{Base: tinyConfig(ClipGlobal), Modes: tc.modes}
-		e.Base.SetPSEstimator(tc.ps, tc.p)
-		if got := e.ReadsClip(); got != tc.want {
-			t.Errorf("modes %v, --ps-estimator %q %+v: ReadsClip() = %v, want %v", tc.modes, tc.ps, tc.p, got, tc.want)
+		e := Experiment{Base: Default(), Modes: tc.modes}
+		e.Base.Spec = tc.spec
+		if got := e.Reads("Clip"); got != tc.want {
+			t.Errorf("modes %v, %+v: Reads(Clip) = %v, want %v", tc.modes, tc.spec, got, tc.want)
+		}
+	}
+}
+
+// Check refuses repeated learning rates, modes and seeds (issue 13), and
+// learning rates that are not positive normal float32s.
+func TestExperimentCheckDuplicates(t *testing.T) {
+	ok := Experiment{Base: tinyConfig(ClipGlobal), LRs: []float64{1e-3}, Modes: []ClipMode{ClipGlobal}, Seeds: []uint64{1}}
+	for _, tc := range []struct {
+		mutate func(*Experiment)
+		field  string
+	}{
+		{func(e *Experiment) { e.LRs = []float64{1e-3, 1e-3} }, "LRs"},
+		{func(e *Experiment) { e.Modes = []ClipMode{ClipGlobal, ClipGlobal} }, "Modes"},
+		{func(e *Experiment) { e.Seeds = []uint64{1, 1} }, "Seeds"},
+		{func(e *Experiment) { e.LRs = []float64{1e39} }, "LRs"},
+		{func(e *Experiment) { e.LRs = []float64{1e-320} }, "LRs"},
+	} {
+		e := ok
+		tc.mutate(&e)
+		var se *setting.Error
+		if err := e.Check(); !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("%+v: %v, want a *setting.Error for %s", e, err, tc.field)
 		}
 	}
 }

@@ -2,12 +2,12 @@ package gpt
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -24,15 +24,17 @@ type GenerateOptions struct {
 	Seed uint64
 }
 
-// Check reports the first invalid option, naming its flag.
+// Check reports the first invalid option as a *setting.Error naming the
+// field; the logits are divided by Temperature in float32.
 func (o GenerateOptions) Check() error {
-	switch {
-	case o.Tokens <= 0:
-		return fmt.Errorf("--tokens = %d, want > 0", o.Tokens)
-	case !(o.Temperature > 0) || math.IsInf(o.Temperature, 0):
-		return fmt.Errorf("--temperature = %v, want a finite temperature > 0", o.Temperature)
-	case o.TopK < 0:
-		return fmt.Errorf("--top-k = %d, want ≥ 0 (0: no limit)", o.TopK)
+	for _, err := range []error{
+		setting.Positive("Tokens", o.Tokens),
+		setting.Positive32("Temperature", o.Temperature),
+		setting.NonNegative("TopK", o.TopK),
+	} {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -138,3 +138,5 @@ func readStepRecord(line string) *StepRecord {
 	}
 	return &r
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -13,6 +13,7 @@ import (
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -122,7 +123,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	spec := run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: mayDiffer, Data: CorpusIdentity(corpus), Steps: cfg.Steps,
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: CorpusIdentity(corpus), Steps: cfg.Steps,
 		Params: s.model.Params(), Optimizer: s.opt, Estimator: est,
 		RNGs: map[string]run.RNG{"sampler": s.train, "dropout": s.dropout}, State: &s.st,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.TokensPerStep(), ItemUnit: "tok",
@@ -174,7 +175,7 @@ func (c *Config) CheckCorpus(corpus *text.Corpus) error {
 		return err
 	}
 	if err := corpus.CheckBlock(c.BlockSize); err != nil {
-		return fmt.Errorf("--block-size = %d: %w", c.BlockSize, err)
+		return setting.Errorf("BlockSize", c.BlockSize, "a block size the corpus holds (%v)", err)
 	}
 	return nil
 }
@@ -194,7 +195,7 @@ func modelVocab(cfg Config, corpus *text.Corpus) (int, error) {
 	case cfg.VocabSize == 0:
 		return n, nil
 	case cfg.VocabSize < n:
-		return 0, fmt.Errorf("--vocab-size = %d is smaller than the corpus vocabulary of %d", cfg.VocabSize, n)
+		return 0, setting.Errorf("VocabSize", cfg.VocabSize, "0 or at least the corpus vocabulary of %d", n)
 	}
 	return cfg.VocabSize, nil
 }

@@ -49,6 +49,7 @@ func tinyConfig(mode ClipMode) Config {
 	c.MicroBatch, c.Accum, c.Steps, c.Warmup = 2, 3, 8, 2
 	c.Dropout = 0.1 // so that resuming must restore the dropout stream too
 	c.ClipMode, c.Clip = mode, 0.5
+	c = c.Trim()
 	c.EvalInterval, c.EvalIters, c.CkptInterval = 4, 2, 0
 	return c
 }
@@ -72,8 +73,8 @@ func TestResumeIsExact(t *testing.T) {
 	// 96 sequences a step make ps-clip-auto leave its warm-up (256 norms)
 	// at the third step, before the interrupt, so the resumed run needs its
 	// restored window.
-	auto.PSEstimator, auto.MicroBatch, auto.Accum = "ps-clip-auto", 8, 12
-	quantile.PSEstimator = "ps-clip-quantile"
+	auto.Estimator, auto.Clip, auto.MicroBatch, auto.Accum = "ps-clip-auto", 0, 8, 12
+	quantile.Estimator = "ps-clip-quantile"
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -255,7 +256,7 @@ func TestGOMAXPROCSInvariant(t *testing.T) {
 // estimates ps-clip-auto's step records report.
 func TestLogNorms(t *testing.T) {
 	cfg := tinyConfig(ClipPerSample)
-	cfg.PSEstimator, cfg.MicroBatch, cfg.Accum, cfg.Dropout = "ps-clip-auto", 8, 12, 0
+	cfg.Estimator, cfg.Clip, cfg.MicroBatch, cfg.Accum, cfg.Dropout = "ps-clip-auto", 0, 8, 12, 0
 	dir := t.TempDir()
 	if _, err := trainRun(t, cfg, testCorpus(t), RunOptions{Out: dir, LogNorms: true}); err != nil {
 		t.Fatal(err)
@@ -296,7 +297,7 @@ func TestLogNorms(t *testing.T) {
 		t.Errorf("tail --from: step %d p̂ %v σ̂ %v; the trainer logged p̂ %v σ̂ %v", got.Step, got.P, got.Sigma, last.PHat, last.SigmaHat)
 	}
 
-	cfg.ClipMode, cfg.PSEstimator = ClipGlobal, ""
+	cfg.ClipMode, cfg.Estimator, cfg.Clip = ClipGlobal, "", 1
 	if _, err := New(cfg, testCorpus(t), RunOptions{LogNorms: true}); err == nil || !strings.Contains(err.Error(), "per-sample") {
 		t.Errorf("--log-norms in global mode: %v", err)
 	}

@@ -29,16 +29,21 @@
 package quadratic
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/internal/jsonkeys"
+	"github.com/psclip/psclip/setting"
 )
 
 // Config describes an experiment. The zero value is not useful: start from
@@ -51,20 +56,42 @@ type Config struct {
 	Dim     int       `json:"d"`       // dimension of x
 	Runs    int       `json:"runs"`    // independent runs per p
 	Seed    uint64    `json:"seed"`
-	// Eta, Gamma, Alpha and Beta are the step size, Clip-SGD's threshold and
-	// PS-Clip-SGD's threshold α·k^(1/β), for every method and p, unless
-	// Tuned selects the paper's tuned values (TunedParams) instead.
+	// Eta is the step size of every method and p, unless Tuned selects
+	// the paper's tuned values (TunedParams) instead.
 	Eta   float64 `json:"eta"`
-	Gamma float64 `json:"gamma"`
-	Alpha float64 `json:"alpha"`
-	Beta  float64 `json:"beta"`
 	Tuned bool    `json:"tuned"`
-	// AutoAlpha and AutoBeta make PS-Clip-SGD estimate α = σ̂ or β = p̂
-	// online (estimator.PSAuto) instead of using Alpha or Beta, tuned or
-	// not; with both it is the method ps-clip-auto. The other is then
-	// fixed, and α = σ̂ is the moment of order β.
-	AutoAlpha bool `json:"auto_alpha,omitempty"`
-	AutoBeta  bool `json:"auto_beta,omitempty"`
+	// Spec holds the estimator settings of every method and p, each
+	// method taking those it reads: Clip-SGD's threshold Clip and
+	// PS-Clip-SGD's threshold α·k^(1/β), numbers unless Tuned. AutoAlpha
+	// and AutoBeta make PS-Clip-SGD estimate α = σ̂ or β = p̂ online
+	// (estimator.PSAuto) instead, tuned or not; with both it is the method
+	// ps-clip-auto. Its Estimator is unset: Methods names them. Its JSON
+	// keys are the experiment's own ("gamma" for Clip).
+	estimator.Spec
+}
+
+// jsonRename maps the keys of estimator.Spec to the experiment's own.
+var jsonRename = map[string]string{"clip": "gamma"}
+
+// MarshalJSON writes c with the keys the experiment's results have always
+// had: "gamma", "alpha", "beta" beside the others.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	b, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
+	}
+	return jsonkeys.Rewrite(b, jsonRename)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	b, err := jsonkeys.Rewrite(b, jsonkeys.Invert(jsonRename))
+	if err != nil {
+		return err
+	}
+	type plain Config
+	return json.Unmarshal(b, (*plain)(c))
 }
 
 // DefaultConfig is the paper's untuned convergence experiment.
@@ -73,32 +100,34 @@ func DefaultConfig() Config {
 		P:       []float64{1.8, 1.5, 1.2},
 		Methods: []string{"clip-sgd", "ps-clip-sgd", "nsgd"},
 		T:       2000, N: 64, Dim: 10, Runs: 10, Seed: 1,
-		Eta: 0.01, Gamma: 1, Alpha: 1, Beta: 1,
+		Eta: 0.01, Spec: estimator.Spec{Clip: 1, Alpha: 1, Beta: 1},
 	}
 }
 
-// Hyper are one method's hyperparameters.
+// Hyper are one method's hyperparameters: its step size and estimator
+// settings.
 type Hyper struct {
-	Eta, Gamma, Alpha, Beta float64
+	Eta float64
+	estimator.Spec
 }
 
 // TunedParams is the paper's table of tuned hyperparameters, by p and
 // method. PS-Clip-SGD only had α tuned, with β = p.
 var TunedParams = map[float64]map[string]Hyper{
 	1.8: {
-		"clip-sgd":    {Eta: 0.5, Gamma: 0.1},
-		"ps-clip-sgd": {Eta: 0.05, Alpha: 1, Beta: 1.8},
-		"nsgd":        {Eta: 0.05},
+		"clip-sgd":    {Eta: 0.5, Spec: estimator.Spec{Estimator: "clip-sgd", Clip: 0.1}},
+		"ps-clip-sgd": {Eta: 0.05, Spec: estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: 1.8}},
+		"nsgd":        {Eta: 0.05, Spec: estimator.Spec{Estimator: "nsgd"}},
 	},
 	1.5: {
-		"clip-sgd":    {Eta: 0.05, Gamma: 0.6},
-		"ps-clip-sgd": {Eta: 0.05, Alpha: 1, Beta: 1.5},
-		"nsgd":        {Eta: 0.05},
+		"clip-sgd":    {Eta: 0.05, Spec: estimator.Spec{Estimator: "clip-sgd", Clip: 0.6}},
+		"ps-clip-sgd": {Eta: 0.05, Spec: estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: 1.5}},
+		"nsgd":        {Eta: 0.05, Spec: estimator.Spec{Estimator: "nsgd"}},
 	},
 	1.2: {
-		"clip-sgd":    {Eta: 0.4, Gamma: 0.1},
-		"ps-clip-sgd": {Eta: 0.05, Alpha: 1, Beta: 1.2},
-		"nsgd":        {Eta: 0.05},
+		"clip-sgd":    {Eta: 0.4, Spec: estimator.Spec{Estimator: "clip-sgd", Clip: 0.1}},
+		"ps-clip-sgd": {Eta: 0.05, Spec: estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: 1.2}},
+		"nsgd":        {Eta: 0.05, Spec: estimator.Spec{Estimator: "nsgd"}},
 	},
 }
 
@@ -127,38 +156,77 @@ func (c Config) Validate() error {
 		}
 	}
 	for i, m := range c.Methods {
-		if slices.Contains(c.Methods[:i], m) {
-			return fmt.Errorf("method %q given twice", m)
+		switch {
+		case !slices.Contains(estimator.Names, m):
+			return setting.Errorf("Methods", strconv.Quote(m), "estimators among %s", strings.Join(estimator.Names, ", "))
+		case slices.Contains(c.Methods[:i], m):
+			return setting.Errorf("Methods", strconv.Quote(m), "each method once (it is listed twice)")
 		}
+	}
+	if c.Estimator != "" {
+		return setting.Unread("Estimator", c.Estimator, "Methods names the estimators")
 	}
 	_, err := c.plan()
 	return err
 }
 
+// Reads reports whether some method reads field: Eta (the step size) or a
+// field of estimator.Spec. With Tuned, Eta and the thresholds' numbers come
+// from TunedParams, so only AutoAlpha and AutoBeta are read. The shared
+// settings are defaults for the methods that read them, so Validate does
+// not refuse one that no method reads; a command that sets them from its
+// flags refuses a flag given for a setting no method reads.
+func (c Config) Reads(field string) bool {
+	switch field {
+	case "Eta":
+		return !c.Tuned
+	case "Clip", "Alpha", "Beta":
+		if c.Tuned {
+			return false
+		}
+	}
+	return slices.ContainsFunc(c.Methods, func(name string) bool {
+		s := c.Spec
+		s.Estimator = name
+		return slices.Contains(estimator.Names, name) && s.Reads(field)
+	})
+}
+
 // Hyper returns the hyperparameters method uses at tail index p.
 func (c Config) Hyper(p float64, method string) (Hyper, error) {
-	if !c.Tuned {
-		return Hyper{Eta: c.Eta, Gamma: c.Gamma, Alpha: c.Alpha, Beta: c.Beta}, nil
+	h := Hyper{Eta: c.Eta, Spec: c.Spec}
+	if c.Tuned {
+		var ok bool
+		if h, ok = TunedParams[p][method]; !ok {
+			return Hyper{}, fmt.Errorf("the paper has no tuned parameters for %s at p = %v (it tuned clip-sgd, ps-clip-sgd and nsgd at p = 1.8, 1.5, 1.2)", method, p)
+		}
 	}
-	h, ok := TunedParams[p][method]
-	if !ok {
-		return Hyper{}, fmt.Errorf("the paper has no tuned parameters for %s at p = %v (it tuned clip-sgd, ps-clip-sgd and nsgd at p = 1.8, 1.5, 1.2)", method, p)
+	h.Estimator, h.AutoAlpha, h.AutoBeta = method, c.AutoAlpha, c.AutoBeta
+	if method == "ps-clip-sgd" && h.Beta == 0 && !h.AutoBeta {
+		// β = 0 would be the constant threshold; the experiment's is α·k^(1/β).
+		return Hyper{}, setting.Errorf("Beta", h.Beta, "a positive normal float32 or automatic: PS-Clip-SGD's threshold here is α·k^(1/β)")
 	}
+	if h.AutoAlpha {
+		h.Alpha = 0
+	}
+	if h.AutoBeta {
+		h.Beta = 0
+	}
+	h.Spec = h.Trim()
 	return h, nil
 }
 
-// A method is an estimator's name and parameters with its step size.
+// A method is an estimator's settings with its step size.
 type method struct {
-	name   string
-	params estimator.Params
-	eta    float64
+	spec estimator.Spec
+	eta  float64
 }
 
 // estimator returns a fresh estimator: every run gets its own, because an
 // adaptive estimator keeps state from batch to batch (and runs must not
 // share it, across goroutines or otherwise).
 func (m method) estimator() estimator.Estimator {
-	e, err := estimator.New(m.name, m.params)
+	e, err := m.spec.New()
 	if err != nil {
 		panic(err) // plan has built it once already
 	}
@@ -177,13 +245,12 @@ func (c Config) plan() ([][]method, error) {
 				return nil, err
 			}
 			if !(h.Eta > 0 && !math.IsInf(h.Eta, 1)) {
-				return nil, fmt.Errorf("step size eta = %v, want a finite eta > 0", h.Eta)
+				return nil, setting.Errorf("Eta", h.Eta, "a finite step size > 0")
 			}
-			params := estimator.Params{Gamma: h.Gamma, Alpha: h.Alpha, Beta: h.Beta, AutoAlpha: c.AutoAlpha, AutoBeta: c.AutoBeta}
-			if _, err := estimator.New(name, params); err != nil {
+			if _, err := h.New(); err != nil {
 				return nil, err
 			}
-			plan[pi][m] = method{name, params, h.Eta}
+			plan[pi][m] = method{h.Spec, h.Eta}
 		}
 	}
 	return plan, nil

@@ -112,7 +112,7 @@ func TestTrajectoryMatchesDirection(t *testing.T) {
 		dir := make([]float64, c.Dim)
 		for step := range c.T {
 			if got, want := res.Rows[m].Curve[step], norm(x); math.Abs(got-want) > 1e-9*want {
-				t.Fatalf("%s step %d: |x| = %v, replay %v", meth.name, step, got, want)
+				t.Fatalf("%s step %d: |x| = %v, replay %v", meth.spec.Estimator, step, got, want)
 			}
 			noise.fill(src, xi)
 			for k := range y {
@@ -268,10 +268,10 @@ func TestValidate(t *testing.T) {
 		{"n = 0", func(c *Config) { c.N = 0 }, "n = 0"},
 		{"d = -1", func(c *Config) { c.Dim = -1 }, "d = -1"},
 		{"runs = 0", func(c *Config) { c.Runs = 0 }, "runs = 0"},
-		{"eta = 0", func(c *Config) { c.Eta = 0 }, "eta = 0"},
-		{"gamma = -1", func(c *Config) { c.Gamma = -1 }, "γ = -1"},
-		{"beta = 0", func(c *Config) { c.Beta = -2 }, "β = -2"},
-		{"unknown method", func(c *Config) { c.Methods = []string{"adam"} }, "unknown method"},
+		{"eta = 0", func(c *Config) { c.Eta = 0 }, "Eta = 0"},
+		{"gamma = -1", func(c *Config) { c.Clip = -1 }, "Clip = -1"},
+		{"beta = 0", func(c *Config) { c.Beta = -2 }, "Beta = -2"},
+		{"unknown method", func(c *Config) { c.Methods = []string{"adam"} }, `Methods = "adam"`},
 		{"tuned p", func(c *Config) { c.Tuned, c.P = true, []float64{1.3} }, "no tuned parameters"},
 		{"tuned sgd", func(c *Config) { c.Tuned, c.Methods = true, []string{"sgd"} }, "no tuned parameters for sgd"},
 	}
@@ -294,7 +294,7 @@ func TestTuned(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := c.Hyper(1.8, "clip-sgd")
-	if err != nil || h != (Hyper{Eta: 0.5, Gamma: 0.1}) {
+	if err != nil || h != (Hyper{Eta: 0.5, Spec: estimator.Spec{Estimator: "clip-sgd", Clip: 0.1}}) {
 		t.Errorf("tuned clip-sgd at p = 1.8: %+v, %v", h, err)
 	}
 	plan, _ := c.plan()

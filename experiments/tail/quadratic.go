@@ -33,14 +33,13 @@ import (
 	"github.com/psclip/psclip/experiments/quadratic"
 )
 
-// Method is one row of the comparison: an estimator with its parameters and
+// Method is one row of the comparison: an estimator with its settings and
 // step size.
 type Method struct {
-	Label  string           `json:"label"` // row name, e.g. "auto η=0.01"
-	Name   string           `json:"estimator"`
-	Params estimator.Params `json:"params"`
-	Eta    float64          `json:"eta"`
-	Tuned  bool             `json:"tuned,omitempty"` // ps-clip-sgd with the paper's tuned α, β = p, η per p
+	Label string `json:"label"` // row name, e.g. "auto η=0.01"
+	estimator.Spec
+	Eta   float64 `json:"eta"`
+	Tuned bool    `json:"tuned,omitempty"` // ps-clip-sgd with the paper's tuned α, β = p, η per p
 }
 
 // Config describes the quadratic evaluation.
@@ -62,15 +61,15 @@ func DefaultConfig() Config {
 	var ms []Method
 	for _, eta := range []float64{0.01, 0.05} {
 		if eta == 0.01 {
-			ms = append(ms, Method{Label: "untuned ps-clip-sgd", Name: "ps-clip-sgd", Params: estimator.Params{Alpha: 1, Beta: 1}, Eta: eta})
+			ms = append(ms, Method{Label: "untuned ps-clip-sgd", Spec: estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 1, Beta: 1}, Eta: eta})
 		} else {
-			ms = append(ms, Method{Label: "tuned ps-clip-sgd", Name: "ps-clip-sgd", Tuned: true})
+			ms = append(ms, Method{Label: "tuned ps-clip-sgd", Spec: estimator.Spec{Estimator: "ps-clip-sgd"}, Tuned: true})
 		}
 		s := fmt.Sprintf(" η=%g", eta)
 		ms = append(ms,
-			Method{Label: "ps-clip-auto" + s, Name: "ps-clip-auto", Eta: eta},
-			Method{Label: "ps-clip-quantile" + s, Name: "ps-clip-quantile", Eta: eta},
-			Method{Label: "auto-clip" + s, Name: "auto-clip", Eta: eta},
+			Method{Label: "ps-clip-auto" + s, Spec: estimator.Spec{Estimator: "ps-clip-auto"}, Eta: eta},
+			Method{Label: "ps-clip-quantile" + s, Spec: estimator.Spec{Estimator: "ps-clip-quantile"}, Eta: eta},
+			Method{Label: "auto-clip" + s, Spec: estimator.Spec{Estimator: "auto-clip"}, Eta: eta},
 		)
 	}
 	return Config{P: []float64{1.8, 1.5, 1.2}, Methods: ms, T: 2000, N: 64, Dim: 10, Runs: 10, Seed: 1}
@@ -99,18 +98,18 @@ func (c Config) Validate() error {
 
 // build returns a fresh estimator for m at tail index p, and its step size.
 func (m Method) build(p float64) (estimator.Estimator, float64, error) {
-	params, eta := m.Params, m.Eta
+	spec, eta := m.Spec, m.Eta
 	if m.Tuned {
 		h, ok := quadratic.TunedParams[p]["ps-clip-sgd"]
 		if !ok {
 			return nil, 0, fmt.Errorf("the paper has no tuned ps-clip-sgd at p = %v", p)
 		}
-		params.Alpha, params.Beta, eta = h.Alpha, h.Beta, h.Eta
+		spec.Alpha, spec.Beta, eta = h.Alpha, h.Beta, h.Eta
 	}
 	if !(eta > 0) || math.IsInf(eta, 1) {
 		return nil, 0, fmt.Errorf("step size η = %v, want a finite η > 0", eta)
 	}
-	e, err := estimator.New(m.Name, params)
+	e, err := spec.New()
 	return e, eta, err
 }
 
@@ -165,7 +164,7 @@ func Run(c Config) (Result, error) {
 	for pi, p := range c.P {
 		for m, meth := range c.Methods {
 			row := Row{P: p, Label: meth.Label, MinGradNorm: math.Inf(1), Curve: make([]float64, c.T)}
-			auto := meth.Name == "ps-clip-auto" || meth.Params.AutoAlpha || meth.Params.AutoBeta
+			auto := meth.Estimator == "ps-clip-auto" || meth.AutoAlpha || meth.AutoBeta
 			if auto {
 				row.PHat, row.PHatSD, row.SigmaHat = make([]float64, c.T), make([]float64, c.T), make([]float64, c.T)
 			}

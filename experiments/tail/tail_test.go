@@ -18,7 +18,9 @@ func small() Config {
 	c := DefaultConfig()
 	c.T, c.Runs, c.P = 120, 2, []float64{1.5, 1.2}
 	for i := range c.Methods {
-		c.Methods[i].Params.Window = 256
+		if c.Methods[i].Reads("Window") {
+			c.Methods[i].Window = 256
+		}
 	}
 	return c
 }
@@ -195,7 +197,8 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.T = 0 },
 		func(c *Config) { c.Methods = nil },
 		func(c *Config) { c.Methods[1].Eta = -1 },
-		func(c *Config) { c.Methods[1].Params.Window = 5 },
+		func(c *Config) { c.Methods[1].Window = 5 },
+		func(c *Config) { c.Methods[0].Window = 512 }, // ps-clip-sgd α·k^(1/β) reads no window
 	} {
 		c := DefaultConfig()
 		mod(&c)

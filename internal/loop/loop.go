@@ -14,7 +14,7 @@ import (
 
 // ErrInterrupted is returned by Run when its context was cancelled (Ctrl-C)
 // and the run was checkpointed.
-var ErrInterrupted = errors.New("interrupted; checkpoint saved, rerun with --resume to continue")
+var ErrInterrupted = errors.New("interrupted; checkpoint saved")
 
 // Loop describes a run of steps [from, Total).
 type Loop struct {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestRecorderKeepsNormsAndWeights(t *testing.T) {
-	ps, err := estimator.New("ps-clip-sgd", estimator.Params{Gamma: 1})
+	ps, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/psclip/psclip/estimator"
+)
+
+// addSpecFlags defines on fs the flags (fieldFlags) of s's settings named
+// in fields (all of specFields if fields is nil), with s's values as
+// defaults; usage, if not nil, rewrites each flag's usage text. --alpha and
+// --beta take a number or "auto", which sets AutoAlpha or AutoBeta.
+func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage func(name, text string) string) {
+	text := map[string]string{
+		"estimator":       "gradient estimator: " + strings.Join(estimator.Names, ", "),
+		"clip":            "clipping threshold γ: clip-sgd's, ps-clip-sgd's constant one (no --beta), ps-clip-quantile's initial one (0: the first batch's median)",
+		"alpha":           "ps-clip-sgd threshold scale α of α·k^(1/β), or auto (σ̂ from the recent per-sample norms)",
+		"beta":            "ps-clip-sgd threshold exponent β (0: the constant threshold --clip), or auto (the tail index p̂, clamped to [1.05, 2])",
+		"window":          fmt.Sprintf("per-sample norms the automatic α and β are estimated from (0: %d)", estimator.DefaultWindow),
+		"target-quantile": fmt.Sprintf("ps-clip-quantile: target fraction of unclipped samples (0: %g)", estimator.DefaultTargetQuantile),
+		"quantile-rate":   fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
+		"auto-clip-r":     fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
+	}
+	if fields == nil {
+		fields = specFields
+	}
+	for _, field := range fields {
+		name := fieldFlags[field]
+		t := text[name]
+		if usage != nil {
+			t = usage(name, t)
+		}
+		switch field {
+		case "Estimator":
+			fs.StringVar(&s.Estimator, name, s.Estimator, t)
+		case "Clip":
+			fs.Float64Var(&s.Clip, name, s.Clip, t)
+		case "Alpha":
+			fs.Var(autoFloat{&s.Alpha, &s.AutoAlpha}, name, t)
+		case "Beta":
+			fs.Var(autoFloat{&s.Beta, &s.AutoBeta}, name, t)
+		case "Window":
+			fs.IntVar(&s.Window, name, s.Window, t)
+		case "TargetQuantile":
+			fs.Float64Var(&s.TargetQuantile, name, s.TargetQuantile, t)
+		case "QuantileRate":
+			fs.Float64Var(&s.QuantileRate, name, s.QuantileRate, t)
+		case "AutoClipR":
+			fs.Float64Var(&s.AutoClipR, name, s.AutoClipR, t)
+		}
+	}
+}
+
+// specFields are the fields of specFlags, in order.
+var specFields = []string{"Estimator", "Clip", "Alpha", "Beta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
+
+// unreadFlag returns the flag of the first of fields that was given on the
+// command line although reads says it is not read, or "" if there is none:
+// such a flag is refused, not ignored. The flags are fieldFlags', with the
+// command's own spellings (flags, as in command.flags) over them; --alpha
+// auto and --beta auto stand for AutoAlpha and AutoBeta.
+func unreadFlag(fs *flag.FlagSet, flags map[string]string, fields []string, reads func(field string) bool) string {
+	c := command{flags: flags}
+	for _, field := range fields {
+		name := c.flagOf(field)
+		if !flagSet(fs, name) {
+			continue
+		}
+		if a, ok := fs.Lookup(name).Value.(autoFloat); ok && *a.auto {
+			field = "Auto" + field
+		}
+		if !reads(field) {
+			return name
+		}
+	}
+	return ""
+}
+
+// autoFloat is the flag.Value of --alpha and --beta: a number, or "auto",
+// which sets *auto and zeroes *v. Range checks are estimator.Spec's.
+type autoFloat struct {
+	v    *float64
+	auto *bool
+}
+
+func (a autoFloat) String() string {
+	switch {
+	case a.v == nil: // the zero Value flag.PrintDefaults makes
+		return ""
+	case *a.auto:
+		return "auto"
+	}
+	return strconv.FormatFloat(*a.v, 'g', -1, 64)
+}
+
+func (a autoFloat) Set(s string) error {
+	if s == "auto" {
+		*a.auto, *a.v = true, 0
+		return nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number or auto", s)
+	}
+	*a.auto, *a.v = false, x
+	return nil
+}

@@ -1,0 +1,317 @@
+package estimator
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/psclip/psclip/setting"
+)
+
+// Names lists the estimators' names, the values of Spec.Estimator.
+var Names = []string{"sgd", "clip-sgd", "nsgd", "ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip"}
+
+// Spec is an estimator and its settings: the one declaration of every
+// estimator setting, which configurations embed. A zero setting is unset
+// and takes the estimator's default; a setting the chosen estimator does
+// not read must be unset (Validate refuses it rather than ignore it), so a
+// Spec says exactly what runs. Errors are *setting.Error values naming the
+// field. The JSON keys are those of psclip's run configurations.
+type Spec struct {
+	// Estimator is the estimator's name, one of Names.
+	Estimator string `json:"estimator,omitempty"`
+	// Clip is the threshold γ: clip-sgd's, ps-clip-sgd's constant one
+	// (Beta 0), ps-clip-quantile's initial one (0: the first batch's
+	// median).
+	Clip float64 `json:"clip"`
+	// Alpha and Beta give ps-clip-sgd's increasing threshold α·k^(1/β);
+	// Beta 0 selects the constant threshold Clip instead.
+	Alpha float64 `json:"alpha"`
+	Beta  float64 `json:"beta"`
+	// AutoAlpha and AutoBeta make ps-clip-sgd's increasing threshold
+	// estimate α = σ̂ or β = p̂ online (PSAuto) from the last Window
+	// per-sample norms (0: DefaultWindow), which ps-clip-auto also reads;
+	// Alpha or Beta must then be unset.
+	AutoAlpha bool `json:"auto_alpha,omitempty"`
+	AutoBeta  bool `json:"auto_beta,omitempty"`
+	Window    int  `json:"window,omitempty"`
+	// TargetQuantile and QuantileRate are ps-clip-quantile's target
+	// fraction of unclipped samples and rate η_C (0: DefaultTargetQuantile,
+	// DefaultQuantileRate).
+	TargetQuantile float64 `json:"target_quantile,omitempty"`
+	QuantileRate   float64 `json:"quantile_rate,omitempty"`
+	// AutoClipR is auto-clip's stability constant r (0: DefaultAutoClipR).
+	AutoClipR float64 `json:"auto_clip_r,omitempty"`
+}
+
+// Fields lists the fields of Spec by name, in declaration order: the names
+// Reads takes and *setting.Error reports.
+var Fields = []string{"Estimator", "Clip", "Alpha", "Beta", "AutoAlpha", "AutoBeta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
+
+// increasing reports whether ps-clip-sgd's threshold is α·k^(1/β).
+func (s Spec) increasing() bool { return s.Beta != 0 || s.AutoBeta }
+
+// automatic reports whether the threshold is estimated from a window of
+// norms (PSAuto).
+func (s Spec) automatic() bool {
+	return s.Estimator == "ps-clip-auto" || (s.Estimator == "ps-clip-sgd" && (s.AutoAlpha || s.AutoBeta))
+}
+
+// Reads reports whether the estimator reads the field (one of Fields):
+// Estimator always; Clip for clip-sgd, ps-clip-quantile and ps-clip-sgd
+// with a constant threshold; Beta and AutoBeta for ps-clip-sgd; Alpha and
+// AutoAlpha for ps-clip-sgd with an increasing threshold; Window for the
+// automatic thresholds; TargetQuantile and QuantileRate for
+// ps-clip-quantile; AutoClipR for auto-clip.
+func (s Spec) Reads(field string) bool {
+	switch field {
+	case "Estimator":
+		return true
+	case "Clip":
+		return s.Estimator == "clip-sgd" || s.Estimator == "ps-clip-quantile" || (s.Estimator == "ps-clip-sgd" && !s.increasing())
+	case "Beta", "AutoBeta":
+		return s.Estimator == "ps-clip-sgd"
+	case "Alpha", "AutoAlpha":
+		return s.Estimator == "ps-clip-sgd" && s.increasing()
+	case "Window":
+		return s.automatic()
+	case "TargetQuantile", "QuantileRate":
+		return s.Estimator == "ps-clip-quantile"
+	case "AutoClipR":
+		return s.Estimator == "auto-clip"
+	}
+	panic("estimator: Spec has no field " + field)
+}
+
+// Value returns the field's value (one of Fields), and whether it is set,
+// that is not zero.
+func (s Spec) Value(field string) (v any, set bool) {
+	switch field {
+	case "Estimator":
+		return s.Estimator, s.Estimator != ""
+	case "Clip":
+		return s.Clip, s.Clip != 0
+	case "Alpha":
+		return s.Alpha, s.Alpha != 0
+	case "Beta":
+		return s.Beta, s.Beta != 0
+	case "AutoAlpha":
+		return s.AutoAlpha, s.AutoAlpha
+	case "AutoBeta":
+		return s.AutoBeta, s.AutoBeta
+	case "Window":
+		return s.Window, s.Window != 0
+	case "TargetQuantile":
+		return s.TargetQuantile, s.TargetQuantile != 0
+	case "QuantileRate":
+		return s.QuantileRate, s.QuantileRate != 0
+	case "AutoClipR":
+		return s.AutoClipR, s.AutoClipR != 0
+	}
+	panic("estimator: Spec has no field " + field)
+}
+
+// Trim returns s with every setting its estimator does not read unset: what
+// a configuration that holds defaults for several estimators gives one of
+// them.
+func (s Spec) Trim() Spec { return s.Only(s.Reads) }
+
+// Only returns s with every setting but the Estimator for which keep
+// returns false unset.
+func (s Spec) Only(keep func(field string) bool) Spec {
+	t := s
+	for _, f := range Fields[1:] {
+		if !keep(f) {
+			t.clear(f)
+		}
+	}
+	return t
+}
+
+func (s *Spec) clear(field string) {
+	switch field {
+	case "Clip":
+		s.Clip = 0
+	case "Alpha":
+		s.Alpha = 0
+	case "Beta":
+		s.Beta = 0
+	case "AutoAlpha":
+		s.AutoAlpha = false
+	case "AutoBeta":
+		s.AutoBeta = false
+	case "Window":
+		s.Window = 0
+	case "TargetQuantile":
+		s.TargetQuantile = 0
+	case "QuantileRate":
+		s.QuantileRate = 0
+	case "AutoClipR":
+		s.AutoClipR = 0
+	}
+}
+
+// Unread returns the JSON keys of the settings the estimator does not
+// read: a resumed run may differ in them, since they cannot change it.
+func (s Spec) Unread() []string {
+	var unread []string
+	for _, f := range Fields {
+		if !s.Reads(f) {
+			sf, _ := reflect.TypeFor[Spec]().FieldByName(f)
+			key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			unread = append(unread, key)
+		}
+	}
+	return unread
+}
+
+// readers says who reads a field, for the error about an unread setting.
+var readers = map[string]string{
+	"Clip":           "read by clip-sgd, ps-clip-quantile and ps-clip-sgd with a constant threshold (Beta unset)",
+	"Alpha":          "read by ps-clip-sgd with an increasing threshold (Beta set)",
+	"AutoAlpha":      "read by ps-clip-sgd with an increasing threshold (Beta set)",
+	"Beta":           "read by ps-clip-sgd only",
+	"AutoBeta":       "read by ps-clip-sgd only",
+	"Window":         "read by the automatic thresholds only (ps-clip-auto, ps-clip-sgd with AutoAlpha or AutoBeta)",
+	"TargetQuantile": "read by ps-clip-quantile only",
+	"QuantileRate":   "read by ps-clip-quantile only",
+	"AutoClipR":      "read by auto-clip only",
+}
+
+// Validate checks s: a known estimator, no setting it does not read, and
+// every setting it reads in range, in the precision it is used in (a
+// threshold scales float32 gradients, so it must be a normal float32).
+// Its errors are *setting.Error values.
+func (s Spec) Validate() error {
+	if !slices.Contains(Names, s.Estimator) {
+		return setting.Errorf("Estimator", strconv.Quote(s.Estimator), "one of %s", strings.Join(Names, ", "))
+	}
+	for _, f := range Fields {
+		if v, set := s.Value(f); set && !s.Reads(f) {
+			return setting.Unread(f, v, fmt.Sprintf("%s, not by %s", readers[f], s.Label()))
+		}
+	}
+	switch {
+	case s.AutoAlpha && s.Alpha != 0:
+		return setting.Unread("Alpha", s.Alpha, "AutoAlpha estimates α")
+	case s.AutoBeta && s.Beta != 0:
+		return setting.Unread("Beta", s.Beta, "AutoBeta estimates β")
+	}
+	if s.Reads("Clip") {
+		if s.Estimator == "ps-clip-quantile" {
+			if err := setting.NonNegative32("Clip", s.Clip); err != nil {
+				return err
+			}
+		} else if err := setting.Positive32("Clip", s.Clip); err != nil {
+			return err
+		}
+	}
+	if s.Reads("Alpha") && !s.AutoAlpha {
+		if err := setting.Positive32("Alpha", s.Alpha); err != nil {
+			return err
+		}
+	}
+	if s.Reads("Beta") && !s.AutoBeta {
+		if err := setting.NonNegative32("Beta", s.Beta); err != nil {
+			return err
+		}
+	}
+	if s.Window != 0 && s.Window < MinTailSamples {
+		return setting.Errorf("Window", s.Window, "0 (%d) or at least %d norms", DefaultWindow, MinTailSamples)
+	}
+	switch {
+	case s.TargetQuantile != 0 && !(s.TargetQuantile > 0 && s.TargetQuantile < 1):
+		return setting.Errorf("TargetQuantile", s.TargetQuantile, "0 (%g) or a fraction strictly between 0 and 1", DefaultTargetQuantile)
+	case s.QuantileRate != 0 && !(positive(s.QuantileRate)):
+		return setting.Errorf("QuantileRate", s.QuantileRate, "0 (%g) or a finite rate > 0", DefaultQuantileRate)
+	}
+	return setting.NonNegative32("AutoClipR", s.AutoClipR)
+}
+
+// New validates s and returns its estimator.
+func (s Spec) New() (Estimator, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	switch s.Estimator {
+	case "sgd":
+		return SGD{}, nil
+	case "clip-sgd":
+		return ClipSGD{Gamma: s.Clip}, nil
+	case "nsgd":
+		return NSGD{}, nil
+	case "ps-clip-sgd":
+		if s.AutoAlpha || s.AutoBeta {
+			return checked(NewPSAuto(s.Alpha, s.Beta, s.Window))
+		}
+		if s.Beta == 0 {
+			return NewPSClip(Threshold{alpha: s.Clip}), nil
+		}
+		return NewPSClip(Threshold{alpha: s.Alpha, beta: s.Beta}), nil
+	case "ps-clip-auto":
+		return checked(NewPSAuto(0, 0, s.Window))
+	case "ps-clip-quantile":
+		return checked(NewQuantile(s.TargetQuantile, s.QuantileRate, s.Clip))
+	}
+	return checked(NewAutoClip(s.AutoClipR))
+}
+
+// Label is the estimator's name in tables and figures, the paper's where it
+// has one: "SGD", "Clip-SGD γ=15", "Normalized-SGD", "PS-Clip-SGD γ=45",
+// "Increasing-PS-Clip-SGD α=15 β=2" (α=auto, β=auto for the automatic
+// ones), "Auto-PS-Clip-SGD", "Quantile-PS-Clip-SGD q=0.5", "Auto-Clip
+// r=0.01"; settings that differ from the defaults are appended
+// ("window=512", "rate=0.1", "γ0=3").
+func (s Spec) Label() string {
+	var name string
+	switch {
+	case s.Estimator == "sgd":
+		return "SGD"
+	case s.Estimator == "clip-sgd":
+		return "Clip-SGD γ=" + num(s.Clip)
+	case s.Estimator == "nsgd":
+		return "Normalized-SGD"
+	case s.Estimator == "auto-clip":
+		return "Auto-Clip r=" + num(orDefault(s.AutoClipR, DefaultAutoClipR))
+	case s.Estimator == "ps-clip-quantile":
+		name = "Quantile-PS-Clip-SGD q=" + num(orDefault(s.TargetQuantile, DefaultTargetQuantile))
+		if s.QuantileRate != 0 {
+			name += " rate=" + num(s.QuantileRate)
+		}
+		if s.Clip != 0 {
+			name += " γ0=" + num(s.Clip)
+		}
+		return name
+	case s.Estimator == "ps-clip-auto":
+		name = "Auto-PS-Clip-SGD"
+	case s.Estimator == "ps-clip-sgd" && s.increasing():
+		name = fmt.Sprintf("Increasing-PS-Clip-SGD α=%s β=%s", autoNum(s.Alpha, s.AutoAlpha), autoNum(s.Beta, s.AutoBeta))
+	case s.Estimator == "ps-clip-sgd":
+		return "PS-Clip-SGD γ=" + num(s.Clip)
+	default:
+		return s.Estimator
+	}
+	if s.Window != 0 {
+		name += fmt.Sprintf(" window=%d", s.Window)
+	}
+	return name
+}
+
+// autoNum is x, or "auto" if auto.
+func autoNum(x float64, auto bool) string {
+	if auto {
+		return "auto"
+	}
+	return num(x)
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func orDefault(x, def float64) float64 {
+	if x == 0 {
+		return def
+	}
+	return x
+}
