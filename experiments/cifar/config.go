@@ -119,16 +119,14 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	for _, err := range []error{
+	if err := setting.First(
 		setting.NonNegative("MaxBadSteps", c.MaxBadSteps),
 		setting.Positive32("LR", c.LR),
 		setting.Fraction("Momentum", c.Momentum),
 		setting.NonNegative32("WeightDecay", c.WeightDecay),
 		setting.Fraction("Dropout", c.Dropout),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	_, err := ParseAugment(c.Augment)
 	return err

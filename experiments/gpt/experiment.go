@@ -37,10 +37,8 @@ type Experiment struct {
 // twice into one directory and shrink the standard deviation. Its errors
 // are *setting.Error values naming the field.
 func (e *Experiment) Check() error {
-	for _, err := range []error{setting.Distinct("LRs", e.LRs), setting.Distinct("Modes", e.Modes), setting.Distinct("Seeds", e.Seeds)} {
-		if err != nil {
-			return err
-		}
+	if err := setting.First(setting.Distinct("LRs", e.LRs), setting.Distinct("Modes", e.Modes), setting.Distinct("Seeds", e.Seeds)); err != nil {
+		return err
 	}
 	for _, lr := range e.LRs {
 		if err := setting.Positive32("LRs", lr); err != nil {
