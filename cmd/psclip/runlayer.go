@@ -26,6 +26,16 @@ func interruptContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
+// checkOutDir checks, before the work, that the output directory of --out
+// (if set) can be created and written (runlayer.PrepareDir), so that no
+// work is lost to an output that cannot be saved; it creates nothing.
+func checkOutDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return runlayer.PrepareDir(dir)
+}
+
 // isRunUsage reports, by the error's type, whether err is one of the run
 // layer's refusals that the invocation must change to resolve (exit status
 // 2): a run directory that holds a run, a resume that does not fit the run

@@ -108,16 +108,6 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	return emitTail(*out, *asJSON, res, res.Save, res.WriteTable)
 }
 
-func checkOutDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	if err := runlayer.PrepareDir(dir); err != nil {
-		return err
-	}
-	return nil
-}
-
 // emitTail saves the result into dir (if set) and prints it as JSON or a table.
 func emitTail(dir string, asJSON bool, res any, save func(string) error, table func(io.Writer) error) error {
 	if dir != "" {
