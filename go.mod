@@ -2,7 +2,10 @@ module github.com/psclip/psclip
 
 go 1.26
 
-require gonum.org/v1/plot v0.17.0
+require (
+	golang.org/x/sys v0.36.0
+	gonum.org/v1/plot v0.17.0
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

@@ -3,7 +3,6 @@ package quadratic
 import (
 	"math"
 	"math/bits"
-	"math/rand/v2"
 )
 
 // A pareto draws symmetrized Pareto noise ±U^(−1/p) (scale 1, shape p, fair
@@ -40,9 +39,25 @@ func newPareto(p float64) *pareto {
 	return s
 }
 
-// fill sets xi to independent symmetrized Pareto values. It takes the
-// concrete PCG so that drawing a word is inlined, not an interface call.
-func (s *pareto) fill(src *rand.PCG, xi []float64) {
+// fill sets xi to independent symmetrized Pareto values, the words of src
+// taken in order. With AVX-512 it takes pcgLanes values at a time, from
+// states computed by jumping ahead; a group with a word for the far tail,
+// which draws more words, is done one value at a time from the group's
+// first state. The values are the same either way, to the bit.
+func (s *pareto) fill(src *pcg, xi []float64) {
+	for useAVX512 && len(xi) >= pcgLanes {
+		xi = xi[fillAVX512(src, &pcgJump, &s.cub, &s.pow2, &xi[0], len(xi)):]
+		if len(xi) < pcgLanes {
+			break
+		}
+		s.fillOne(src, xi[:pcgLanes])
+		xi = xi[pcgLanes:]
+	}
+	s.fillOne(src, xi)
+}
+
+// fillOne is fill one value at a time.
+func (s *pareto) fillOne(src *pcg, xi []float64) {
 	for i := range xi {
 		u := src.Uint64()
 		w := u<<1 | 1 // the 63 low bits as an odd word: U = w/2^64 ∈ (0, 1)
@@ -53,11 +68,14 @@ func (s *pareto) fill(src *rand.PCG, xi []float64) {
 		} else {
 			v = s.tail(src)
 		}
-		if u>>63 != 0 {
-			v = -v
-		}
-		xi[i] = v
+		xi[i] = withSign(v, u)
 	}
+}
+
+// withSign returns v negated if u's top bit is set: a fair random sign
+// without a branch, which would be mispredicted for half of all values.
+func withSign(v float64, u uint64) float64 {
+	return math.Float64frombits(math.Float64bits(v) ^ u&(1<<63))
 }
 
 // cubic returns U^(−1/p) for U = w/2^64 whose word w has z ≤ 32 leading zeros.
@@ -70,7 +88,7 @@ func (s *pareto) cubic(w uint64, z int) float64 {
 
 // tail returns U^(−1/p) given U < 2^−33, where U·2^33 is uniform on (0, 1)
 // again and is drawn afresh.
-func (s *pareto) tail(src *rand.PCG) float64 {
+func (s *pareto) tail(src *pcg) float64 {
 	for scale := s.pow2[33]; ; scale *= s.pow2[33] {
 		w := src.Uint64() | 1
 		if z := bits.LeadingZeros64(w); z <= 32 {

@@ -12,8 +12,8 @@
 // (see README.md for the evidence):
 //
 //   - noise: every component is ±P with a fair random sign, P Pareto with
-//     scale 1 and shape p (P ≥ 1, P(P > s) = s^(−p)), sampled as
-//     exp(E/p) with E standard exponential;
+//     scale 1 and shape p (P ≥ 1, P(P > s) = s^(−p)), sampled by
+//     inversion, U^(−1/p) with U uniform (see pareto);
 //   - start: x_1 ~ N(0, I_d), drawn afresh for every run;
 //   - aggregation: the gradient norms |∇F(x_t)| = |x_t|, t = 1..T, are
 //     averaged over the runs into one curve; the "minimal gradient norm" is
@@ -320,7 +320,7 @@ func newSim(c Config) *sim {
 // the paper's numbering).
 func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func(m, t int, norm float64)) {
 	c := s.c
-	src := rand.NewPCG(c.Seed, streamID(p, r))
+	src := newPCG(c.Seed, streamID(p, r))
 	rng := rand.New(src)
 	x1 := s.x[0]
 	for i := range x1 {

@@ -105,7 +105,8 @@ func TestTrajectoryMatchesDirection(t *testing.T) {
 		for i := range x {
 			x[i] = rng.NormFloat64()
 		}
-		// Every method draws the same noise: replay it per method.
+		// Every method draws the same noise: replay it per method, with
+		// the sampler's definition.
 		noise := newPareto(1.2)
 		xi := make([]float64, c.N*c.Dim)
 		y := make([]float64, c.N*c.Dim)
@@ -114,7 +115,7 @@ func TestTrajectoryMatchesDirection(t *testing.T) {
 			if got, want := res.Rows[m].Curve[step], norm(x); math.Abs(got-want) > 1e-9*want {
 				t.Fatalf("%s step %d: |x| = %v, replay %v", meth.spec.Estimator, step, got, want)
 			}
-			noise.fill(src, xi)
+			paretoRef(noise, src, xi)
 			for k := range y {
 				y[k] = x[k%c.Dim] + xi[k]
 			}
@@ -382,7 +383,7 @@ func TestParetoExactness(t *testing.T) {
 		// Below 2^−33, U·2^33 is drawn afresh: 2^(33/p) times the next
 		// word's value.
 		w2 := rand.NewPCG(9, 9).Uint64() | 1
-		got := s.tail(rand.NewPCG(9, 9))
+		got := s.tail(newPCG(9, 9))
 		want := math.Exp2(33/p) * math.Pow(float64(w2)*0x1p-64, -1/p)
 		if math.Abs(got-want) > 1e-10*want {
 			t.Errorf("p = %v, tail: %v, want %v", p, got, want)
@@ -396,7 +397,7 @@ func TestParetoDistribution(t *testing.T) {
 	const n = 400000
 	for _, p := range []float64{1.2, 1.8} {
 		xi := make([]float64, n)
-		newPareto(p).fill(rand.NewPCG(7, 8), xi)
+		newPareto(p).fill(newPCG(7, 8), xi)
 		var neg int
 		over := map[float64]int{1.5: 0, 4: 0, 30: 0}
 		for _, v := range xi {
@@ -417,6 +418,135 @@ func TestParetoDistribution(t *testing.T) {
 			checkFreq(t, "tail "+strconv.FormatFloat(s, 'g', -1, 64), k, n, math.Pow(s, -p))
 		}
 	}
+}
+
+// paretoRef is the sampler's definition, one word at a time: U =
+// (u<<1|1)/2^64 for a word u whose top bit is the sign, and below U = 2^−33
+// a fresh word w|1 scaled by 2^(33/p) for each further 33 octaves.
+func paretoRef(s *pareto, src *rand.PCG, xi []float64) {
+	for i := range xi {
+		u := src.Uint64()
+		w, scale := u<<1|1, 1.0
+		for bits.LeadingZeros64(w) > 32 {
+			w, scale = src.Uint64()|1, scale*s.pow2[33]
+		}
+		v := scale * s.cubic(w, bits.LeadingZeros64(w))
+		if u>>63 != 0 {
+			v = -v
+		}
+		xi[i] = v
+	}
+}
+
+// fill draws what its definition does, to the bit and word for word.
+func TestFillMatchesDefinition(t *testing.T) {
+	for _, p := range []float64{1.2, 1.8} {
+		s := newPareto(p)
+		got, want := newPCG(3, 4), rand.NewPCG(3, 4)
+		xi, ref := make([]float64, 100000), make([]float64, 100000)
+		s.fill(got, xi)
+		paretoRef(s, want, ref)
+		if !slices.Equal(xi, ref) {
+			t.Errorf("p = %v: fill differs from its definition", p)
+		}
+		if got.Uint64() != want.Uint64() {
+			t.Errorf("p = %v: fill used another number of words", p)
+		}
+	}
+}
+
+// The words of newPCG are those of rand.NewPCG, whether drawn one at a
+// time or by fill's lanes, for lengths around multiples of pcgLanes.
+func TestPCGMatchesMathRand(t *testing.T) {
+	for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {1<<64 - 1, 12345}} {
+		want := rand.NewPCG(seed[0], seed[1])
+		got := newPCG(seed[0], seed[1])
+		for i := range 1000 {
+			if g, w := got.Uint64(), want.Uint64(); g != w {
+				t.Fatalf("seed %v word %d: %#x, want %#x", seed, i, g, w)
+			}
+		}
+		s := newPareto(1.5)
+		for _, n := range []int{0, 1, 7, 8, 9, 17, 640} {
+			xi, ref := make([]float64, n), make([]float64, n)
+			s.fill(got, xi)
+			paretoRef(s, want, ref)
+			if !slices.Equal(xi, ref) {
+				t.Fatalf("seed %v: fill of %d values differs from one word at a time", seed, n)
+			}
+		}
+		if g, w := got.Uint64(), want.Uint64(); g != w {
+			t.Fatalf("seed %v after fill: %#x, want %#x", seed, g, w)
+		}
+	}
+}
+
+// A word in the far tail (U < 2^−33, probability 2^−33 per value) draws
+// more words, shifting the stream for the rest of fill's group of
+// pcgLanes: states are constructed whose next words include such words at
+// the start, inside and at the end of a group, in the next group, and two
+// in a row.
+func TestParetoFillFarTail(t *testing.T) {
+	s := newPareto(1.2)
+	for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
+		// Work backwards from the state after the last word: each tiny
+		// word u = 2^20+1 (z = 43 for u<<1|1) needs its state's hi to
+		// give an odd DXSM factor m, then lo = u·m⁻¹ mod 2^64.
+		const n = 24
+		hi, lo := uint64(0x1234567), uint64(0x89abcdef)
+		var states [n][2]uint64 // state before word k
+		next := [2]uint64{hi, lo}
+		for k := n - 1; k >= 0; k-- {
+			if slices.Contains(tiny, k) {
+				h := next[0]
+				for dxsm(h, 1)&1 == 0 {
+					h++
+				}
+				next = [2]uint64{h, (1<<20 + 1) * inverse64(dxsm(h, 1))}
+			}
+			states[k] = pcgBack(next)
+			next = states[k]
+		}
+		want := rand.NewPCG(states[0][0], states[0][1])
+		got := newPCG(states[0][0], states[0][1])
+		xi, ref := make([]float64, n), make([]float64, n)
+		s.fill(got, xi)
+		paretoRef(s, want, ref)
+		if !slices.Equal(xi, ref) {
+			t.Errorf("tiny words at %v: fill %v, want %v", tiny, xi, ref)
+		}
+		if math.Abs(ref[tiny[0]]) < s.pow2[33] {
+			t.Errorf("tiny words at %v: value %v, want one from the far tail", tiny, ref[tiny[0]])
+		}
+		if g, w := got.Uint64(), want.Uint64(); g != w {
+			t.Errorf("tiny words at %v: the streams part after fill", tiny)
+		}
+	}
+}
+
+// inverse64 returns x⁻¹ mod 2^64 for odd x (Newton's iteration doubles the
+// correct low bits, from 3).
+func inverse64(x uint64) uint64 {
+	y := x
+	for range 5 {
+		y *= 2 - x*y
+	}
+	return y
+}
+
+// pcgBack returns the state before s: a⁻¹·(s − c) mod 2^128.
+func pcgBack(s [2]uint64) [2]uint64 {
+	hi, lo := add128(s[0], s[1], ^uint64(pcgIncHi), ^uint64(pcgIncLo)) // s + ¬c = s − c − 1
+	hi, lo = add128(hi, lo, 0, 1)
+	// a⁻¹ mod 2^128 by the same iteration in 128 bits.
+	iHi, iLo := uint64(pcgMulHi), uint64(pcgMulLo)
+	for range 6 {
+		pHi, pLo := mul128(pcgMulHi, pcgMulLo, iHi, iLo)
+		pHi, pLo = add128(^pHi, ^pLo, 0, 3) // 2 − a·i
+		iHi, iLo = mul128(iHi, iLo, pHi, pLo)
+	}
+	hi, lo = mul128(hi, lo, iHi, iLo)
+	return [2]uint64{hi, lo}
 }
 
 func checkFreq(t *testing.T, what string, k, n int, prob float64) {
@@ -489,13 +619,28 @@ func BenchmarkHighProb(b *testing.B) {
 }
 
 func BenchmarkPareto(b *testing.B) {
-	src := rand.NewPCG(1, 1)
+	src := newPCG(1, 1)
 	rng := rand.New(src)
+	mrsrc := rand.NewPCG(1, 1)
 	xi := make([]float64, 640)
 	s := newPareto(1.5)
 	b.Run("table", func(b *testing.B) {
 		for b.Loop() {
 			s.fill(src, xi)
+		}
+	})
+	// The definition, with a branch on the sign: fill before it was made
+	// branch-free.
+	b.Run("table-sign-branch", func(b *testing.B) {
+		for b.Loop() {
+			paretoRef(s, mrsrc, xi)
+		}
+	})
+	// fill without AVX-512, whose speed the table-sign-branch → table
+	// change is, and with it.
+	b.Run("table-scalar", func(b *testing.B) {
+		for b.Loop() {
+			s.fillOne(src, xi)
 		}
 	})
 	b.Run("math.Exp(ExpFloat64/p)", func(b *testing.B) {
