@@ -1,16 +1,20 @@
 package models
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/psclip/psclip/nn"
+)
 
 // TestTrainingBytesCountsTheParameters checks the parameter part of the
 // estimates against the models themselves: with no batch and no optimizer
 // state, TrainingBytes is 8 bytes (value and gradient in float32) per
 // parameter of the built model.
 func TestTrainingBytesCountsTheParameters(t *testing.T) {
-	count := func(ps []int) float64 {
+	count := func(ps []*nn.Param) float64 {
 		n := 0
 		for _, p := range ps {
-			n += p
+			n += p.Value.Len()
 		}
 		return float64(n)
 	}
@@ -19,11 +23,7 @@ func TestTrainingBytesCountsTheParameters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sizes []int
-		for _, p := range m.Params() {
-			sizes = append(sizes, p.Value.Len())
-		}
-		if got, want := c.TrainingBytes(0, 0), 8*count(sizes); got != want {
+		if got, want := c.TrainingBytes(0, 0), 8*count(m.Params()); got != want {
 			t.Errorf("%+v: %v bytes, want %v", c, got, want)
 		}
 	}
@@ -32,11 +32,7 @@ func TestTrainingBytesCountsTheParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sizes []int
-	for _, p := range g.Params() {
-		sizes = append(sizes, p.Value.Len())
-	}
-	if got, want := c.TrainingBytes(0, 0), 8*count(sizes); got != want {
+	if got, want := c.TrainingBytes(0, 0), 8*count(g.Params()); got != want {
 		t.Errorf("GPT: %v bytes, want %v", got, want)
 	}
 	// A batch and optimizer state only add.

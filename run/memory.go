@@ -1,11 +1,11 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/psclip/psclip/internal/procfs"
 )
 
 // CheckMemory returns a *ResourceError when need bytes, an estimate of
@@ -39,16 +39,6 @@ func MachineMemory() float64 {
 
 // meminfoTotal is MemTotal of /proc/meminfo in bytes, 0 if unreadable.
 func meminfoTotal() float64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	kb, _ := procfs.Field("/proc/meminfo", "MemTotal:")
+	return kb * 1024
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/psclip/psclip/bench"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
+	"github.com/psclip/psclip/internal/procfs"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/train"
@@ -231,20 +230,8 @@ func (c benchCase) label() string {
 // peakRSSMB is the process's peak resident set size (Linux's VmHWM), or 0
 // where /proc does not tell.
 func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return 0
+	kb, _ := procfs.Field("/proc/self/status", "VmHWM:")
+	return kb / 1024
 }
 
 // loadAvg is the system's one-minute load average, or 0 where /proc does not
