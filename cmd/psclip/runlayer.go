@@ -20,6 +20,10 @@ const restartUsage = "start the run in --out over, discarding it (without --resu
 // restartExperimentUsage is the usage of the experiment commands' --restart.
 const restartExperimentUsage = "start every run of the experiment in --out over (without --resume or --restart, a directory that holds an experiment is refused)"
 
+// runFileNames lists the files a training command leaves in --out, for its
+// last line.
+var runFileNames = strings.Join([]string{runlayer.LogFile, runlayer.CheckpointFile, runlayer.ResultFile}, ", ")
+
 // interruptContext is cancelled by Ctrl-C (SIGINT), SIGTERM and SIGHUP (a
 // closed terminal): a run then saves the step in flight and stops.
 func interruptContext() (context.Context, context.CancelFunc) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
-	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -101,6 +100,6 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
-		s.SkippedSteps, s.DroppedSamples, strings.Join([]string{runlayer.LogFile, runlayer.CheckpointFile, runlayer.ResultFile}, ", "), *out)
+		s.SkippedSteps, s.DroppedSamples, runFileNames, *out)
 	return nil
 }
