@@ -21,6 +21,11 @@
 //     missing or does not match the checkpoint (*NotResumableError);
 //   - log lines have no length limit.
 //
+// An experiment's directory (OpenExperiment) holds its results and one run
+// directory per run; a resumed experiment reads finished runs back, on the
+// same configuration and data only (Reuse, Train). The non-writing
+// processes of a data-parallel run open their run ReadOnly.
+//
 // A trainer plugs in by describing itself in a Spec (its kind, its
 // configuration, data, parameters, optimizer, estimator, random streams and
 // progress), creating a Run with New, training with the estimator
