@@ -48,7 +48,7 @@ func finished[R any](dir string, b []byte, config any, data Data) (*R, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ResultFile), err)
 	}
 	if head.Data == nil {
-		return nil, &NotResumableError{dir, "its result was written by an older psclip and records no data, so it could not be checked; start it over"}
+		return nil, &NotResumableError{dir, "its result was written by an older psclip and records no data, so it could not be checked"}
 	}
 	was := checkpoint.Meta{Config: map[string]string{}}
 	for k, v := range head.Config {

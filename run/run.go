@@ -407,7 +407,7 @@ func (r *Run) restore() error {
 		return err
 	}
 	if st == nil {
-		return &NotResumableError{dir, "its checkpoint was written by an older psclip and records neither its data nor its log, so a resume could not be checked; start it over"}
+		return &NotResumableError{dir, "its checkpoint was written by an older psclip and records neither its data nor its log, so a resume could not be checked"}
 	}
 	if st.Kind != r.spec.Kind {
 		return &KindError{Path: l.Path, Kind: st.Kind, Want: r.spec.Kind}
