@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/psclip/psclip/internal/atomicfile"
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // logFile is a run's JSON-lines log open for appending. It counts its
@@ -77,7 +77,7 @@ func (l *logFile) close() error { return l.f.Close() }
 // length limit.
 func keptLog(dir string, p logPos) ([]byte, [][]byte, error) {
 	path := filepath.Join(dir, LogFile)
-	b, err := inputfile.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, &NotResumableError{dir, LogFile + " is missing"}
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/psclip/psclip/checkpoint"
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // Reuse is how an experiment trains one of its runs: with o.Resume, a run
@@ -24,7 +24,7 @@ func Reuse[R any](o Options, config any, data Data, train func(Options) (*R, err
 		return train(o)
 	}
 	path := filepath.Join(o.Out, ResultFile)
-	b, err := inputfile.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	switch {
 	case err == nil:
 		return finished[R](o.Out, b, config, data)

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // MaxHeaderSize is the largest header accepted, as in the reference
@@ -32,7 +32,7 @@ func ReadHeader(path string) (*File, error) {
 }
 
 func readFile(path string, data bool) (*File, error) {
-	f, size, err := inputfile.Open(path) // a FIFO is refused, never waited on
+	f, size, err := regfile.Open(path) // a FIFO is refused, never waited on
 	if err != nil {
 		return nil, err
 	}

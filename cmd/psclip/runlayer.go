@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 	runlayer "github.com/psclip/psclip/run"
 )
 
@@ -56,7 +56,7 @@ func isRunUsage(err error) bool {
 		kind    *runlayer.KindError
 		res     *runlayer.ResourceError
 		out     *runlayer.OutputError
-		regular *inputfile.NotRegularError
+		regular *regfile.NotRegularError
 	)
 	return errors.As(err, &exists) || errors.As(err, &notRes) || errors.As(err, &data) || errors.As(err, &config) ||
 		errors.As(err, &kind) || errors.As(err, &res) || errors.As(err, &out) || errors.As(err, &regular)

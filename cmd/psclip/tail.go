@@ -11,7 +11,7 @@ import (
 
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/atomicfile"
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 	runlayer "github.com/psclip/psclip/run"
 )
 
@@ -48,7 +48,7 @@ func runTail(fs *flag.FlagSet, args []string) error {
 	if err := checkOutDir(*out); err != nil {
 		return err
 	}
-	f, _, err := inputfile.Open(*from)
+	f, _, err := regfile.Open(*from)
 	if err != nil {
 		return err
 	}

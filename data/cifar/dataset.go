@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/internal/atomicfile"
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // Image geometry of every CIFAR record.
@@ -180,7 +180,7 @@ func requireAll(dir string, names ...string) error {
 // readClassCount counts the non-empty lines of a CIFAR-100 label-names file;
 // a missing file means the full 100 classes.
 func readClassCount(path string) (int, error) {
-	f, _, err := inputfile.Open(path)
+	f, _, err := regfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cifar100Labels, nil
 	}
@@ -213,7 +213,7 @@ func readClassCount(path string) (int, error) {
 // MaxRecords records. Errors name the file, and the record and byte offset
 // at fault.
 func ReadFile(path string, format Format, classes int) (*Dataset, error) {
-	f, size, err := inputfile.Open(path) // a FIFO is refused, never waited on
+	f, size, err := regfile.Open(path) // a FIFO is refused, never waited on
 	if err != nil {
 		return nil, fmt.Errorf("cifar: %w", err)
 	}

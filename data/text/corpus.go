@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/psclip/psclip/internal/inputfile"
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // Corpus is a token stream split into training and validation parts.
@@ -90,7 +90,7 @@ var maxFileBytes int64 = 32 << 30
 // anything but a regular file (a device or pipe has no size to check and may
 // never end) and files over maxFileBytes.
 func openRegular(path string) (*os.File, int64, error) {
-	f, size, err := inputfile.Open(path) // a FIFO is refused, never waited on
+	f, size, err := regfile.Open(path) // a FIFO is refused, never waited on
 	if err != nil {
 		return nil, 0, err
 	}

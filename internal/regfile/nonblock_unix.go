@@ -1,6 +1,6 @@
 //go:build unix
 
-package inputfile
+package regfile
 
 import "syscall"
 

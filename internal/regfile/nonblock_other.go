@@ -1,6 +1,6 @@
 //go:build !unix
 
-package inputfile
+package regfile
 
 // nonBlock is 0 where there is no O_NONBLOCK; the type check before
 // opening still refuses a non-regular file.

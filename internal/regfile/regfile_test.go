@@ -1,4 +1,4 @@
-package inputfile
+package regfile
 
 import (
 	"errors"

@@ -1,8 +1,9 @@
-// Package inputfile opens input files without ever blocking: a FIFO, a
-// device or a directory given where a file is expected is refused with a
-// *NotRegularError instead of being opened, since opening a FIFO waits for
-// a writer that may never come and reading a device may never end.
-package inputfile
+// Package regfile opens input files that must be regular files, without
+// ever blocking: a FIFO, a device or a directory given where a file is
+// expected is refused with a *NotRegularError instead of being read, since
+// opening a FIFO waits for a writer that may never come and reading a device
+// may never end.
+package regfile
 
 import (
 	"bytes"
@@ -34,8 +35,8 @@ func (e *NotRegularError) Error() string {
 
 // Open opens the regular file at path for reading and returns it with its
 // size. It checks the file's type before opening it, and opens it
-// non-blocking and checks again, so that a file replaced in between by a
-// FIFO cannot block either.
+// non-blocking and checks again that it is the same regular file, so that
+// a file replaced in between by a FIFO cannot block either.
 func Open(path string) (*os.File, int64, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -48,15 +49,16 @@ func Open(path string) (*os.File, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if fi, err = f.Stat(); err != nil {
+	got, err := f.Stat()
+	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	if !fi.Mode().IsRegular() {
+	if !got.Mode().IsRegular() || !os.SameFile(fi, got) {
 		f.Close()
-		return nil, 0, &NotRegularError{path, fi.Mode()}
+		return nil, 0, &NotRegularError{path, got.Mode()}
 	}
-	return f, fi.Size(), nil
+	return f, got.Size(), nil
 }
 
 // ReadFile reads the regular file at path whole, as os.ReadFile does, but
