@@ -189,3 +189,26 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLogLinesResume: per-sample norms of a large step make log lines
+// over 1 MiB; a resume reads them back (no line-length limit) and leaves
+// the log as it was.
+func TestLongLogLinesResume(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "8", "--n-head", "1", "--block-size", "2",
+		"--micro-batch", "6000", "--accum", "10", "--clip-mode", "per-sample", "--log-norms", "--steps", "2", "--warmup", "1",
+		"--eval-interval", "2", "--eval-iters", "1", "--ckpt-interval", "1", "--out", dir}
+	mustRun(t, nil, args...)
+	before, _ := os.ReadFile(filepath.Join(dir, "log.jsonl"))
+	longest := 0
+	for _, l := range strings.Split(string(before), "\n") {
+		longest = max(longest, len(l))
+	}
+	if longest <= 1<<20 {
+		t.Fatalf("longest log line %d bytes, want over 1 MiB", longest)
+	}
+	mustRun(t, nil, append(args, "--resume")...)
+	if after, _ := os.ReadFile(filepath.Join(dir, "log.jsonl")); string(after) != string(before) {
+		t.Error("the resume changed the log")
+	}
+}
