@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,5 +211,33 @@ func TestLongLogLinesResume(t *testing.T) {
 	mustRun(t, nil, append(args, "--resume")...)
 	if after, _ := os.ReadFile(filepath.Join(dir, "log.jsonl")); string(after) != string(before) {
 		t.Error("the resume changed the log")
+	}
+}
+
+// TestResumeRefusesForeignLog: a run whose log is missing, shorter than
+// its checkpoint, or another run's is refused on --resume, never continued.
+func TestResumeRefusesForeignLog(t *testing.T) {
+	args := append(tinyGPT(t, textCorpus(t), 6), "--ckpt-interval", "3")
+	dir, other := t.TempDir(), t.TempDir()
+	mustRun(t, nil, append(args, "--out", dir)...)
+	mustRun(t, nil, append(args, "--out", other, "--seed", "2")...)
+	log := filepath.Join(dir, "log.jsonl")
+	b, _ := os.ReadFile(log)
+	foreign, _ := os.ReadFile(filepath.Join(other, "log.jsonl"))
+	for _, tc := range []struct {
+		what    string
+		content []byte // nil: no log
+		want    string
+	}{
+		{"missing", nil, "log.jsonl is missing"},
+		{"shorter", b[:bytes.IndexByte(b, '\n')+1], "complete lines"},
+		{"another run's", foreign, "another run"},
+	} {
+		os.Remove(log)
+		if tc.content != nil {
+			os.WriteFile(log, tc.content, 0o644)
+		}
+		r := psclip(t, "", nil, append(args, "--out", dir, "--resume")...)
+		refusedWith(t, "--resume with a log "+tc.what, r, 2, tc.want, "--restart")
 	}
 }
