@@ -203,6 +203,7 @@ func (c *Config) checkMemory(classes int) error {
 	need := c.alexNet(classes).TrainingBytes(c.Batch, 1) + max(float64(c.Batch), EvalBatch)*float64(cifardata.ImageBytes)*4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
 }
+
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Model returns the run's model; its parameters have torchvision's names.
