@@ -138,12 +138,16 @@ func run(args []string, out, errOut io.Writer) int {
 }
 
 // message is err on one line in the command's words: a setting the
-// libraries name by its field is named by its flag, and an interrupted run
-// says how to continue.
+// libraries name by its field is named by its flag, the run layer's
+// refusals name the flags that resolve them, and an interrupted run says
+// how to continue.
 func (c *command) message(err error) string {
 	var se *setting.Error
 	if errors.As(err, &se) {
 		return oneLine(fmt.Errorf("--%s = %v, want %s", c.flagOf(se.Field), se.Value, se.Want))
+	}
+	if m, ok := runMessage(err); ok {
+		return oneLine(errors.New(m))
 	}
 	if errors.Is(err, loop.ErrInterrupted) {
 		return oneLine(err) + "; rerun with --resume to continue"
@@ -167,8 +171,8 @@ func lookup(args []string) (*command, []string) {
 // isUsage reports, by the error's type, whether err comes from bad flags,
 // arguments or input files: a usageError, an error of flag.FlagSet.Parse,
 // a setting out of range (*setting.Error), or a resume that does not fit
-// its run directory (no checkpoint, or another configuration). Anything
-// else, a damaged checkpoint included, is a failure of the work.
+// its run directory (isRunUsage). Anything else, a damaged checkpoint
+// included, is a failure of the work.
 func isUsage(err error) bool {
 	var (
 		u  usageError
@@ -176,8 +180,7 @@ func isUsage(err error) bool {
 		se *setting.Error
 		ce *checkpoint.ConfigError
 	)
-	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) ||
-		errors.Is(err, checkpoint.ErrNoCheckpoint)
+	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || isRunUsage(err)
 }
 
 // flagParseError wraps an error returned by flag.FlagSet.Parse.

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
@@ -59,6 +55,7 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
 	out := fs.String("out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
 	resume := fs.Bool("resume", false, "continue the run checkpointed in --out (--epochs may grow)")
+	restart := fs.Bool("restart", false, restartUsage)
 	logNorms := fs.Bool("log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -81,21 +78,21 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	if *logNorms && !c.PerSample() {
 		return usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
 	}
-	if *out == "" {
+	switch {
+	case *out == "":
 		return usagef("--out is empty")
+	case *resume && *restart:
+		return usagef("--resume and --restart exclude each other")
 	}
 	d, err := loadCIFAR(data)
 	if err != nil {
 		return err
 	}
-	if err := makeOutDir(*out, *resume); err != nil {
-		return err
-	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: stderr, Label: c.Label(), LogNorms: *logNorms})
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr, Label: c.Label(), LogNorms: *logNorms})
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	s, err := run.Train(ctx)
 	if err != nil {
@@ -103,6 +100,6 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
-		s.SkippedSteps, s.DroppedSamples, strings.Join([]string{cifar.LogFile, cifar.CheckpointFile, cifar.ResultFile}, ", "), *out)
+		s.SkippedSteps, s.DroppedSamples, runFileNames, *out)
 	return nil
 }

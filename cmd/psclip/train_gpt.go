@@ -1,16 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/psclip/psclip/experiments/gpt"
 )
@@ -61,6 +56,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 type trainGPTFlags struct {
 	preset, out string
 	resume      bool
+	restart     bool
 	mode        string
 	logNorms    bool
 }
@@ -94,6 +90,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
 	fs.BoolVar(&f.resume, "resume", f.resume, "continue the run checkpointed in --out")
+	fs.BoolVar(&f.restart, "restart", f.restart, restartUsage)
 }
 
 func runTrainGPT(fs *flag.FlagSet, args []string) error {
@@ -142,8 +139,11 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if f.out == "" {
+	switch {
+	case f.out == "":
 		return usagef("--out is empty")
+	case f.resume && f.restart:
+		return usagef("--resume and --restart exclude each other")
 	}
 	d.VocabSize = c.VocabSize
 	corpus, err := gpt.LoadCorpus(d)
@@ -153,14 +153,11 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := c.CheckCorpus(corpus); err != nil {
 		return err
 	}
-	if err := makeOutDir(f.out, f.resume); err != nil {
-		return err
-	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	s, err := run.Train(ctx)
 	if err != nil {
@@ -173,8 +170,8 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	case c.ClipMode != gpt.ClipNone:
 		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
 	}
-	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; log and checkpoint in %s\n",
-		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, f.out)
+	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s\n",
+		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
 	return nil
 }
 
@@ -183,22 +180,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// makeOutDir creates the output directory dir. A path that exists but is
-// not a directory is a usage error; so is resuming from a directory that
-// does not exist.
-func makeOutDir(dir string, resume bool) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case err == nil && !fi.IsDir():
-		return usagef("--out %s exists and is not a directory", dir)
-	case err == nil:
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return err
-	case resume:
-		return usagef("--resume: no run in %s (the directory does not exist)", dir)
-	}
-	return os.MkdirAll(dir, 0o755)
 }

@@ -1,7 +1,6 @@
 package cifar
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -120,37 +119,17 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	for _, err := range []error{
+	if err := setting.First(
 		setting.NonNegative("MaxBadSteps", c.MaxBadSteps),
 		setting.Positive32("LR", c.LR),
 		setting.Fraction("Momentum", c.Momentum),
 		setting.NonNegative32("WeightDecay", c.WeightDecay),
 		setting.Fraction("Dropout", c.Dropout),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	_, err := ParseAugment(c.Augment)
 	return err
-}
-
-// configMap is c as a checkpoint stores it: every setting's JSON value under
-// its JSON name.
-func configMap(c Config) map[string]string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(err) // a Config of numbers and strings always marshals
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		panic(err)
-	}
-	m := make(map[string]string, len(raw))
-	for k, v := range raw {
-		m[k] = string(v)
-	}
-	return m
 }
 
 // ExperimentDefault is the base configuration of "psclip experiment
