@@ -27,6 +27,11 @@ type Config struct {
 
 	Batch  int `json:"batch"`
 	Epochs int `json:"epochs"`
+	// Accum cuts every batch into that many micro-batches (gradient
+	// accumulation; 0 is 1), of sizes that differ by at most one: the
+	// same update up to rounding, with the activations of a micro-batch,
+	// and what the ranks of a data-parallel run (RunOptions.Comm) share.
+	Accum int `json:"accum,omitempty"`
 	// WidthDiv divides AlexNet's widths (1: the paper's model); Dropout is
 	// its classifier's dropout probability.
 	WidthDiv int     `json:"width_div"`
@@ -120,6 +125,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := setting.First(
+		setting.NonNegative("Accum", c.Accum),
 		setting.NonNegative("MaxBadSteps", c.MaxBadSteps),
 		setting.Positive32("LR", c.LR),
 		setting.Fraction("Momentum", c.Momentum),

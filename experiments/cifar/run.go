@@ -9,6 +9,7 @@ import (
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
@@ -87,9 +88,10 @@ type Run struct {
 	perSample        bool
 	batchesPerEpoch  int
 
-	h     *run.Run // the run layer: directory, log, checkpoints, loop
-	st    state
-	curve []EpochRecord
+	h       *run.Run // the run layer: directory, log, checkpoints, loop
+	st      state
+	stepAcc []float64 // the step's loss statistics (loss), stepAccLen of them
+	curve   []EpochRecord
 
 	// beforeStep, if set, may alter each step's batch (tests: poison an
 	// image).
@@ -146,7 +148,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err := cfg.checkMemory(data.Train.Classes); err != nil {
 		return nil, err
 	}
-	r := &Run{cfg: cfg, data: data}
+	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	var err error
 	if r.trainSet, r.valSet, err = cifardata.Split(data.Train, cifardata.ValidationSize(data.Train.Len()), cfg.Seed); err != nil {
 		return nil, err
@@ -180,6 +182,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	r.trainer, err = train.New(train.Config{
 		Model: r.model, Loss: r.loss, Estimator: r.h.Estimator(), Optimizer: r.opt, Rand: rand.New(r.dropout),
+		Comm: r.h.Comm(),
 	})
 	if err == nil && r.h.Resumed() {
 		err = r.it.Seek(r.st.Pos)
@@ -216,23 +219,46 @@ func (r *Run) TotalSteps() int { return r.cfg.Epochs * r.batchesPerEpoch }
 // releases it itself.
 func (r *Run) Close() error { return r.h.Close() }
 
-// loss is the cross-entropy, counting on the way the training batch's
-// finite losses and correct predictions into the epoch's statistics.
+// loss is the cross-entropy, counting on the way the finite losses and
+// correct predictions of the micro-batches this process computes into the
+// step's statistics (stepAcc).
 func (r *Run) loss(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error) {
 	losses, dout, err := nn.CrossEntropy(out, y)
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &r.st.Epoch
+	a := r.stepAcc
 	for _, l := range losses {
 		if finite(float64(l)) {
-			e.LossSum += float64(l)
-			e.LossN++
+			a[stepLossSum] += float64(l)
+			a[stepLossN]++
 		}
 	}
-	e.Correct += correct(out, y)
-	e.Seen += len(y)
+	a[stepCorrect] += float64(correct(out, y))
+	a[stepSeen] += float64(len(y))
 	return losses, dout, nil
+}
+
+// The step's statistics that the loss counts, indices into Run.stepAcc.
+const (
+	stepLossSum = iota
+	stepLossN
+	stepCorrect
+	stepSeen
+	stepAccLen
+)
+
+// addStep adds the step's statistics, summed over the ranks of a
+// data-parallel run, to the epoch's.
+func (r *Run) addStep() {
+	a := r.stepAcc
+	r.h.Comm().AllReduce(dist.Bufs{F64: [][]float64{a}})
+	e := &r.st.Epoch
+	e.LossSum += a[stepLossSum]
+	e.LossN += int(a[stepLossN])
+	e.Correct += int(a[stepCorrect])
+	e.Seen += int(a[stepSeen])
+	clear(a)
 }
 
 // correct counts the rows of logits whose largest entry is at the target;
@@ -320,10 +346,12 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.beforeStep(i, &b)
 	}
 	t0 := time.Now()
-	st, err := r.trainer.Step(b)
+	st, err := r.trainer.Step(train.Split(b.X, b.Y, max(r.cfg.Accum, 1))...)
 	if err != nil {
+		clear(r.stepAcc)
 		return st, err
 	}
+	r.addStep()
 	e := &r.st.Epoch
 	e.TrainSeconds += time.Since(t0).Seconds()
 	e.Steps++
