@@ -162,9 +162,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	// Under mpirun every rank times the same steps, in step with the
 	// others through each step's all-reduce; rank 0 reports for the job.
-	out, progress := stdout, stderr
+	progress := stderr
 	if world.Rank() != 0 {
-		out, progress = io.Discard, io.Discard
+		progress = io.Discard
 	}
 	load := loadAvg()
 	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
@@ -214,11 +214,11 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult `json:"results"`
 		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
-		enc := json.NewEncoder(out)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
 	for i, r := range res {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep)
@@ -227,13 +227,13 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if rss := peakRSSMB(); rss > 0 {
-		fmt.Fprintf(out, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
+		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}
 	if l := loadAvg(); l > 0 {
-		fmt.Fprintf(out, "load average %.2f before, %.2f after\n", load, l)
+		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
 	}
 	if world.Size() > 1 {
-		fmt.Fprintf(out, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
+		fmt.Fprintf(stdout, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
 	}
 	return nil
 }

@@ -83,7 +83,11 @@ func main() {
 		os.Exit(1)
 	}
 	world = c
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	var out io.Writer = os.Stdout
+	if c.Rank() != 0 {
+		out = io.Discard // rank 0 reports for the job
+	}
+	code := run(os.Args[1:], out, os.Stderr)
 	if err := c.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "psclip: %v\n", err)
 		code = max(code, 1)
@@ -170,8 +174,9 @@ func lookup(args []string) (*command, []string) {
 
 // isUsage reports, by the error's type, whether err comes from bad flags,
 // arguments or input files: a usageError, an error of flag.FlagSet.Parse,
-// a setting out of range (*setting.Error), or a resume that does not fit
-// its run directory (isRunUsage). Anything else, a damaged checkpoint
+// a setting out of range (*setting.Error), a rank of a data-parallel run
+// whose data or configuration differs from rank 0's (*dist.DifferError),
+// or a resume that does not fit its run directory (isRunUsage). Anything else, a damaged checkpoint
 // included, is a failure of the work.
 func isUsage(err error) bool {
 	var (
@@ -179,8 +184,9 @@ func isUsage(err error) bool {
 		pe flagParseError
 		se *setting.Error
 		ce *checkpoint.ConfigError
+		de *dist.DifferError // a rank's data or flags differ from rank 0's
 	)
-	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || isRunUsage(err)
+	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &de) || isRunUsage(err)
 }
 
 // flagParseError wraps an error returned by flag.FlagSet.Parse.
