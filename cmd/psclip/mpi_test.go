@@ -283,11 +283,21 @@ func TestMPIBadInputOnOneRank(t *testing.T) {
 	}
 }
 
-// A command that does not run on ranks refuses to, on every rank alike.
+// A command that does not run on ranks refuses to, and so does a training
+// run with fewer micro-batches a step than ranks, on every rank alike.
 func TestMPICommandWithoutRanks(t *testing.T) {
-	r := mpirun(t, 2, []string{"quadratic", "--out", t.TempDir()})
-	want := "psclip quadratic: runs in one process, not on the 2 ranks of an MPI job (start it without mpirun)\n"
-	if r.code != 2 || strings.Count(r.stderr, want) != 2 {
-		t.Errorf("exit %d, want 2 and %q from both ranks:\n%s", r.code, want, r.stderr)
+	gpt := gptTiny(t, "global")
+	gpt[slices.Index(gpt, "--accum")+1] = "1"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"quadratic"}, "psclip quadratic: runs in one process, not on the 2 ranks of an MPI job (start it without mpirun)\n"},
+		{gpt, "psclip train gpt: --accum 1: 2 ranks share a step's micro-batches, so it needs at least 2 (see 'psclip train gpt -h')\n"},
+	} {
+		r := mpirun(t, 2, append(tc.args, "--out", t.TempDir()))
+		if r.code != 2 || strings.Count(r.stderr, tc.want) != 2 {
+			t.Errorf("exit %d, want 2 and %q from both ranks:\n%s", r.code, tc.want, r.stderr)
+		}
 	}
 }

@@ -119,6 +119,8 @@ func setupTrainCIFAR(fs *flag.FlagSet, args []string) (cifar.Config, *cifar.Data
 		return c, nil, f, usagef("--out is empty")
 	case f.resume && f.restart:
 		return c, nil, f, usagef("--resume and --restart exclude each other")
+	case world.Size() > max(c.Accum, 1):
+		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
 	}
 	d, err := loadCIFAR(data)
 	return c, d, f, err

@@ -177,6 +177,8 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 		return c, nil, f, usagef("--out is empty")
 	case f.resume && f.restart:
 		return c, nil, f, usagef("--resume and --restart exclude each other")
+	case world.Size() > c.Accum:
+		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
 	}
 	d.VocabSize = c.VocabSize
 	corpus, err := gpt.LoadCorpus(d)
