@@ -7,8 +7,9 @@
 // "optimizer.<param name>.<state name>", and in the "__metadata__" map:
 //
 //	"format":             "pt"
-//	"psclip.checkpoint":  JSON: version, step, epoch, batch, RNG states,
-//	                      the run's configuration, optimizer step count
+//	"psclip.checkpoint":  JSON: version, step, RNG states, the run's
+//	                      configuration, the trainer's extra state,
+//	                      optimizer step count
 //	"psclip.sha256":      SHA-256 over every tensor's name, dtype, shape and
 //	                      data and every other metadata entry
 //
@@ -33,11 +34,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -62,17 +61,13 @@ type Meta struct {
 	// Step is the number of completed training steps; learning-rate
 	// schedules are functions of it.
 	Step int `json:"step"`
-	// Epoch and Batch locate the run in its data order: Batch batches of
-	// epoch Epoch have been consumed.
-	Epoch int `json:"epoch"`
-	Batch int `json:"batch"`
 	// RNG holds random generators' states by name (see SetRNG).
 	RNG map[string][]byte `json:"rng,omitempty"`
 	// Config is the run's configuration, its settings by name, so that a
 	// resume can check it with CheckConfig.
 	Config map[string]string `json:"config,omitempty"`
 	// Extra holds anything else a trainer must carry across a resume,
-	// such as the best validation loss so far.
+	// such as its position in the data or the best validation loss so far.
 	Extra map[string]string `json:"extra,omitempty"`
 }
 
@@ -149,6 +144,11 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 type record struct {
 	Version int `json:"version"`
 	Meta
+	// LegacyEpoch and LegacyBatch are read, and ignored, in checkpoints
+	// written before the trainers kept their data position themselves, so
+	// that those still load.
+	LegacyEpoch *int `json:"epoch,omitempty"`
+	LegacyBatch *int `json:"batch,omitempty"`
 	// OptimizerSteps is the optimizer's step count, absent when the
 	// checkpoint has no optimizer state.
 	OptimizerSteps *int `json:"optimizer_steps,omitempty"`
@@ -293,35 +293,6 @@ func Load(path string) (*Loaded, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("%w; the previous checkpoint is unusable too: %v", err, perr)
-}
-
-// ErrNoCheckpoint is Resume's error when there is no checkpoint to resume
-// from.
-var ErrNoCheckpoint = errors.New("checkpoint: no checkpoint")
-
-// Resume loads the checkpoint of the run in directory dir (file name within
-// it) for a run that continues: it says plainly when there is no checkpoint
-// (an error wrapping ErrNoCheckpoint), writes the one-line fallback warning to warn (if not nil) when
-// the latest checkpoint was damaged, and checks that the checkpoint was
-// written by the configuration current (see Meta.CheckConfig).
-func Resume(dir, name string, warn io.Writer, current map[string]string, mayDiffer ...string) (*Loaded, error) {
-	if dir == "" {
-		return nil, fmt.Errorf("%w to resume: no output directory", ErrNoCheckpoint)
-	}
-	l, err := Load(filepath.Join(dir, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s", ErrNoCheckpoint, dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if w := l.Warning(); w != "" && warn != nil {
-		fmt.Fprintln(warn, w)
-	}
-	if err := l.CheckConfig(current, mayDiffer...); err != nil {
-		return nil, err
-	}
-	return l, nil
 }
 
 // load reads and verifies one checkpoint file.

@@ -58,7 +58,7 @@ func newRun(t testing.TB, seed uint64) *run {
 }
 
 func (r *run) meta(t testing.TB, step int) Meta {
-	m := Meta{Step: step, Epoch: 2, Batch: 17, Config: map[string]string{"lr": "0.001", "batch": "64"}, Extra: map[string]string{"best_val_loss": "1.88"}}
+	m := Meta{Step: step, Config: map[string]string{"lr": "0.001", "batch": "64"}, Extra: map[string]string{"best_val_loss": "1.88"}}
 	if err := m.SetRNG("data", r.pcg); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestRoundTripIsBitIdentical(t *testing.T) {
 	if l.Fallback != nil || l.Path != path || l.Warning() != "" {
 		t.Fatalf("fresh checkpoint: Path %s, Fallback %v", l.Path, l.Fallback)
 	}
-	if l.Step != 300 || l.Epoch != 2 || l.Batch != 17 || l.Extra["best_val_loss"] != "1.88" || l.Config["lr"] != "0.001" {
+	if l.Step != 300 || l.Extra["best_val_loss"] != "1.88" || l.Config["lr"] != "0.001" {
 		t.Fatalf("meta = %+v", l.Meta)
 	}
 	if err := l.CheckConfig(map[string]string{"lr": "0.001", "batch": "64"}); err != nil {
@@ -388,8 +388,8 @@ func TestConfig(t *testing.T) {
 	err := m.CheckConfig(map[string]string{"lr": "0.2", "epochs": "10", "seed": "1"}, "out")
 	want := `lr="0.2" (checkpoint "0.1"), seed="1" is not in the checkpoint`
 	var ce *ConfigError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %v, want a *ConfigError containing %s", err, want)
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || len(ce.Diffs) != 2 {
+		t.Fatalf("err = %v, want a *ConfigError of 2 settings containing %s", err, want)
 	}
 	if err := m.RestoreRNG("nope", rand.NewPCG(1, 1)); err == nil {
 		t.Fatal("missing RNG state accepted")
@@ -404,30 +404,24 @@ func TestPrevPath(t *testing.T) {
 	}
 }
 
-func TestResume(t *testing.T) {
-	dir := t.TempDir()
+// TestLegacyEpochBatch: checkpoints written when Meta still had Epoch and
+// Batch load, their values ignored.
+func TestLegacyEpochBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
 	a := newRun(t, 1)
-	cfg := map[string]string{"lr": "0.1"}
-	if _, err := Resume("", "ckpt.safetensors", nil, cfg); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "output directory") {
-		t.Errorf("no directory: %v", err)
+	if err := Save(path, Meta{Step: 3}, a.params, nil); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Resume(dir, "ckpt.safetensors", nil, cfg); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "no checkpoint in "+dir) {
-		t.Errorf("no checkpoint: %v", err)
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "ckpt.safetensors")
-	for step := range 2 { // a latest and a previous checkpoint
-		if err := Save(path, Meta{Step: step, Config: cfg}, a.params, nil); err != nil {
-			t.Fatal(err)
-		}
+	f.Metadata[metaKey] = strings.Replace(f.Metadata[metaKey], `"step":3`, `"step":3,"epoch":2,"batch":17`, 1)
+	f.Metadata[checksumKey] = digest(f.Tensors, f.Metadata)
+	if err := safetensors.WriteFile(path, f.Tensors, f.Metadata); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Resume(dir, "ckpt.safetensors", nil, map[string]string{"lr": "0.2"}); err == nil || !strings.Contains(err.Error(), `lr="0.2"`) {
-		t.Errorf("changed configuration: %v", err)
-	}
-	b, _ := os.ReadFile(path)
-	os.WriteFile(path, b[:len(b)-1], 0o644)
-	var warn strings.Builder
-	l, err := Resume(dir, "ckpt.safetensors", &warn, cfg)
-	if err != nil || l.Step != 0 || strings.Count(warn.String(), "\n") != 1 {
-		t.Fatalf("damaged latest: step %v, err %v, warning %q; want the previous one and one warning line", l, err, warn.String())
+	if l, err := Load(path); err != nil || l.Step != 3 || l.Fallback != nil {
+		t.Fatalf("legacy checkpoint: %+v, %v", l, err)
 	}
 }

@@ -8,10 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // MaxHeaderSize is the largest header accepted, as in the reference
@@ -31,16 +32,12 @@ func ReadHeader(path string) (*File, error) {
 }
 
 func readFile(path string, data bool) (*File, error) {
-	f, err := os.Open(path)
+	f, size, err := regfile.Open(path) // a FIFO is refused, never waited on
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	file, err := read(f, fi.Size(), data)
+	file, err := read(f, size, data)
 	var fe *FormatError
 	if errors.As(err, &fe) {
 		fe.File = path

@@ -101,3 +101,15 @@ func Distinct[T comparable](field string, xs []T) error {
 func Unread(field string, value any, why string) error {
 	return &Error{Field: field, Value: value, Want: "unset: " + why}
 }
+
+// First returns the first of errs that is not nil, or nil: a
+// configuration's checks, evaluated in the order their errors are to be
+// reported.
+func First(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -59,3 +59,13 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+func TestFirst(t *testing.T) {
+	a, b := Errorf("A", 1, "x"), Errorf("B", 2, "y")
+	if First() != nil || First(nil, nil) != nil {
+		t.Error("First of no error is not nil")
+	}
+	if got := First(nil, a, b); got != a {
+		t.Errorf("First = %v, want %v", got, a)
+	}
+}

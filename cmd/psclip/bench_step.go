@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -13,22 +12,24 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/psclip/psclip/bench"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
+	"github.com/psclip/psclip/internal/procfs"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
-	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
 
 func init() {
 	register(&command{
 		name:  "bench step",
-		short: "time full training steps of several estimators, interleaved in one process",
+		short: "time full training steps of several estimators, interleaved in one process (or one job under mpirun)",
 		run:   runBenchStep,
 		flags: map[string]string{"Clip": "gamma"},
+		ranks: true,
 	})
 }
 
@@ -38,8 +39,8 @@ type stepResult struct {
 	ClipMode     string    `json:"clip_mode,omitempty"`
 	StepMsMedian float64   `json:"step_ms_median"`
 	StepMs       []float64 `json:"step_ms"`
-	// CPUMsMedian is the process's CPU time (user and system, all threads)
-	// per step: on a loaded machine it tracks the work done far more
+	// CPUMsMedian is the process's CPU time (user and system, all threads;
+	// under mpirun, of all ranks' processes) per step: on a loaded machine it tracks the work done far more
 	// closely than wall time, which also counts waiting for a core.
 	CPUMsMedian  float64 `json:"cpu_ms_median,omitempty"`
 	ImagesPerS   float64 `json:"images_per_s,omitempty"`
@@ -56,7 +57,6 @@ type stepResult struct {
 // benchCase is one configuration timed by bench step.
 type benchCase struct {
 	name, mode string
-	trainer    *train.Trainer
 }
 
 func runBenchStep(fs *flag.FlagSet, args []string) error {
@@ -132,11 +132,14 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "gamma") && !readsGamma {
 		return usagef("--gamma applies to none of the estimators or clip modes timed")
 	}
+	if err := m.checkMemory(*b, *accum, 1); err != nil {
+		return err
+	}
 	model, x, y, err := m.build(*b**accum, *seed)
 	if err != nil {
 		return err
 	}
-	batches := split(x, y, *accum)
+	batches := train.Split(x, y, *accum)
 	// One model and optimizer for all: the weights drift between steps,
 	// which does not change the work a step does.
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})
@@ -144,43 +147,38 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	cases := make([]benchCase, len(cfgs))
+	stepFns := make([]func() error, len(cfgs))
 	for i, c := range cfgs {
 		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
-			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i)))})
+			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world})
 		if err != nil {
 			return err
 		}
-		cases[i] = benchCase{c.est.Name(), c.mode, tr}
+		cases[i] = benchCase{c.est.Name(), c.mode}
+		stepFns[i] = func() error {
+			_, err := tr.Step(batches...)
+			return err
+		}
+	}
+	// Under mpirun every rank times the same steps, in step with the
+	// others through each step's all-reduce; rank 0 reports for the job.
+	progress := stderr
+	if world.Rank() != 0 {
+		progress = io.Discard
 	}
 	load := loadAvg()
-	times := make([][]float64, len(cases))
-	cpus := make([][]float64, len(cases))
-	allocs := make([]uint64, len(cases))
-	var ms runtime.MemStats
-	for round := range *warmup + *steps {
-		// Rotate the order every round so no estimator always follows
-		// the same one (caches, GC debt).
-		for j := range cases {
-			i := (j + round) % len(cases)
-			runtime.ReadMemStats(&ms)
-			before := ms.TotalAlloc
-			cpu0 := cpuTime()
-			start := time.Now()
-			if _, err := cases[i].trainer.Step(batches...); err != nil {
-				return err
-			}
-			d := time.Since(start)
-			cpu := cpuTime() - cpu0
-			runtime.ReadMemStats(&ms)
-			if round >= *warmup {
-				times[i] = append(times[i], float64(d.Microseconds())/1000)
-				cpus[i] = append(cpus[i], float64(cpu.Microseconds())/1000)
-				allocs[i] += ms.TotalAlloc - before
-			}
-		}
-		fmt.Fprintf(stderr, "\rbench step: round %d/%d", round+1, *warmup+*steps)
+	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
+		fmt.Fprintf(progress, "\rbench step: round %d/%d", done, total)
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(stderr)
+	fmt.Fprintln(progress)
+	cpus := make([][]float64, len(timed))
+	for i, t := range timed {
+		cpus[i] = t.CPUMs
+	}
+	world.AllReduce(dist.Bufs{F64: cpus}) // the job's CPU time: every rank's
 	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
@@ -188,14 +186,16 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		unit = "tokens/s"
 	}
 	res := make([]stepResult, len(cases))
+	first := timed[0]
 	for i, c := range cases {
-		med := median(times[i])
-		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: times[i],
-			RatioToFirst: med / median(times[0]), PairedRatioToFirst: median(ratios(times[i], times[0])),
-			AllocMBPerStep: float64(allocs[i]) / float64(*steps) / (1 << 20)}
-		if cpu := median(cpus[i]); cpu > 0 {
-			res[i].CPUMsMedian = cpu
-			res[i].CPURatioToFirst = cpu / median(cpus[0])
+		t := timed[i]
+		med := bench.Median(t.WallMs)
+		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: t.WallMs,
+			RatioToFirst: med / bench.Median(first.WallMs), PairedRatioToFirst: bench.Median(bench.Ratios(t.WallMs, first.WallMs)),
+			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20)}
+		if len(t.CPUMs) > 0 {
+			res[i].CPUMsMedian = bench.Median(t.CPUMs)
+			res[i].CPURatioToFirst = res[i].CPUMsMedian / bench.Median(first.CPUMs)
 		}
 		if m.name == "gpt" {
 			res[i].TokensPerS = items / med * 1000
@@ -204,18 +204,19 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		}
 	}
 	if *asJSON {
-		out := struct {
+		report := struct {
 			Model      string       `json:"model"`
 			Batch      int          `json:"batch"`
 			Accum      int          `json:"accum"`
+			Ranks      int          `json:"ranks"`
 			GOMAXPROCS int          `json:"gomaxprocs"`
 			LoadAvg    [2]float64   `json:"load_avg_1m,omitzero"`
 			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult `json:"results"`
-		}{m.name, *b, *accum, runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return enc.Encode(report)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
@@ -231,16 +232,10 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if l := loadAvg(); l > 0 {
 		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
 	}
-	return nil
-}
-
-// ratios is a[r]/b[r] for every round r.
-func ratios(a, b []float64) []float64 {
-	r := make([]float64, len(a))
-	for i := range a {
-		r[i] = a[i] / b[i]
+	if world.Size() > 1 {
+		fmt.Fprintf(stdout, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
 	}
-	return r
+	return nil
 }
 
 func (c benchCase) label() string {
@@ -250,46 +245,11 @@ func (c benchCase) label() string {
 	return c.name
 }
 
-// split cuts a batch of k·b samples into k micro-batches of b. Targets are
-// per sample or, for sequences, per position: either way y's share of a
-// micro-batch is its share of the samples.
-func split(x *tensor.Tensor, y []int32, k int) []train.Batch {
-	n := x.Dim(0) / k
-	per, perY := x.Len()/x.Dim(0), len(y)/x.Dim(0)
-	shape := append([]int{n}, x.Shape[1:]...)
-	bs := make([]train.Batch, k)
-	for i := range bs {
-		bs[i] = train.Batch{X: &tensor.Tensor{Shape: shape, Data: x.Data[i*n*per : (i+1)*n*per]}, Y: y[i*n*perY : (i+1)*n*perY]}
-	}
-	return bs
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
 // peakRSSMB is the process's peak resident set size (Linux's VmHWM), or 0
 // where /proc does not tell.
 func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return 0
+	kb, _ := procfs.Field("/proc/self/status", "VmHWM:")
+	return kb / 1024
 }
 
 // loadAvg is the system's one-minute load average, or 0 where /proc does not

@@ -41,9 +41,12 @@ func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills,
 	logPath := filepath.Join(dir, "log.jsonl")
 	for session := 0; ; session++ {
 		a := append(append([]string{}, args...), "--out", dir)
-		if hasCheckpoint(dir) {
+		switch {
+		case hasCheckpoint(dir):
 			a = append(a, "--resume")
 			resumed++
+		case exists(logPath): // killed before its first checkpoint: nothing to keep
+			a = append(a, "--restart")
 		}
 		n0 := lineCount(logPath)
 		cmd := exec.Command(binary(t), a...)
@@ -88,6 +91,12 @@ func crashAndResume(t *testing.T, args []string, dir string, seed uint64, kills,
 func lineCount(path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte("\n"))
+}
+
+// exists reports whether there is a file at path.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // hasCheckpoint reports whether a run directory holds a checkpoint (the
@@ -206,7 +215,7 @@ func TestCrashResumeCIFAR(t *testing.T) {
 	if got != want {
 		t.Errorf("result after crashes %+v, uninterrupted %+v", got, want)
 	}
-	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json")
+	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock")
 }
 
 // TestCrashResumeGPT kills "train gpt" with SIGKILL at random points,
@@ -232,7 +241,7 @@ func TestCrashResumeGPT(t *testing.T) {
 	}
 	sameTensors(t, filepath.Join(ref, ckptName), filepath.Join(dir, ckptName))
 	sameLog(t, filepath.Join(ref, "log.jsonl"), filepath.Join(dir, "log.jsonl"))
-	onlyFiles(t, dir, ckptName, prevName, "log.jsonl")
+	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock")
 }
 
 // TestDamagedCheckpointFallsBack damages the latest checkpoint of a
@@ -306,8 +315,9 @@ func damage(t *testing.T, path string, f func([]byte) []byte) {
 	}
 }
 
-// TestInterruptSavesAndResumes stops each trainer with SIGINT (Ctrl-C) in
-// the middle of its run: it must save a checkpoint of the step in flight,
+// TestInterruptSavesAndResumes stops each trainer with SIGINT (Ctrl-C), and
+// the GPT trainer with SIGHUP (a closed terminal) too, in the middle of its
+// run: it must save a checkpoint of the step in flight,
 // say so, and exit with status 1; resuming must then end exactly where an
 // uninterrupted run does. For CIFAR the interrupt lands mid-epoch, so the
 // epoch's running statistics and data position are restored too.
@@ -315,17 +325,20 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interrupts and resumes a training process")
 	}
+	gptArgs := []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
+		"--block-size", "32", "--micro-batch", "4", "--steps", "400", "--warmup", "10", "--dropout", "0.1",
+		"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}
 	for _, tc := range []struct {
 		name  string
 		args  []string
 		lines int           // interrupt once log.jsonl has this many lines,
 		after time.Duration // and this much later
+		sig   os.Signal
 	}{
 		{"cifar", []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "4",
-			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond},
-		{"gpt", []string{"train", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
-			"--block-size", "32", "--micro-batch", "4", "--steps", "400", "--warmup", "10", "--dropout", "0.1",
-			"--eval-interval", "50", "--eval-iters", "2", "--ckpt-interval", "0"}, 20, 0},
+			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond, os.Interrupt},
+		{"gpt", gptArgs, 20, 0, os.Interrupt},
+		{"gpt SIGHUP", gptArgs, 20, 0, syscall.SIGHUP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, _ := timed(t, tc.args...)
@@ -350,7 +363,7 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 				}
 			}
 			time.Sleep(tc.after)
-			cmd.Process.Signal(os.Interrupt)
+			cmd.Process.Signal(tc.sig)
 			<-done
 			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errOut.String(), "interrupted; checkpoint saved") {
 				t.Fatalf("interrupted run: exit %d, stderr %q", code, errOut.String())

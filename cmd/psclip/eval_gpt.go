@@ -12,6 +12,7 @@ import (
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/internal/stats"
+	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -44,7 +45,7 @@ type sd struct {
 }
 
 func runEvalGPT(fs *flag.FlagSet, args []string) error {
-	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+gpt.CheckpointFile)
+	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+runlayer.CheckpointFile)
 	var d gpt.DataSpec
 	dataFlags(fs, &d)
 	iters := fs.Int("eval-iters", 200, "batches per estimate")

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/psclip/psclip/experiments/cifar"
+	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -30,6 +27,7 @@ func init() {
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
 	full, paper, resume, logNorms     bool
+	restart                           bool
 	seeds                             int
 }
 
@@ -58,6 +56,7 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
 	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
 	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
+	fs.BoolVar(&f.restart, "restart", f.restart, restartExperimentUsage)
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "log every step's per-sample gradient norms in the runs that compute them (input of 'psclip tail --from RUN/log.jsonl')")
 }
 
@@ -135,12 +134,12 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := makeOutDir(f.out, f.resume); err != nil {
-		return err
+	if f.resume && f.restart {
+		return usagef("--resume and --restart exclude each other")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
-	res, err := cifar.RunExperiment(ctx, e, d, f.out, f.resume, stderr)
+	res, err := cifar.RunExperiment(ctx, e, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr})
 	if err != nil {
 		return err
 	}
@@ -148,7 +147,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
-	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, cifar.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
+	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, runlayer.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
 	return nil
 }
 

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/psclip/psclip/experiments/gpt"
+	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -32,6 +29,7 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	definePS(fs, &c, "", "the per-sample runs")
 	out := fs.String("out", "out-experiment-gpt", "output directory: results, tables, curves and one directory per run")
 	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
+	restart := fs.Bool("restart", false, restartExperimentUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -80,16 +78,16 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	if err := c.CheckCorpus(corpus); err != nil {
 		return err
 	}
-	if err := makeOutDir(*out, *resume); err != nil {
-		return err
+	if *resume && *restart {
+		return usagef("--resume and --restart exclude each other")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
-	res, err := gpt.RunExperiment(ctx, e, corpus, *out, *resume, stderr)
+	res, err := gpt.RunExperiment(ctx, e, corpus, gpt.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
-		res.LossTable(), res.TimeTable(), *out, gpt.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
+		res.LossTable(), res.TimeTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,8 +12,10 @@ import (
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
+	runlayer "github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/safetensors"
 	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
 )
 
 func init() {
@@ -106,6 +107,20 @@ func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int3
 	return nil, nil, nil, usagef("--model %q: want alexnet-cifar or gpt", m.name)
 }
 
+// checkMemory refuses, before anything is allocated, a model and batches
+// that cannot fit in memory: micro-batches of b samples, accum of them
+// held as input, and optStates optimizer copies of the parameters.
+func (m *modelFlags) checkMemory(b, accum, optStates int) error {
+	var need, input float64
+	switch m.name {
+	case "alexnet-cifar":
+		need, input = m.alexnet.TrainingBytes(b, optStates), 3*32*32*4+4
+	case "gpt":
+		need, input = m.gpt.TrainingBytes(b, optStates), float64(m.gpt.BlockSize)*8
+	}
+	return runlayer.CheckMemory("the model and its batches", need+float64(b)*float64(accum)*input)
+}
+
 func runPerSample(fs *flag.FlagSet, args []string) error {
 	var m modelFlags
 	defineModelFlags(fs, &m)
@@ -127,11 +142,14 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	if err := checkOutDir(*out); err != nil {
 		return err
 	}
+	if err := m.checkMemory(*b, 1, 0); err != nil {
+		return err
+	}
 	model, x, y, err := m.build(*b, *seed)
 	if err != nil {
 		return err
 	}
-	losses, norms, err := perSampleNorms(model, x, y)
+	losses, norms, err := train.PerSampleNorms(model, nn.CrossEntropy, x, y)
 	if err != nil {
 		return err
 	}
@@ -180,25 +198,6 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	fmt.Fprintf(stdout, "%s: %d samples, mean loss %.4f, mean gradient norm %.4f; wrote model.safetensors, batch.safetensors and norms.json to %s\n",
 		m.name, *b, mean32(losses), mean(norms), *out)
 	return nil
-}
-
-// perSampleNorms runs one forward and per-sample backward pass with dropout
-// off and returns every sample's cross-entropy loss and gradient norm.
-func perSampleNorms(model nn.Layer, x *tensor.Tensor, y []int32) ([]float32, []float64, error) {
-	ctx := &nn.Context{}
-	losses, d, err := nn.CrossEntropy(model.Forward(ctx, x), y)
-	if err != nil {
-		return nil, nil, err
-	}
-	n := x.Dim(0)
-	ctx.BeginPerSample(n)
-	defer ctx.EndPerSample()
-	model.Backward(ctx, d)
-	norms := make([]float64, n)
-	for i, sq := range ctx.SqNorms() {
-		norms[i] = math.Sqrt(sq)
-	}
-	return losses, norms, nil
 }
 
 func mean(v []float64) float64 {

@@ -81,10 +81,8 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	if err := c.Validate(); err != nil {
 		return nil, usage(err)
 	}
-	if c.out != "" {
-		if fi, err := os.Stat(c.out); err == nil && !fi.IsDir() {
-			return nil, usagef("--out %s is a file, not a directory", c.out)
-		}
+	if err := checkOutDir(c.out); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/regfile"
+	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -45,7 +48,7 @@ func runTail(fs *flag.FlagSet, args []string) error {
 	if err := checkOutDir(*out); err != nil {
 		return err
 	}
-	f, err := os.Open(*from)
+	f, _, err := regfile.Open(*from)
 	if err != nil {
 		return err
 	}
@@ -85,6 +88,12 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	if err := checkOutDir(*out); err != nil {
 		return err
 	}
+	if *normsLog != "" {
+		var oe *runlayer.OutputError
+		if err := runlayer.PrepareFile(*normsLog); errors.As(err, &oe) {
+			return usagef("--norms-log %s %v", oe.Path, oe.Err)
+		}
+	}
 	res, err := tail.Run(c)
 	if err != nil {
 		return err
@@ -97,16 +106,6 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 		}
 	}
 	return emitTail(*out, *asJSON, res, res.Save, res.WriteTable)
-}
-
-func checkOutDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return usagef("--out %s is a file, not a directory", dir)
-	}
-	return nil
 }
 
 // emitTail saves the result into dir (if set) and prints it as JSON or a table.

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
 )
@@ -19,6 +16,7 @@ func init() {
 		name:  "train cifar",
 		short: "train AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant, increasing or automatic threshold)",
 		run:   runTrainCIFAR,
+		ranks: true,
 	})
 }
 
@@ -30,6 +28,7 @@ func cifarFlags(fs *flag.FlagSet, c *cifar.Config, data *string) {
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "SGD weight decay (L2, as torch.optim.SGD)")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "images per step")
+	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches per batch (gradient accumulation; 0: one), which the ranks share under mpirun")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "training epochs")
 	fs.IntVar(&c.WidthDiv, "width-div", c.WidthDiv, "divide AlexNet's widths by this (1: the paper's model)")
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "classifier dropout probability")
@@ -51,51 +50,17 @@ func loadCIFAR(dir string) (*cifar.Data, error) {
 }
 
 func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
-	c := cifar.Default()
-	var data string
-	cifarFlags(fs, &c, &data)
-	addSpecFlags(fs, &c.Spec, nil, nil)
-	fs.Lookup("clip").Usage += "; default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd"
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
-	out := fs.String("out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
-	resume := fs.Bool("resume", false, "continue the run checkpointed in --out (--epochs may grow)")
-	logNorms := fs.Bool("log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
-	if err := parse(fs, args); err != nil {
+	c, d, f, err := setupTrainCIFAR(fs, args)
+	// Under mpirun, a rank whose flags or data are bad must not leave the
+	// others waiting: every rank ends with its error.
+	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	if !flagSet(fs, "clip") {
-		c.Clip = cifar.PaperClip(c.Estimator)
-	}
-	if !slices.Contains(estimator.Names, c.Estimator) {
-		return c.Spec.Validate() // names the estimators
-	}
-	// A flag the estimator does not read is refused; the defaults of the
-	// settings it does not read are cleared.
-	if f := unreadFlag(fs, nil, specFields, c.Reads); f != "" {
-		return usagef("--%s does not apply to --estimator %s (%s)", f, c.Estimator, c.Label())
-	}
-	c.Spec = c.Trim()
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if *logNorms && !c.PerSample() {
-		return usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
-	}
-	if *out == "" {
-		return usagef("--out is empty")
-	}
-	d, err := loadCIFAR(data)
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: c.Label(), LogNorms: f.logNorms, Comm: world})
 	if err != nil {
 		return err
 	}
-	if err := makeOutDir(*out, *resume); err != nil {
-		return err
-	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Progress: stderr, Label: c.Label(), LogNorms: *logNorms})
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	s, err := run.Train(ctx)
 	if err != nil {
@@ -103,6 +68,60 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
-		s.SkippedSteps, s.DroppedSamples, strings.Join([]string{cifar.LogFile, cifar.CheckpointFile, cifar.ResultFile}, ", "), *out)
+		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
 	return nil
+}
+
+// trainCIFARFlags are the flags of "train cifar" outside its configuration.
+type trainCIFARFlags struct {
+	out                       string
+	resume, restart, logNorms bool
+}
+
+// setupTrainCIFAR reads the flags and the data of "train cifar".
+func setupTrainCIFAR(fs *flag.FlagSet, args []string) (cifar.Config, *cifar.Data, trainCIFARFlags, error) {
+	c := cifar.Default()
+	var (
+		data string
+		f    trainCIFARFlags
+	)
+	cifarFlags(fs, &c, &data)
+	addSpecFlags(fs, &c.Spec, nil, nil)
+	fs.Lookup("clip").Usage += "; default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd"
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
+	fs.StringVar(&f.out, "out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run checkpointed in --out (--epochs may grow)")
+	fs.BoolVar(&f.restart, "restart", false, restartUsage)
+	fs.BoolVar(&f.logNorms, "log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
+	if err := parse(fs, args); err != nil {
+		return c, nil, f, err
+	}
+	if !flagSet(fs, "clip") {
+		c.Clip = cifar.PaperClip(c.Estimator)
+	}
+	if !slices.Contains(estimator.Names, c.Estimator) {
+		return c, nil, f, c.Spec.Validate() // names the estimators
+	}
+	// A flag the estimator does not read is refused; the defaults of the
+	// settings it does not read are cleared.
+	if name := unreadFlag(fs, nil, specFields, c.Reads); name != "" {
+		return c, nil, f, usagef("--%s does not apply to --estimator %s (%s)", name, c.Estimator, c.Label())
+	}
+	c.Spec = c.Trim()
+	if err := c.Validate(); err != nil {
+		return c, nil, f, err
+	}
+	if f.logNorms && !c.PerSample() {
+		return c, nil, f, usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
+	}
+	switch {
+	case f.out == "":
+		return c, nil, f, usagef("--out is empty")
+	case f.resume && f.restart:
+		return c, nil, f, usagef("--resume and --restart exclude each other")
+	case world.Size() > max(c.Accum, 1):
+		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
+	}
+	d, err := loadCIFAR(data)
+	return c, d, f, err
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // Image geometry of every CIFAR record.
@@ -205,7 +206,7 @@ func requireAll(dir string, names ...string) error {
 // readClassCount counts the non-empty lines of a CIFAR-100 label-names file;
 // a missing file means the full 100 classes.
 func readClassCount(path string) (int, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cifar100Labels, nil
 	}
@@ -238,19 +239,12 @@ func readClassCount(path string) (int, error) {
 // MaxRecords records. Errors name the file, and the record and byte offset
 // at fault.
 func ReadFile(path string, format Format, classes int) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, size, err := regfile.Open(path) // a FIFO is refused, never waited on
 	if err != nil {
 		return nil, fmt.Errorf("cifar: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("cifar: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("cifar: %s is not a regular file", path)
-	}
-	n, err := countRecords(path, fi.Size(), format)
+	n, err := countRecords(path, size, format)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/psclip/psclip/internal/regfile"
 )
 
 // Corpus is a token stream split into training and validation parts.
@@ -88,24 +90,15 @@ var maxFileBytes int64 = 32 << 30
 // anything but a regular file (a device or pipe has no size to check and may
 // never end) and files over maxFileBytes.
 func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, size, err := regfile.Open(path) // a FIFO is refused, never waited on
 	if err != nil {
 		return nil, 0, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
+	if size > maxFileBytes {
 		f.Close()
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("%s has %d bytes, over the limit of %d", path, size, maxFileBytes)
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > maxFileBytes {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s has %d bytes, over the limit of %d", path, fi.Size(), maxFileBytes)
-	}
-	return f, fi.Size(), nil
+	return f, size, nil
 }
 
 // CheckBlock reports whether both splits are long enough to draw a window of

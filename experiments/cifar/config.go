@@ -1,7 +1,6 @@
 package cifar
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -28,6 +27,11 @@ type Config struct {
 
 	Batch  int `json:"batch"`
 	Epochs int `json:"epochs"`
+	// Accum cuts every batch into that many micro-batches (gradient
+	// accumulation; 0 is 1), of sizes that differ by at most one: the
+	// same update up to rounding, with the activations of a micro-batch,
+	// and what the ranks of a data-parallel run (RunOptions.Comm) share.
+	Accum int `json:"accum,omitempty"`
 	// WidthDiv divides AlexNet's widths (1: the paper's model); Dropout is
 	// its classifier's dropout probability.
 	WidthDiv int     `json:"width_div"`
@@ -120,37 +124,18 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	for _, err := range []error{
+	if err := setting.First(
+		setting.NonNegative("Accum", c.Accum),
 		setting.NonNegative("MaxBadSteps", c.MaxBadSteps),
 		setting.Positive32("LR", c.LR),
 		setting.Fraction("Momentum", c.Momentum),
 		setting.NonNegative32("WeightDecay", c.WeightDecay),
 		setting.Fraction("Dropout", c.Dropout),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	_, err := ParseAugment(c.Augment)
 	return err
-}
-
-// configMap is c as a checkpoint stores it: every setting's JSON value under
-// its JSON name.
-func configMap(c Config) map[string]string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(err) // a Config of numbers and strings always marshals
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		panic(err)
-	}
-	m := make(map[string]string, len(raw))
-	for k, v := range raw {
-		m[k] = string(v)
-	}
-	return m
 }
 
 // ExperimentDefault is the base configuration of "psclip experiment

@@ -5,19 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/jsonkeys"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -224,74 +220,47 @@ type Results struct {
 
 // Output files of an experiment, in its directory.
 const (
-	ResultsFile = "results.json"
 	TableMD     = "table.md"
 	GridMD      = "grid.md"
 	AccuracyPNG = "accuracy.png"
 	AccuracySVG = "accuracy.svg"
 	ClippingPNG = "clipping.png"
 	ClippingSVG = "clipping.svg"
-	runsDir     = "runs"
 )
 
 // RunExperiment trains every run of e on data in turn, each in its own
-// directory dir/runs/<method>/seed=<seed>, then writes results.json, the
-// tables (markdown) and the figures (PNG and SVG) to dir. With resume,
-// finished runs are read back rather than retrained and an interrupted run
-// continues from its checkpoint. progress, if not nil, receives progress
-// lines.
-func RunExperiment(ctx context.Context, e Experiment, data *Data, dir string, resume bool, progress io.Writer) (*Results, error) {
-	if err := e.Check(); err != nil {
+// directory o.Out/runs/<method>/seed=<seed>, then writes results.json, the
+// tables (markdown) and the figures (PNG and SVG) to o.Out. The experiment
+// directory is held as a run directory is (run.OpenDir): a fresh experiment
+// into one that holds an experiment is refused. With o.Resume, finished
+// runs are read back rather than retrained and an interrupted run continues
+// from its checkpoint (run.Reuse), on the same data only; o.Restart starts
+// every run over. o.Progress, if not nil, receives progress lines.
+func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options) (*Results, error) {
+	x, err := run.OpenExperiment(o, e.Check)
+	if err != nil {
 		return nil, err
 	}
+	defer x.Close()
+	id := data.Identity()
 	res := &Results{Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
-			out := filepath.Join(dir, runsDir, m.key(), fmt.Sprintf("seed=%d", seed))
-			label := fmt.Sprintf("%s seed=%d", m.Name(), seed)
 			c := m.config(e.Base, seed)
-			opts := RunOptions{Out: out, Resume: resume, Progress: progress, Label: label, LogNorms: e.LogNorms && c.PerSample()}
-			s, err := experimentRun(ctx, c, data, opts)
+			ro := x.RunOptions(fmt.Sprintf("%s seed=%d", m.Name(), seed), m.key(), fmt.Sprintf("seed=%d", seed))
+			ro.LogNorms = e.LogNorms && c.PerSample()
+			s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, data, ro) })
 			if err != nil {
-				return nil, fmt.Errorf("run %s: %w", label, err)
+				return nil, err
 			}
 			res.Runs = append(res.Runs, RunResult{Method: m, Name: m.Name(), Seed: seed, Summary: *s})
 		}
 	}
 	res.aggregate()
-	return res, res.write(dir)
-}
-
-// experimentRun returns a finished run's summary, training it unless
-// opts.Resume finds it done.
-func experimentRun(ctx context.Context, c Config, data *Data, opts RunOptions) (*Summary, error) {
-	out := opts.Out
-	if opts.Resume {
-		path := filepath.Join(out, ResultFile)
-		b, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			var s Summary
-			if err := json.Unmarshal(b, &s); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			return &s, nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		}
-		// Resume only a run that got as far as a checkpoint.
-		if _, err := os.Stat(filepath.Join(out, CheckpointFile)); err != nil {
-			opts.Resume = false
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := x.Finish(res, map[string]string{TableMD: res.MainTable(), GridMD: res.GridTable()}); err != nil {
 		return nil, err
 	}
-	r, err := New(c, data, opts)
-	if err != nil {
-		return nil, err
-	}
-	return r.Train(ctx)
+	return res, res.figures(o.Out)
 }
 
 // aggregate fills the tables from the runs.
@@ -356,28 +325,6 @@ func valWithin(curve []EpochRecord, t float64) float64 {
 		}
 	}
 	return v
-}
-
-// write saves results.json, the tables and the figures to dir.
-func (r *Results) write(dir string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		data string
-	}{
-		{ResultsFile, string(b) + "\n"},
-		{TableMD, r.MainTable()},
-		{GridMD, r.GridTable()},
-	}
-	for _, f := range files {
-		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), []byte(f.data)); err != nil {
-			return err
-		}
-	}
-	return r.figures(dir)
 }
 
 // seedsLabel says over how many seeds the tables aggregate.

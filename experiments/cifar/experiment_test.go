@@ -15,6 +15,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -36,14 +37,14 @@ func TestExperimentEndToEnd(t *testing.T) {
 		e.Methods = append(e.Methods, m)
 	}
 	dir := t.TempDir()
-	res, err := RunExperiment(context.Background(), e, d, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, d, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Runs) != 5*2 || len(res.Table) != 4 || len(res.Grid) != 2 {
 		t.Fatalf("%d runs, %d table rows, %d grid rows; want 10, 4, 2", len(res.Runs), len(res.Table), len(res.Grid))
 	}
-	for _, f := range []string{ResultsFile, TableMD, GridMD, AccuracyPNG, AccuracySVG, ClippingPNG, ClippingSVG,
+	for _, f := range []string{run.ResultsFile, TableMD, GridMD, AccuracyPNG, AccuracySVG, ClippingPNG, ClippingSVG,
 		"runs/sgd/seed=1/result.json", "runs/ps-clip-sgd_alpha=1_beta=1.5/seed=2/log.jsonl"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
@@ -62,7 +63,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 	}
 	// A resumed experiment reads every finished run back: a retrained run
 	// would report another wall time.
-	again, err := RunExperiment(context.Background(), e, d, dir, true, nil)
+	again, err := RunExperiment(context.Background(), e, d, RunOptions{Out: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +88,10 @@ func TestAggregate(t *testing.T) {
 	res := Results{
 		Experiment: Experiment{Methods: []Method{sgd, ps}, Seeds: []uint64{1, 2}},
 		Runs: []RunResult{
-			{Method: sgd, Seed: 1, Summary: Summary{ValAcc: 0.5, TestAcc: 0.4, Seconds: 10, Curve: curve(5, 10)}},
-			{Method: sgd, Seed: 2, Summary: Summary{ValAcc: 0.7, TestAcc: 0.4, Seconds: 30, Curve: curve(15, 30)}},
-			{Method: ps, Seed: 1, Summary: Summary{ValAcc: 0.6, TestAcc: 0.5, Seconds: 16, Curve: curve(8, 16)}},
-			{Method: ps, Seed: 2, Summary: Summary{ValAcc: 0.8, TestAcc: 0.5, Seconds: 20, Curve: curve(10, 20)}},
+			{Method: sgd, Seed: 1, Summary: Summary{ValAcc: 0.5, TestAcc: 0.4, Summary: run.Summary{Seconds: 10}, Curve: curve(5, 10)}},
+			{Method: sgd, Seed: 2, Summary: Summary{ValAcc: 0.7, TestAcc: 0.4, Summary: run.Summary{Seconds: 30}, Curve: curve(15, 30)}},
+			{Method: ps, Seed: 1, Summary: Summary{ValAcc: 0.6, TestAcc: 0.5, Summary: run.Summary{Seconds: 16}, Curve: curve(8, 16)}},
+			{Method: ps, Seed: 2, Summary: Summary{ValAcc: 0.8, TestAcc: 0.5, Summary: run.Summary{Seconds: 20}, Curve: curve(10, 20)}},
 		},
 	}
 	res.aggregate()
@@ -318,7 +319,7 @@ func TestIncreasingAuto(t *testing.T) {
 	}
 	dir := t.TempDir()
 	e := Experiment{Base: base, Methods: methods, Seeds: []uint64{1}, LogNorms: true}
-	res, err := RunExperiment(context.Background(), e, d, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, d, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestIncreasingAuto(t *testing.T) {
 		run  RunResult
 		beta float64 // 0: p̂ clamped to [1.05, 2]
 	}{{auto, 0}, {alphaAuto, 2}} {
-		norms := loggedNorms(t, filepath.Join(dir, runsDir, tc.run.Method.key(), "seed=1", LogFile))
+		norms := loggedNorms(t, filepath.Join(dir, run.RunsDir, tc.run.Method.key(), "seed=1", run.LogFile))
 		if len(norms) < window {
 			t.Fatalf("%s: %d norms logged", tc.run.Name, len(norms))
 		}
@@ -422,11 +423,11 @@ func TestOlderCheckpointConfigs(t *testing.T) {
 	c := Default()
 	c.Spec = estimator.Spec{Estimator: "ps-clip-sgd", Alpha: 15, Beta: 2}
 	meta := checkpoint.Meta{Config: old}
-	if err := meta.CheckConfig(configMap(c), append(c.Unread(), mayDiffer...)...); err != nil {
+	if err := meta.CheckConfig(run.ConfigMap(c), append(c.Unread(), mayDiffer...)...); err != nil {
 		t.Error(err)
 	}
 	c.Beta = 1.5
-	if err := meta.CheckConfig(configMap(c), append(c.Unread(), mayDiffer...)...); err == nil {
+	if err := meta.CheckConfig(run.ConfigMap(c), append(c.Unread(), mayDiffer...)...); err == nil {
 		t.Error("another β resumed")
 	}
 }

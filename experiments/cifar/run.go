@@ -4,32 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
-	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/atomicfile"
-	"github.com/psclip/psclip/internal/loop"
-	"github.com/psclip/psclip/internal/normlog"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
-	"github.com/psclip/psclip/setting"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
 
-// ResultFile is the name of a finished run's result in its output directory.
-const ResultFile = "result.json"
-
 // EvalBatch is the batch size of evaluation passes; it changes only their
 // speed and memory, never the result.
 const EvalBatch = 250
+
+// Kind names this trainer in checkpoints (run.Spec.Kind).
+const Kind = "cifar"
 
 // Data is a loaded data set: the training set (split into training and
 // validation images by each run's seed) and the test set.
@@ -52,32 +46,18 @@ func LoadData(dir string) (*Data, error) {
 	return &Data{Dir: dir, Train: tr, Test: te}, nil
 }
 
-// RunOptions say where a run writes and how it reports.
-type RunOptions struct {
-	// Out is the output directory (it must exist): log.jsonl, the
-	// checkpoint and, at the end, result.json. Empty: no files, no
-	// checkpoints, no resume.
-	Out string
-	// Resume continues the run from Out's checkpoint, exactly: weights,
-	// optimizer state, data order, augmentation and dropout streams and the
-	// epoch's running statistics are restored, so the result is
-	// bit-identical to an uninterrupted run.
-	Resume bool
-	// Progress, if set, receives a progress line about once a second.
-	Progress io.Writer
-	// Label prefixes the progress lines.
-	Label string
-	// LogNorms adds a line {"step": s, "sample_norms": [...]} to the log
-	// after every step s, with the per-sample gradient norms in batch order
-	// (null for a non-finite one), the input of "psclip tail --from". It
-	// needs an estimator that computes per-sample norms.
-	LogNorms bool
-
-	// beforeStep, if set, may alter each step's batch (tests: poison an
-	// image); afterStep is called after every step (tests: interrupt).
-	beforeStep func(step int, b *train.Batch)
-	afterStep  func(done int)
+// Identity is the data's identity for the run layer: the content hashes of
+// the training and the test set.
+func (d *Data) Identity() run.Data {
+	hash := func(s *cifardata.Dataset) string { return run.Hash(s.Images, s.Labels, s.Coarse) }
+	return run.Data{Source: d.Dir, SHA256: map[string]string{"train": hash(d.Train), "test": hash(d.Test)}}
 }
+
+// RunOptions say where a run writes and how it reports; the run
+// directory holds log.jsonl (EpochRecord lines and, with LogNorms, a line
+// of per-sample norms after every step), the checkpoint and, at the end,
+// result.json (Summary).
+type RunOptions = run.Options
 
 // Summary is what a finished run reports (result.json).
 type Summary struct {
@@ -88,10 +68,7 @@ type Summary struct {
 	ValAcc   Float `json:"val_acc"`
 	TestAcc  Float `json:"test_acc"`
 	TestLoss Float `json:"test_loss"`
-	// Seconds is the run's wall time, evaluations included, summed over
-	// resumed sessions.
-	Seconds        float64       `json:"train_time_s"`
-	SkippedSteps   int           `json:"skipped_steps"`
+	run.Summary
 	DroppedSamples int           `json:"dropped_samples"`
 	Curve          []EpochRecord `json:"curve"`
 }
@@ -99,7 +76,6 @@ type Summary struct {
 // Run is one training run, set up and ready to train.
 type Run struct {
 	cfg  Config
-	opts RunOptions
 	data *Data
 
 	trainSet, valSet *cifardata.Dataset
@@ -107,32 +83,29 @@ type Run struct {
 	it               *cifardata.Iterator
 	model            nn.Sequential
 	opt              *optim.SGD
-	est              estimator.Estimator // the configured one, whose state a checkpoint keeps
-	norms            *normlog.Recorder   // with LogNorms: what train sees as its estimator
 	trainer          *train.Trainer
 	dropout          *rand.PCG
 	perSample        bool
 	batchesPerEpoch  int
 
-	st    state
-	start time.Time // when this session began
-	log   *os.File  // nil without an output directory
+	h       *run.Run // the run layer: directory, log, checkpoints, loop
+	st      state
+	stepAcc []float64 // the step's loss statistics (loss), stepAccLen of them
+	curve   []EpochRecord
+
+	// beforeStep, if set, may alter each step's batch (tests: poison an
+	// image).
+	beforeStep func(step int, b *train.Batch)
 }
 
-// state is the run's progress apart from tensors and random streams: what a
-// checkpoint's metadata holds to resume exactly.
+// state is the trainer's progress apart from tensors and random streams,
+// which the run layer saves with every checkpoint.
 type state struct {
-	Step    int                `json:"step"`
-	Pos     cifardata.Position `json:"pos"`
-	Seconds float64            `json:"seconds"` // wall time of earlier sessions
+	Pos cifardata.Position `json:"pos"`
 	// EpochStart is the elapsed time at which the current epoch began.
 	EpochStart float64  `json:"epoch_start"`
 	Epoch      epochAcc `json:"epoch_acc"`
-	Skipped    int      `json:"skipped_steps"`
-	Dropped    int      `json:"dropped_samples"`
-	// Estimator is an adaptive estimator's state (its MarshalBinary), in
-	// checkpoints only.
-	Estimator []byte `json:"estimator,omitempty"`
+	Dropped    int      `json:"dropped_samples"` // in the epochs done
 }
 
 // epochAcc accumulates the current epoch's statistics.
@@ -158,15 +131,24 @@ type epochAcc struct {
 // same seed (data/cifar and models pick theirs).
 const dropoutStream = 0xc1fa_0000_0000_0003
 
-// New sets up a run of cfg on data: it splits off the validation set,
-// builds and initialises the model and, with opts.Resume, restores the
-// checkpoint in opts.Out. Its errors are about the configuration, the data
-// or the checkpoint, before any training.
+// mayDiffer lists the settings a resumed run may change: more epochs extend
+// the run (the learning rate is constant), and the bad-step limit only
+// decides when to give up.
+var mayDiffer = []string{"epochs", "max_bad_steps"}
+
+// New sets up a run of cfg on data: it checks that the run fits in memory,
+// splits off the validation set, builds and initialises the model and opens
+// the run directory, restoring its checkpoint with opts.Resume. Its errors
+// are about the configuration, the data, the machine or the run directory,
+// before any training. A Run that will not train must be closed.
 func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Run{cfg: cfg, opts: opts, data: data}
+	if err := cfg.checkMemory(data.Train.Classes); err != nil {
+		return nil, err
+	}
+	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	var err error
 	if r.trainSet, r.valSet, err = cifardata.Split(data.Train, cifardata.ValidationSize(data.Train.Len()), cfg.Seed); err != nil {
 		return nil, err
@@ -177,37 +159,52 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
-	if r.model, err = models.NewAlexNet(models.AlexNetConfig{Classes: data.Train.Classes, WidthDiv: cfg.WidthDiv, Dropout: cfg.Dropout}, cfg.Seed); err != nil {
+	if r.model, err = models.NewAlexNet(cfg.alexNet(data.Train.Classes), cfg.Seed); err != nil {
 		return nil, err
 	}
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	if r.est, err = cfg.New(); err != nil {
-		return nil, err
-	}
-	r.perSample = r.est.PerSample()
-	est := r.est
-	if opts.LogNorms {
-		if !r.perSample {
-			return nil, setting.Errorf("LogNorms", true, "false: %s computes no per-sample gradient norms", cfg.Label())
-		}
-		r.norms = &normlog.Recorder{Estimator: r.est}
-		est = r.norms
-	}
-	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
-	r.trainer, err = train.New(train.Config{
-		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout),
-	})
+	est, err := cfg.New()
 	if err != nil {
 		return nil, err
 	}
-	if opts.Resume {
-		if err := r.restore(); err != nil {
-			return nil, err
-		}
+	r.perSample = est.PerSample()
+	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
+	r.h, err = run.New(run.Spec{
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: data.Identity(), Steps: r.TotalSteps(),
+		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
+		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
+		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.trainer, err = train.New(train.Config{
+		Model: r.model, Loss: r.loss, Estimator: r.h.Estimator(), Optimizer: r.opt, Rand: rand.New(r.dropout),
+		Comm: r.h.Comm(),
+	})
+	if err == nil && r.h.Resumed() {
+		err = r.it.Seek(r.st.Pos)
+	}
+	if err != nil {
+		r.h.Close()
+		return nil, err
 	}
 	return r, nil
+}
+
+// alexNet is the model of the run for data of the given classes.
+func (c *Config) alexNet(classes int) models.AlexNetConfig {
+	return models.AlexNetConfig{Classes: classes, WidthDiv: c.WidthDiv, Dropout: c.Dropout}
+}
+
+// checkMemory refuses a run whose model, momentum buffers and batch cannot
+// fit in this machine's memory (run.CheckMemory), before anything is
+// allocated.
+func (c *Config) checkMemory(classes int) error {
+	need := c.alexNet(classes).TrainingBytes(c.Batch, 1) + max(float64(c.Batch), EvalBatch)*float64(cifardata.ImageBytes)*4
+	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -218,23 +215,50 @@ func (r *Run) Model() nn.Sequential { return r.model }
 // TotalSteps is the number of optimizer steps of the whole run.
 func (r *Run) TotalSteps() int { return r.cfg.Epochs * r.batchesPerEpoch }
 
-// loss is the cross-entropy, counting on the way the training batch's
-// finite losses and correct predictions into the epoch's statistics.
+// Close releases the run directory of a Run that will not train; Train
+// releases it itself.
+func (r *Run) Close() error { return r.h.Close() }
+
+// loss is the cross-entropy, counting on the way the finite losses and
+// correct predictions of the micro-batches this process computes into the
+// step's statistics (stepAcc).
 func (r *Run) loss(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error) {
 	losses, dout, err := nn.CrossEntropy(out, y)
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &r.st.Epoch
+	a := r.stepAcc
 	for _, l := range losses {
 		if finite(float64(l)) {
-			e.LossSum += float64(l)
-			e.LossN++
+			a[stepLossSum] += float64(l)
+			a[stepLossN]++
 		}
 	}
-	e.Correct += correct(out, y)
-	e.Seen += len(y)
+	a[stepCorrect] += float64(correct(out, y))
+	a[stepSeen] += float64(len(y))
 	return losses, dout, nil
+}
+
+// The step's statistics that the loss counts, indices into Run.stepAcc.
+const (
+	stepLossSum = iota
+	stepLossN
+	stepCorrect
+	stepSeen
+	stepAccLen
+)
+
+// addStep adds the step's statistics, summed over the ranks of a
+// data-parallel run, to the epoch's.
+func (r *Run) addStep() {
+	a := r.stepAcc
+	r.h.Comm().AllReduce(dist.Bufs{F64: [][]float64{a}})
+	e := &r.st.Epoch
+	e.LossSum += a[stepLossSum]
+	e.LossN += int(a[stepLossN])
+	e.Correct += int(a[stepCorrect])
+	e.Seen += int(a[stepSeen])
+	clear(a)
 }
 
 // correct counts the rows of logits whose largest entry is at the target;
@@ -267,89 +291,49 @@ func correct(logits *tensor.Tensor, y []int32) int {
 // flight and returns an error wrapping loop.ErrInterrupted. A Run trains
 // once.
 func (r *Run) Train(ctx context.Context) (*Summary, error) {
-	r.start = time.Now()
-	var curve []EpochRecord
-	if r.opts.Out != "" {
-		f, kept, err := openLog(r.opts.Out, r.st.Step, r.batchesPerEpoch, r.opts.Resume)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r.log, curve = f, kept
-	}
-	if r.st.Step%r.batchesPerEpoch == 0 && r.st.Epoch.Steps > 0 {
-		// The run stopped for bad steps at the end of an epoch, before
-		// evaluating it: finish that epoch first.
-		rec, err := r.endEpoch(r.st.Step / r.batchesPerEpoch)
-		if err != nil {
-			return nil, err
-		}
-		curve = append(curve, rec)
-	}
-	l := loop.Loop{
-		Total: r.TotalSteps(),
-		Step:  func(_ context.Context, i int) (bool, error) { return r.step(i) },
-		After: func(done int) error {
-			r.st.Step = done
-			if r.opts.afterStep != nil {
-				r.opts.afterStep(done)
-			}
-			if done%r.batchesPerEpoch != 0 {
-				return nil
-			}
-			rec, err := r.endEpoch(done / r.batchesPerEpoch)
-			if err != nil {
-				return err
-			}
-			curve = append(curve, rec)
-			return r.save()
-		},
-		Save: func(done int) error {
-			r.st.Step = done
-			return r.save()
-		},
-		MaxBadSteps:  r.cfg.MaxBadSteps,
-		Progress:     r.opts.Progress,
-		Label:        r.opts.Label,
-		ItemsPerStep: r.cfg.Batch,
-		ItemUnit:     "img",
-		Describe: func(done int) string {
-			if e := &r.st.Epoch; e.Seen > 0 {
-				return fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%", done/r.batchesPerEpoch+1, r.cfg.Epochs,
-					float64(ratio(e.LossSum, e.LossN)), 100*float64(e.Correct)/float64(e.Seen))
-			}
-			ep := curve[len(curve)-1] // an epoch has just ended
-			return fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%  val acc %.1f %%", ep.Epoch, r.cfg.Epochs,
-				float64(ep.TrainLoss), 100*float64(ep.TrainAcc), 100*float64(ep.ValAcc))
-		},
-	}
-	if err := l.Run(ctx, r.st.Step); err != nil {
+	defer r.h.Close()
+	if err := r.h.Train(ctx, hooks{r}); err != nil {
 		return nil, err
 	}
 	acc, loss := r.evaluate(r.data.Test)
 	s := &Summary{
 		Config: r.cfg, Epochs: r.cfg.Epochs, TestAcc: Float(acc), TestLoss: Float(loss),
-		Seconds: r.elapsed(), SkippedSteps: r.st.Skipped, DroppedSamples: r.st.Dropped, Curve: curve,
+		Summary: r.h.Summary(), DroppedSamples: r.st.Dropped, Curve: r.curve,
 	}
-	if n := len(curve); n > 0 {
-		s.TrainAcc, s.ValAcc = curve[n-1].TrainAcc, curve[n-1].ValAcc
+	if n := len(r.curve); n > 0 {
+		s.TrainAcc, s.ValAcc = r.curve[n-1].TrainAcc, r.curve[n-1].ValAcc
 	}
-	if r.opts.Out != "" {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		if err := atomicfile.WriteFile(filepath.Join(r.opts.Out, ResultFile), append(b, '\n')); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return s, r.h.Finish(s)
 }
 
-func (r *Run) elapsed() float64 { return r.st.Seconds + time.Since(r.start).Seconds() }
+// hooks is the Run as the run layer drives it (run.Trainer).
+type hooks struct{ *Run }
 
-// step performs optimizer step i (0-based) on the next training batch.
-func (r *Run) step(i int) (bad bool, err error) {
+// Begin rebuilds the curve from the epoch records of a resumed run's log,
+// and finishes an epoch whose end the run stopped at before evaluating it
+// (a run stopped for bad steps).
+func (h hooks) Begin(kept [][]byte) error {
+	for _, line := range kept {
+		var rec struct {
+			EpochRecord
+			Step *int `json:"step"` // only in a norms line
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("%s: %w", run.LogFile, err)
+		}
+		if rec.Step == nil {
+			h.curve = append(h.curve, rec.EpochRecord)
+		}
+	}
+	if done := h.h.Done(); done%h.batchesPerEpoch == 0 && h.st.Epoch.Steps > 0 {
+		return h.endEpoch(done / h.batchesPerEpoch)
+	}
+	return nil
+}
+
+// Step performs optimizer step i (0-based) on the next training batch.
+func (h hooks) Step(i int) (train.Stats, error) {
+	r := h.Run
 	x, y, ok := r.it.Next()
 	if !ok { // the previous epoch's end: Next has moved to the next epoch
 		x, y, _ = r.it.Next()
@@ -358,14 +342,16 @@ func (r *Run) step(i int) (bad bool, err error) {
 		panic(fmt.Sprintf("cifar: step %d drew a batch of epoch %d", i, p.Epoch)) // a bookkeeping bug
 	}
 	b := train.Batch{X: x, Y: y}
-	if r.opts.beforeStep != nil {
-		r.opts.beforeStep(i, &b)
+	if r.beforeStep != nil {
+		r.beforeStep(i, &b)
 	}
 	t0 := time.Now()
-	st, err := r.trainer.Step(b)
+	st, err := r.trainer.Step(train.Split(b.X, b.Y, max(r.cfg.Accum, 1))...)
 	if err != nil {
-		return false, err
+		clear(r.stepAcc)
+		return st, err
 	}
+	r.addStep()
 	e := &r.st.Epoch
 	e.TrainSeconds += time.Since(t0).Seconds()
 	e.Steps++
@@ -384,20 +370,39 @@ func (r *Run) step(i int) (bad bool, err error) {
 		e.GradNormN++
 	}
 	r.st.Pos = r.it.Position()
-	if r.norms != nil && r.log != nil {
-		if err := writeLine(r.log, normsRecord{Step: i + 1, SampleNorms: r.norms.Take()}); err != nil {
-			return false, err
+	if norms := r.h.Norms(); norms != nil {
+		if err := r.h.Log(normsRecord{Step: i + 1, SampleNorms: norms}); err != nil {
+			return st, err
 		}
 	}
-	return st.Skipped, nil
+	return st, nil
 }
 
-// endEpoch evaluates on the validation set, logs the finished epoch and
-// starts the next epoch's statistics.
-func (r *Run) endEpoch(epoch int) (EpochRecord, error) {
+// After ends an epoch when one is complete, and asks for a checkpoint then.
+func (h hooks) After(done int) (bool, error) {
+	if done%h.batchesPerEpoch != 0 {
+		return false, nil
+	}
+	return true, h.endEpoch(done / h.batchesPerEpoch)
+}
+
+// Describe is the epoch, loss and accuracy for progress lines.
+func (h hooks) Describe(done int) string {
+	if e := &h.st.Epoch; e.Seen > 0 {
+		return fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%", done/h.batchesPerEpoch+1, h.cfg.Epochs,
+			float64(ratio(e.LossSum, e.LossN)), 100*float64(e.Correct)/float64(e.Seen))
+	}
+	ep := h.curve[len(h.curve)-1] // an epoch has just ended
+	return fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%  val acc %.1f %%", ep.Epoch, h.cfg.Epochs,
+		float64(ep.TrainLoss), 100*float64(ep.TrainAcc), 100*float64(ep.ValAcc))
+}
+
+// endEpoch evaluates on the validation set, logs the finished epoch, adds
+// it to the curve and starts the next epoch's statistics.
+func (r *Run) endEpoch(epoch int) error {
 	valAcc, valLoss := r.evaluate(r.valSet)
 	e := r.st.Epoch
-	now := r.elapsed()
+	now := r.h.Elapsed()
 	rec := EpochRecord{
 		Epoch:     epoch,
 		TrainLoss: ratio(e.LossSum, e.LossN), TrainAcc: ratio(float64(e.Correct), e.Seen),
@@ -409,27 +414,16 @@ func (r *Run) endEpoch(epoch int) (EpochRecord, error) {
 		ClippedStepFraction: float64(e.ClippedSteps) / float64(e.Steps),
 		MeanGradNorm:        ratio(e.GradNormSum, e.GradNormN),
 		SkippedSteps:        e.Skipped, DroppedSamples: e.Dropped,
+		Diagnostics: r.h.Diagnostics(),
 	}
 	if r.perSample {
 		rec.MeanSampleNorm = ratio(e.NormSum, e.NormN)
 	}
-	rec.PHat, rec.SigmaHat, rec.Gamma = Float(math.NaN()), Float(math.NaN()), Float(math.NaN())
-	switch est := r.est.(type) {
-	case *estimator.PSAuto:
-		if te, ok := est.Estimate(); ok {
-			rec.PHat, rec.SigmaHat = Float(te.P), Float(te.Sigma)
-		}
-	case *estimator.Quantile:
-		rec.Gamma = Float(est.Gamma())
-	}
-	r.st.Skipped += e.Skipped
 	r.st.Dropped += e.Dropped
 	r.st.Epoch = epochAcc{}
 	r.st.EpochStart = now
-	if r.log != nil {
-		return rec, writeLine(r.log, rec)
-	}
-	return rec, nil
+	r.curve = append(r.curve, rec)
+	return r.h.Log(rec)
 }
 
 // ratio is s/n, or NaN when n is 0.

@@ -19,6 +19,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -81,7 +82,7 @@ func TestResumeIsExact(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := New(cfg, d, RunOptions{Out: parts, LogNorms: logNorms, afterStep: func(done int) {
+			r, err := New(cfg, d, RunOptions{Out: parts, LogNorms: logNorms, AfterStep: func(done int) {
 				if done == tc.interrupt {
 					cancel()
 				}
@@ -92,17 +93,17 @@ func TestResumeIsExact(t *testing.T) {
 			if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
 				t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
 			}
-			if l, err := checkpoint.Load(filepath.Join(parts, CheckpointFile)); err != nil || l.Step != tc.interrupt {
+			if l, err := checkpoint.Load(filepath.Join(parts, run.CheckpointFile)); err != nil || l.Step != tc.interrupt {
 				t.Fatalf("checkpoint after the interrupt: %v, %+v; want step %d", err, l, tc.interrupt)
 			}
-			if _, err := os.Stat(filepath.Join(parts, ResultFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(parts, run.ResultFile)); err == nil {
 				t.Error("an interrupted run wrote result.json")
 			}
 			got, err := trainRun(t, cfg, d, RunOptions{Out: parts, Resume: true, LogNorms: logNorms})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameCheckpoints(t, filepath.Join(whole, CheckpointFile), filepath.Join(parts, CheckpointFile))
+			sameCheckpoints(t, filepath.Join(whole, run.CheckpointFile), filepath.Join(parts, run.CheckpointFile))
 			if a, b := logStats(t, whole), logStats(t, parts); a != b {
 				t.Errorf("logs differ:\nuninterrupted %s\nresumed       %s", a, b)
 			}
@@ -159,7 +160,7 @@ func autoConfig(est string) Config {
 // logStats returns the log's lines, the epoch records without the timings.
 func logStats(t *testing.T, dir string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, LogFile))
+	f, err := os.Open(filepath.Join(dir, run.LogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +211,7 @@ func TestPoisonedSampleNeverReachesWeights(t *testing.T) {
 			var r *Run
 			var before []float32
 			opts := RunOptions{Out: dir,
-				beforeStep: func(step int, b *train.Batch) {
-					if step == 3 {
-						poison(b, 2)
-						before = slices.Clone(r.model.Params()[0].Value.Data)
-					}
-				},
-				afterStep: func(done int) {
+				AfterStep: func(done int) {
 					if done != 4 {
 						return
 					}
@@ -228,6 +223,12 @@ func TestPoisonedSampleNeverReachesWeights(t *testing.T) {
 			var err error
 			if r, err = New(cfg, d, opts); err != nil {
 				t.Fatal(err)
+			}
+			r.beforeStep = func(step int, b *train.Batch) {
+				if step == 3 {
+					poison(b, 2)
+					before = slices.Clone(r.model.Params()[0].Value.Data)
+				}
 			}
 			s, err := r.Train(context.Background())
 			if err != nil {
@@ -259,13 +260,14 @@ func TestBadStepsStop(t *testing.T) {
 			cfg := tinyConfig(est)
 			cfg.MaxBadSteps = 3
 			dir := t.TempDir()
-			r, err := New(cfg, d, RunOptions{Out: dir, beforeStep: func(_ int, b *train.Batch) {
+			r, err := New(cfg, d, RunOptions{Out: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.beforeStep = func(_ int, b *train.Batch) {
 				for i := range b.Y {
 					poison(b, i)
 				}
-			}})
-			if err != nil {
-				t.Fatal(err)
 			}
 			before := r.model.Params()[0].Value.Clone()
 			_, err = r.Train(context.Background())
@@ -275,11 +277,11 @@ func TestBadStepsStop(t *testing.T) {
 			if !slices.Equal(r.model.Params()[0].Value.Data, before.Data) {
 				t.Error("a NaN gradient reached the weights")
 			}
-			l, err := checkpoint.Load(filepath.Join(dir, CheckpointFile))
+			l, err := checkpoint.Load(filepath.Join(dir, run.CheckpointFile))
 			if err != nil || l.Step != 3 {
 				t.Fatalf("checkpoint: %v, %+v; want one at step 3", err, l)
 			}
-			if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, run.ResultFile)); err == nil {
 				t.Error("a failed run wrote result.json")
 			}
 		})
@@ -303,7 +305,7 @@ func TestGOMAXPROCSInvariant(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	sameCheckpoints(t, filepath.Join(dirs[0], CheckpointFile), filepath.Join(dirs[1], CheckpointFile))
+	sameCheckpoints(t, filepath.Join(dirs[0], run.CheckpointFile), filepath.Join(dirs[1], run.CheckpointFile))
 }
 
 // TestResumeChecks refuses to resume with a changed setting, and extends a
@@ -363,7 +365,7 @@ func TestNormsLogTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, LogFile))
+	f, err := os.Open(filepath.Join(dir, run.LogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,6 +388,6 @@ func TestNormsLogTrace(t *testing.T) {
 	}
 	// Estimators without per-sample norms have none to log.
 	if _, err := New(tinyConfig("clip-sgd"), d, RunOptions{Out: t.TempDir(), LogNorms: true}); err == nil || !strings.Contains(err.Error(), "LogNorms") {
-		t.Errorf("clip-sgd with LogNorms: %v, want an error naming --log-norms", err)
+		t.Errorf("clip-sgd with LogNorms: %v, want an error naming LogNorms", err)
 	}
 }

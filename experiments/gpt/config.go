@@ -424,7 +424,7 @@ func (c *Config) Validate() error {
 	case c.Warmup > c.Steps:
 		return setting.Errorf("Warmup", c.Warmup, "at most the %d steps", c.Steps)
 	}
-	for _, err := range []error{
+	if err := setting.First(
 		setting.Fraction("Dropout", c.Dropout),
 		setting.Positive32("LR", c.LR),
 		setting.NonNegative32("MinLR", c.MinLR),
@@ -432,10 +432,8 @@ func (c *Config) Validate() error {
 		setting.Fraction("Beta1", c.Beta1),
 		setting.Fraction("Beta2", c.Beta2),
 		setting.Positive32("Eps", c.Eps),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if c.MinLR > c.LR {
 		return setting.Errorf("MinLR", c.MinLR, "at most the peak learning rate %v", c.LR)

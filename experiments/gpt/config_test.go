@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -150,7 +149,8 @@ func TestCheckCorpus(t *testing.T) {
 func TestConfigMapRoundTrip(t *testing.T) {
 	c, _ := Preset("gpt2-124m")
 	c.Dropout, c.Clip = 0.1, 0.25
-	back, err := configFromMap(configMap(c))
+	var back Config
+	err := run.DecodeConfig(run.ConfigMap(c), &back)
 	if err != nil || back != c {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, c)
 	}
@@ -167,37 +167,8 @@ func TestFloatJSON(t *testing.T) {
 	}
 }
 
-// TestResumeLog checks that resuming keeps the log's records up to the
-// checkpoint and drops later ones and a line cut by a crash.
-func TestResumeLog(t *testing.T) {
-	dir := t.TempDir()
-	log := `{"step":0,"val_loss":4.2,"elapsed_s":0.1}
-{"step":1,"lr":0.001,"loss":4.1,"grad_norm":1.5}
-{"step":2,"lr":0.001,"loss":null,"grad_norm":null,"skipped":true}
-{"step":2,"val_loss":3.9,"elapsed_s":0.3}
-{"step":3,"lr":0.001,"loss":3.8,"grad_norm":1.1}
-{"step":4,"val_loss":3.`
-	if err := os.WriteFile(filepath.Join(dir, LogFile), []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, curve, err := openLog(dir, 2, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.write(EvalRecord{Step: 3, ValLoss: 3.7})
-	w.Close()
-	if len(curve) != 2 || curve[1] != (EvalPoint{2, 3.9}) {
-		t.Errorf("curve %v", curve)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, LogFile))
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[4], `{"step":3,"val_loss":3.7`) {
-		t.Errorf("log after resume:\n%s", b)
-	}
-}
-
-// Checkpoints of runs made before Config embedded estimator.Spec resume:
-// their configuration maps, written by that version of train gpt, match
+// The configuration maps of runs made before Config embedded
+// estimator.Spec, written by that version of train gpt, match
 // what train gpt builds today up to the settings the clip mode does not
 // read (Config.Unread), and a setting that changed is still refused.
 func TestOlderCheckpointConfigs(t *testing.T) {
@@ -219,14 +190,15 @@ func TestOlderCheckpointConfigs(t *testing.T) {
 			t.Fatalf("%s: %v", mode, err)
 		}
 		meta := checkpoint.Meta{Config: old}
-		if err := meta.CheckConfig(configMap(c), append(c.Unread(), mayDiffer...)...); err != nil {
+		if err := meta.CheckConfig(run.ConfigMap(c), append(c.Unread(), mayDiffer...)...); err != nil {
 			t.Errorf("%s: %v", mode, err)
 		}
 		c.LR = 2e-3
-		if err := meta.CheckConfig(configMap(c), append(c.Unread(), mayDiffer...)...); err == nil {
+		if err := meta.CheckConfig(run.ConfigMap(c), append(c.Unread(), mayDiffer...)...); err == nil {
 			t.Errorf("%s: another learning rate resumed", mode)
 		}
-		back, err := configFromMap(configMap(c))
+		var back Config
+		err := run.DecodeConfig(run.ConfigMap(c), &back)
 		if err != nil || back != c {
 			t.Errorf("%s: configuration map round trip %+v, %v; want %+v", mode, back, err, c)
 		}

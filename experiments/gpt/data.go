@@ -1,9 +1,16 @@
 package gpt
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -67,4 +74,48 @@ func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 	}
 	c.Name = GoSourceName
 	return c, nil
+}
+
+// CorpusIdentity is the corpus's identity for the run layer: the content
+// hashes of its training and validation tokens and of its vocabulary and,
+// for the Go source, the Go release.
+func CorpusIdentity(c *text.Corpus) run.Data {
+	d := run.Data{Source: c.Name, SHA256: map[string]string{"train": hashTokens(c.Train), "val": hashTokens(c.Val)}}
+	if c.Vocab != nil {
+		v, err := c.Vocab.MarshalText()
+		if err != nil {
+			panic(err) // a vocabulary always marshals
+		}
+		d.SHA256["vocab"] = run.Hash(v)
+	}
+	if c.Name == GoSourceName {
+		d.GoVersion = goVersion()
+	}
+	return d
+}
+
+// goVersion is the release of the Go toolchain whose source is the default
+// corpus ("go env GOVERSION"), or "unknown".
+var goVersion = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+})
+
+// hashTokens is the hex SHA-256 of tokens as little-endian uint16, as
+// nanoGPT's token files store them.
+func hashTokens(tokens []uint16) string {
+	h := sha256.New()
+	buf := make([]byte, 0, 1<<16)
+	for _, t := range tokens {
+		buf = binary.LittleEndian.AppendUint16(buf, t)
+		if len(buf) == cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
 }

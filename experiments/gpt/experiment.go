@@ -2,20 +2,15 @@ package gpt
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/psclip/psclip/data/text"
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/plotting"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -42,10 +37,8 @@ type Experiment struct {
 // twice into one directory and shrink the standard deviation. Its errors
 // are *setting.Error values naming the field.
 func (e *Experiment) Check() error {
-	for _, err := range []error{setting.Distinct("LRs", e.LRs), setting.Distinct("Modes", e.Modes), setting.Distinct("Seeds", e.Seeds)} {
-		if err != nil {
-			return err
-		}
+	if err := setting.First(setting.Distinct("LRs", e.LRs), setting.Distinct("Modes", e.Modes), setting.Distinct("Seeds", e.Seeds)); err != nil {
+		return err
 	}
 	for _, lr := range e.LRs {
 		if err := setting.Positive32("LRs", lr); err != nil {
@@ -84,6 +77,24 @@ func (e *Experiment) label(m ClipMode) string {
 	return c.Label()
 }
 
+// Output files of an experiment, in its directory.
+const (
+	LossTableMD = "final_val_loss.md"
+	TimeTableMD = "train_time.md"
+	TableCSV    = "results.csv"
+	CurvesPNG   = "val_loss.png"
+	CurvesSVG   = "val_loss.svg"
+)
+
+// Results is the content of results.json: the experiment, the corpus it
+// ran on (by name), every run in the order they ran, and their rows.
+type Results struct {
+	Experiment Experiment  `json:"experiment"`
+	Corpus     string      `json:"corpus"`
+	Runs       []RunResult `json:"runs"`
+	Table      []Row       `json:"table"`
+}
+
 // RunResult is what one run of an experiment produced.
 type RunResult struct {
 	LR   float64  `json:"lr"`
@@ -112,104 +123,42 @@ type Row struct {
 	ClipThreshold Float `json:"clip_threshold"`
 }
 
-// Results is the content of results.json.
-type Results struct {
-	Experiment Experiment  `json:"experiment"`
-	Corpus     string      `json:"corpus"`
-	Runs       []RunResult `json:"runs"`
-	Table      []Row       `json:"table"`
-}
-
-// Output files of an experiment, in its directory.
-const (
-	ResultsFile  = "results.json"
-	LossTableMD  = "final_val_loss.md"
-	TimeTableMD  = "train_time.md"
-	TableCSV     = "results.csv"
-	CurvesPNG    = "val_loss.png"
-	CurvesSVG    = "val_loss.svg"
-	runsDir      = "runs"
-	runSummaryFn = "summary.json"
-)
-
 // RunExperiment trains every run of e on corpus in turn, each in its own
-// directory under dir/runs, then writes results.json, the tables (markdown
-// and CSV) and the validation-loss curves to dir. With resume, finished runs
-// are read back rather than retrained and an interrupted run continues from
-// its checkpoint. progress, if not nil, receives progress lines.
-func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, dir string, resume bool, progress io.Writer) (*Results, error) {
-	if err := e.Check(); err != nil {
+// directory under o.Out/runs, then writes results.json, the tables
+// (markdown and CSV) and the validation-loss curves to o.Out. The
+// experiment directory is held as a run directory is (run.OpenDir): a fresh
+// experiment into one that holds an experiment is refused. With o.Resume,
+// finished runs are read back rather than retrained and an interrupted run
+// continues from its checkpoint (run.Reuse), with the same configuration
+// and corpus only; o.Restart starts every run over. o.Progress, if not nil,
+// receives progress lines.
+func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run.Options) (*Results, error) {
+	x, err := run.OpenExperiment(o, e.Check)
+	if err != nil {
 		return nil, err
 	}
+	defer x.Close()
+	id := CorpusIdentity(corpus)
 	res := &Results{Experiment: e, Corpus: corpus.Name}
 	for _, lr := range e.LRs {
 		for _, m := range e.Modes {
 			for _, seed := range e.Seeds {
 				c := e.config(lr, m, seed)
-				out := filepath.Join(dir, runsDir, fmt.Sprintf("lr=%s", fmtLR(lr)), string(m), fmt.Sprintf("seed=%d", seed))
-				s, err := experimentRun(ctx, c, corpus, out, resume, progress)
+				c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
+				ro := x.RunOptions(fmt.Sprintf("lr=%s %s seed=%d", fmtLR(lr), m, seed), "lr="+fmtLR(lr), string(m), fmt.Sprintf("seed=%d", seed))
+				s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
 				if err != nil {
-					return nil, fmt.Errorf("run lr=%s %s seed=%d: %w", fmtLR(lr), m, seed, err)
+					return nil, err
 				}
 				res.Runs = append(res.Runs, RunResult{LR: lr, Mode: m, Seed: seed, Summary: *s})
 			}
 		}
 	}
 	res.Table = aggregate(res.Runs, e.label)
-	return res, res.write(dir)
-}
-
-// finishedRun is a finished run's summary.json.
-type finishedRun struct {
-	// Config lets a resumed experiment reuse the run only if nothing about
-	// it has changed.
-	Config  Config  `json:"config"`
-	Summary Summary `json:"summary"`
-}
-
-// experimentRun returns a finished run's summary, training it unless resume
-// finds it done with the same configuration.
-func experimentRun(ctx context.Context, c Config, corpus *text.Corpus, out string, resume bool, progress io.Writer) (*Summary, error) {
-	path := filepath.Join(out, runSummaryFn)
-	if resume {
-		var f finishedRun
-		b, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(b, &f); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			// Settings the mode does not read cannot change the run:
-			// older runs hold the defaults of other modes.
-			if f.Config.Trim() != c {
-				return nil, fmt.Errorf("%s: the run was made with another configuration; use a new output directory", path)
-			}
-			return &f.Summary, nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		}
-		// Resume only if the run got as far as a checkpoint.
-		if _, err := os.Stat(filepath.Join(out, CheckpointFile)); err != nil {
-			resume = false
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := x.Finish(res, map[string]string{LossTableMD: res.LossTable(), TimeTableMD: res.TimeTable(), TableCSV: res.CSV()}); err != nil {
 		return nil, err
 	}
-	r, err := New(c, corpus, RunOptions{Out: out, Resume: resume, Progress: progress,
-		Label: fmt.Sprintf("lr=%s %s seed=%d", fmtLR(c.LR), c.ClipMode, c.Seed)})
-	if err != nil {
-		return nil, err
-	}
-	s, err := r.Train(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.MarshalIndent(finishedRun{Config: c, Summary: *s}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return s, atomicfile.WriteFile(path, append(b, '\n'))
+	return res, res.figures(o.Out)
 }
 
 // aggregate groups runs by learning rate and mode, in order of appearance,
@@ -240,26 +189,8 @@ func aggregate(runs []RunResult, label func(ClipMode) string) []Row {
 	return rows
 }
 
-// write saves results.json, the tables and the curves to dir.
-func (r *Results) write(dir string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{ResultsFile, append(b, '\n')},
-		{LossTableMD, []byte(r.LossTable())},
-		{TimeTableMD, []byte(r.TimeTable())},
-		{TableCSV, []byte(r.CSV())},
-	}
-	for _, f := range files {
-		if err := atomicfile.WriteFile(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
-		}
-	}
+// figures saves the validation-loss curves to dir.
+func (r *Results) figures(dir string) error {
 	panels := r.curves()
 	for _, name := range []string{CurvesPNG, CurvesSVG} {
 		if err := plotting.Save(filepath.Join(dir, name), panels); err != nil {

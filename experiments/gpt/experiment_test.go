@@ -13,6 +13,7 @@ import (
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -25,7 +26,7 @@ func TestExperiment(t *testing.T) {
 	base.Steps, base.Warmup, base.EvalInterval = 4, 1, 2
 	e := Experiment{Base: base, LRs: []float64{1e-3, 3e-3}, Modes: []ClipMode{ClipGlobal, ClipMicroBatch}, Seeds: []uint64{1, 2}}
 	dir := t.TempDir()
-	res, err := RunExperiment(context.Background(), e, corpus, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +71,13 @@ func TestExperiment(t *testing.T) {
 	if m, sd := stats.MeanSD(losses); row.N != 2 || row.ValLoss != m || row.ValLossSD != sd {
 		t.Errorf("row %+v does not aggregate the runs' losses %v", row, losses)
 	}
-	for _, f := range []string{ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
+	for _, f := range []string{run.ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("output %s: %v", f, err)
 		}
 	}
 	var back Results
-	b, _ := os.ReadFile(filepath.Join(dir, ResultsFile))
+	b, _ := os.ReadFile(filepath.Join(dir, run.ResultsFile))
 	if err := json.Unmarshal(b, &back); err != nil || len(back.Runs) != 8 {
 		t.Errorf("results.json does not read back: %v", err)
 	}
@@ -90,7 +91,7 @@ func TestExperiment(t *testing.T) {
 
 	// Resuming a finished experiment trains nothing (no log is rewritten)
 	// and reports the same.
-	logs, _ := filepath.Glob(filepath.Join(dir, runsDir, "*", "*", "*", LogFile))
+	logs, _ := filepath.Glob(filepath.Join(dir, run.RunsDir, "*", "*", "*", run.LogFile))
 	if len(logs) != 8 {
 		t.Fatalf("%d run logs, want 8", len(logs))
 	}
@@ -99,7 +100,7 @@ func TestExperiment(t *testing.T) {
 		fi, _ := os.Stat(l)
 		before[l] = fi.ModTime()
 	}
-	again, err := RunExperiment(context.Background(), e, corpus, dir, true, nil)
+	again, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestExperiment(t *testing.T) {
 
 	// Finished runs of another configuration are not reused.
 	e.Base.ClipConvention = ConventionMean
-	if _, err := RunExperiment(context.Background(), e, corpus, dir, true, nil); err == nil || !strings.Contains(err.Error(), "another configuration") {
+	if _, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "another configuration") {
 		t.Errorf("resume with another clip convention: %v", err)
 	}
 }
@@ -130,7 +131,7 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 	base.Estimator, base.Window = "ps-clip-auto", 256
 	e := Experiment{Base: base, LRs: []float64{1e-3}, Modes: []ClipMode{ClipGlobal, ClipPerSample}, Seeds: []uint64{1}}
 	dir := t.TempDir()
-	res, err := RunExperiment(context.Background(), e, corpus, dir, false, nil)
+	res, err := RunExperiment(context.Background(), e, corpus, RunOptions{Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +152,8 @@ func TestExperimentPerSampleThreshold(t *testing.T) {
 		ps     string
 		window int
 	}{{ClipGlobal, "", 0}, {ClipPerSample, "ps-clip-auto", 256}} {
-		var f finishedRun
-		b, err := os.ReadFile(filepath.Join(dir, runsDir, "lr=0.001", string(want.mode), "seed=1", runSummaryFn))
+		var f Summary
+		b, err := os.ReadFile(filepath.Join(dir, run.RunsDir, "lr=0.001", string(want.mode), "seed=1", run.ResultFile))
 		if err == nil {
 			err = json.Unmarshal(b, &f)
 		}

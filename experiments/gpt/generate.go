@@ -27,16 +27,11 @@ type GenerateOptions struct {
 // Check reports the first invalid option as a *setting.Error naming the
 // field; the logits are divided by Temperature in float32.
 func (o GenerateOptions) Check() error {
-	for _, err := range []error{
+	return setting.First(
 		setting.Positive("Tokens", o.Tokens),
 		setting.Positive32("Temperature", o.Temperature),
 		setting.NonNegative("TopK", o.TopK),
-	} {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	)
 }
 
 // Generate continues prompt (at least one token) by o.Tokens tokens drawn

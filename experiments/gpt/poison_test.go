@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -92,7 +93,7 @@ func TestPoisonedSequenceNeverReachesWeights(t *testing.T) {
 			for name, m := range r.opt.State().Tensors {
 				allFinite(t, "optimizer "+name, m.Data)
 			}
-			b, err := os.ReadFile(filepath.Join(dir, LogFile))
+			b, err := os.ReadFile(filepath.Join(dir, run.LogFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,55 +2,39 @@ package gpt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/psclip/psclip/data/text"
-	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/loop"
-	"github.com/psclip/psclip/internal/normlog"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
 
-// RunOptions say where a run writes and how it reports.
-type RunOptions struct {
-	// Out is the output directory (it must exist): log.jsonl and the
-	// checkpoint. Empty: no files, no checkpoints, no resume.
-	Out string
-	// Resume continues the run from Out's checkpoint, exactly: the weights,
-	// optimizer state, schedule position and data order are restored, so the
-	// result is bit-identical to an uninterrupted run.
-	Resume bool
-	// Progress, if set, receives a progress line about once a second.
-	Progress io.Writer
-	// Label prefixes the progress lines.
-	Label string
-	// LogNorms adds the step's per-sample gradient norms to every logged
-	// step record as "sample_norms", the form "psclip tail --from" reads. It
-	// needs --clip-mode per-sample.
-	LogNorms bool
+// Kind names this trainer in checkpoints (run.Spec.Kind).
+const Kind = "gpt"
 
-	// afterStep, if set, is called after every step (tests: interrupt a run
-	// at a chosen step).
-	afterStep func(done int)
-}
+// RunOptions say where a run writes and how it reports; the run directory
+// holds log.jsonl (a RunRecord, then StepRecord and EvalRecord lines; with
+// LogNorms, which needs ClipPerSample, the step records carry the
+// per-sample gradient norms), the checkpoint and, at the end, result.json
+// (Summary).
+type RunOptions = run.Options
 
-// Summary is what a finished run reports.
+// Summary is what a finished run reports (result.json).
 type Summary struct {
+	Config       Config      `json:"config"`
 	Steps        int         `json:"steps"`
 	FinalValLoss Float       `json:"final_val_loss"`
 	Curve        []EvalPoint `json:"curve"`
-	// Seconds is the run's wall time, evaluations included, summed over
-	// resumed sessions.
-	Seconds float64 `json:"train_time_s"`
+	run.Summary
 	// ClipThreshold is the threshold mean gradients were clipped to
 	// (Config.ClipThreshold); null without clipping.
 	ClipThreshold Float `json:"clip_threshold"`
@@ -59,49 +43,35 @@ type Summary struct {
 	Clipped         int64   `json:"clipped"`
 	Clippable       int64   `json:"clippable"`
 	ClippedFraction float64 `json:"clipped_fraction"`
-	// SkippedSteps made no update because every gradient was non-finite.
-	SkippedSteps int `json:"skipped_steps"`
 }
 
 // Run is one training run, set up and ready to train.
 type Run struct {
 	cfg    Config
 	corpus *text.Corpus
-	opts   RunOptions
 
 	model   *models.GPT
 	opt     *optim.AdamW
 	sched   optim.WarmupCosine
 	trainer *train.Trainer
-	est     estimator.Estimator // the configured one, whose state a checkpoint keeps
-	norms   *normlog.Recorder   // with LogNorms: what train sees as its estimator
-	train   *text.Sampler       // the training data order
-	eval    *text.Sampler       // the same validation batches at every evaluation
-	dropout *rand.PCG           // dropout masks
+	train   *text.Sampler // the training data order
+	eval    *text.Sampler // the same validation batches at every evaluation
+	dropout *rand.PCG     // dropout masks
 
 	batches []train.Batch
 	x, y    []int32 // sampler output for one micro-batch
-	log     *logWriter
 
-	// progress, saved in checkpoints
-	st state
-	// start is when this session began; elapsed time is st.Seconds plus
-	// the time since start.
-	start time.Time
+	h     *run.Run // the run layer: directory, log, checkpoints, loop
+	st    state    // progress, saved in checkpoints
+	curve []EvalPoint
 	last  StepRecord // the latest step, for progress lines
 }
 
-// state is the run's progress apart from tensors: what a checkpoint's
-// metadata holds to resume exactly.
+// state is the trainer's progress apart from tensors and random streams,
+// which the run layer saves with every checkpoint.
 type state struct {
-	Step         int     `json:"step"`
-	Seconds      float64 `json:"seconds"`
-	Clipped      int64   `json:"clipped"`
-	Clippable    int64   `json:"clippable"`
-	SkippedSteps int     `json:"skipped_steps"`
-	// Estimator is an adaptive estimator's state (its MarshalBinary), in
-	// checkpoints only.
-	Estimator []byte `json:"estimator,omitempty"`
+	Clipped   int64 `json:"clipped"`
+	Clippable int64 `json:"clippable"`
 }
 
 // dropoutStream is the PCG stream of the dropout masks. They, the data
@@ -109,10 +79,16 @@ type state struct {
 // and models pick the other two streams.
 const dropoutStream = 0xd209_0000_0000_0002
 
+// mayDiffer lists the settings a resumed run may change: they affect what
+// is reported and when, not the trajectory.
+var mayDiffer = []string{"eval_interval", "eval_iters", "log_interval", "ckpt_interval", "max_bad_steps"}
+
 // New sets up a run of cfg on corpus: it checks the configuration against
-// the corpus, builds and initialises the model and, with opts.Resume,
-// restores the checkpoint in opts.Out. Its errors are all about the
-// configuration, the corpus or the checkpoint, before any training.
+// the corpus and the machine's memory, builds and initialises the model and
+// opens the run directory, restoring its checkpoint with opts.Resume. Its
+// errors are all about the configuration, the corpus, the machine or the
+// run directory, before any training. A Run that will not train must be
+// closed.
 func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -121,7 +97,10 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	cfg.VocabSize, _ = modelVocab(cfg, corpus)
-	s := &Run{cfg: cfg, corpus: corpus, opts: opts}
+	if err := cfg.checkMemory(); err != nil {
+		return nil, err
+	}
+	s := &Run{cfg: cfg, corpus: corpus}
 	var err error
 	if s.model, err = models.NewGPT(cfg.model(), cfg.Seed); err != nil {
 		return nil, err
@@ -136,26 +115,35 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.est = est
-	if opts.LogNorms {
-		if cfg.ClipMode != ClipPerSample {
-			return nil, setting.Errorf("LogNorms", true, "false: clip mode %s computes no per-sample norms (only per-sample does)", cfg.ClipMode)
-		}
-		s.norms = &normlog.Recorder{Estimator: est}
-		est = s.norms
-	}
-	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
-	s.trainer, err = train.New(train.Config{
-		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
-		Rand: rand.New(s.dropout),
-	})
-	if err != nil {
-		return nil, err
-	}
 	if s.train, err = text.NewSampler(corpus.Train, cfg.MicroBatch, cfg.BlockSize, cfg.Seed); err != nil {
 		return nil, err
 	}
 	if s.eval, err = text.NewSampler(corpus.Val, cfg.MicroBatch, cfg.BlockSize, text.EvalSeed); err != nil {
+		return nil, err
+	}
+	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
+	spec := run.Spec{
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: CorpusIdentity(corpus), Steps: cfg.Steps,
+		Params: s.model.Params(), Optimizer: s.opt, Estimator: est,
+		RNGs: map[string]run.RNG{"sampler": s.train, "dropout": s.dropout}, State: &s.st,
+		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.TokensPerStep(), ItemUnit: "tok",
+	}
+	if corpus.Vocab != nil {
+		v, err := corpus.Vocab.MarshalText()
+		if err != nil {
+			return nil, err
+		}
+		spec.Extra = map[string]string{extraVocab: string(v)}
+	}
+	if s.h, err = run.New(spec, opts); err != nil {
+		return nil, err
+	}
+	s.trainer, err = train.New(train.Config{
+		Model: s.model, Loss: nn.CrossEntropy, Estimator: s.h.Estimator(), Optimizer: s.opt, Scope: scope,
+		Rand: rand.New(s.dropout), Comm: s.h.Comm(),
+	})
+	if err != nil {
+		s.h.Close()
 		return nil, err
 	}
 	n := cfg.MicroBatch * cfg.BlockSize
@@ -164,13 +152,21 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	for i := range s.batches {
 		s.batches[i] = train.Batch{X: tensor.New(cfg.MicroBatch, cfg.BlockSize), Y: make([]int32, n)}
 	}
-	if opts.Resume {
-		if err := s.restore(); err != nil {
-			return nil, err
-		}
-	}
 	return s, nil
 }
+
+// checkMemory refuses a run whose model, AdamW state, micro-batch
+// activations and step inputs cannot fit in this machine's memory
+// (run.CheckMemory), before anything is allocated.
+func (c *Config) checkMemory() error {
+	inputs := float64(c.Accum) * float64(c.MicroBatch) * float64(c.BlockSize) * 8 // token ids as float32 and targets as int32
+	need := c.model().TrainingBytes(c.MicroBatch, 2) + inputs
+	return run.CheckMemory("the model, its optimizer state and a step's micro-batches and activations", need)
+}
+
+// Close releases the run directory of a Run that will not train; Train
+// releases it itself.
+func (s *Run) Close() error { return s.h.Close() }
 
 // CheckCorpus reports whether the configuration fits the corpus: a block
 // size both splits can hold and a vocabulary that covers the corpus's.
@@ -229,84 +225,69 @@ func (c *Config) clippable() int {
 	return 0
 }
 
-// Train runs the remaining steps and returns the summary; it writes the
-// final checkpoint if opts.Out is set. When ctx is cancelled (Ctrl-C) it
-// writes a checkpoint and returns an error wrapping loop.ErrInterrupted.
-// A Run trains once.
+// Train runs the remaining steps, writes the final checkpoint and
+// result.json if opts.Out is set, and returns the summary. When ctx is
+// cancelled (Ctrl-C) it writes a checkpoint and returns an error wrapping
+// loop.ErrInterrupted. A Run trains once.
 func (s *Run) Train(ctx context.Context) (*Summary, error) {
-	var curve []EvalPoint
-	s.start = time.Now()
-	if s.opts.Out != "" {
-		var err error
-		if s.log, curve, err = openLog(s.opts.Out, s.st.Step, s.opts.Resume); err != nil {
-			return nil, err
-		}
-		defer s.log.Close()
-		if !s.opts.Resume {
-			if err := s.log.write(s.runRecord()); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if s.st.Step == 0 {
-		p, err := s.evaluate(0)
-		if err != nil {
-			return nil, err
-		}
-		curve = append(curve, p)
-	}
-	l := loop.Loop{
-		Total: s.cfg.Steps,
-		Step: func(_ context.Context, i int) (bool, error) {
-			return s.step(i)
-		},
-		After: func(done int) error {
-			s.st.Step = done
-			if s.opts.afterStep != nil {
-				s.opts.afterStep(done)
-			}
-			if done%s.cfg.EvalInterval == 0 || done == s.cfg.Steps {
-				p, err := s.evaluate(done)
-				if err != nil {
-					return err
-				}
-				curve = append(curve, p)
-			}
-			if s.cfg.CkptInterval > 0 && done%s.cfg.CkptInterval == 0 && done < s.cfg.Steps {
-				return s.save()
-			}
-			return nil
-		},
-		Save: func(done int) error {
-			s.st.Step = done
-			return s.save()
-		},
-		MaxBadSteps:  s.cfg.MaxBadSteps,
-		Progress:     s.opts.Progress,
-		Label:        s.opts.Label,
-		ItemsPerStep: s.cfg.TokensPerStep(),
-		ItemUnit:     "tok",
-		Describe: func(int) string {
-			return fmt.Sprintf("loss %.4f  lr %.3g", float64(s.last.Loss), float64(s.last.LR))
-		},
-	}
-	if err := l.Run(ctx, s.st.Step); err != nil {
-		return nil, err
-	}
-	if err := s.save(); err != nil {
+	defer s.h.Close()
+	if err := s.h.Train(ctx, hooks{s}); err != nil {
 		return nil, err
 	}
 	sum := &Summary{
-		Steps: s.cfg.Steps, Curve: curve, Seconds: s.elapsed(), ClipThreshold: s.runRecord().ClipThreshold,
-		Clipped: s.st.Clipped, Clippable: s.st.Clippable, SkippedSteps: s.st.SkippedSteps,
+		Config: s.cfg, Steps: s.cfg.Steps, Curve: s.curve, Summary: s.h.Summary(), ClipThreshold: s.runRecord().ClipThreshold,
+		Clipped: s.st.Clipped, Clippable: s.st.Clippable,
 	}
-	if len(curve) > 0 {
-		sum.FinalValLoss = curve[len(curve)-1].ValLoss
+	if len(s.curve) > 0 {
+		sum.FinalValLoss = s.curve[len(s.curve)-1].ValLoss
 	}
 	if s.st.Clippable > 0 {
 		sum.ClippedFraction = float64(s.st.Clipped) / float64(s.st.Clippable)
 	}
-	return sum, nil
+	return sum, s.h.Finish(sum)
+}
+
+// hooks is the Run as the run layer drives it (run.Trainer).
+type hooks struct{ *Run }
+
+// Begin opens a fresh run's log with its RunRecord and evaluates the
+// initial model, or rebuilds a resumed run's curve from its log.
+func (h hooks) Begin(kept [][]byte) error {
+	for _, line := range kept {
+		var l struct {
+			Step    int    `json:"step"`
+			ValLoss *Float `json:"val_loss"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			return fmt.Errorf("%s: %w", run.LogFile, err)
+		}
+		if l.ValLoss != nil {
+			h.curve = append(h.curve, EvalPoint{Step: l.Step, ValLoss: *l.ValLoss})
+		}
+	}
+	if h.h.Resumed() {
+		return nil
+	}
+	if err := h.h.Log(h.runRecord()); err != nil {
+		return err
+	}
+	return h.evaluate(0)
+}
+
+// After evaluates every EvalInterval steps and at the end, and asks for a
+// checkpoint every CkptInterval steps (the run layer writes the last).
+func (h hooks) After(done int) (bool, error) {
+	if done%h.cfg.EvalInterval == 0 || done == h.cfg.Steps {
+		if err := h.evaluate(done); err != nil {
+			return false, err
+		}
+	}
+	return h.cfg.CkptInterval > 0 && done%h.cfg.CkptInterval == 0 && done < h.cfg.Steps, nil
+}
+
+// Describe is the latest loss and learning rate for progress lines.
+func (h hooks) Describe(int) string {
+	return fmt.Sprintf("loss %.4f  lr %.3g", float64(h.last.Loss), float64(h.last.LR))
 }
 
 // runRecord is the log record that opens a run.
@@ -315,13 +296,12 @@ func (s *Run) runRecord() RunRecord {
 	if t == 0 {
 		t = Float(math.NaN())
 	}
-	return RunRecord{Config: s.cfg, ClipThreshold: t}
+	return RunRecord{Config: s.cfg, ClipThreshold: t, Ranks: s.h.Comm().Size()}
 }
 
-func (s *Run) elapsed() float64 { return s.st.Seconds + time.Since(s.start).Seconds() }
-
-// step performs optimizer step i (0-based) on the next Accum micro-batches.
-func (s *Run) step(i int) (bad bool, err error) {
+// Step performs optimizer step i (0-based) on the next Accum micro-batches.
+func (h hooks) Step(i int) (train.Stats, error) {
+	s := h.Run
 	lr := s.sched.LR(i)
 	s.opt.SetLR(lr)
 	for _, b := range s.batches {
@@ -331,54 +311,36 @@ func (s *Run) step(i int) (bad bool, err error) {
 	t0 := time.Now()
 	st, err := s.trainer.Step(s.batches...)
 	if err != nil {
-		return false, err
+		return st, err
 	}
 	dt := time.Since(t0).Seconds()
 	s.st.Clipped += int64(s.cfg.clipped(st))
 	s.st.Clippable += int64(s.cfg.clippable())
-	if st.Skipped {
-		s.st.SkippedSteps++
-	}
 	s.last = StepRecord{
 		Step: i + 1, LR: Float(lr), Loss: Float(st.Loss), GradNorm: Float(st.GradNorm),
 		ClippedBatches: st.ClippedBatches, ClippedSamples: st.Clipped, DroppedSamples: st.Dropped,
 		SkippedBatches: st.SkippedBatches, Skipped: st.Skipped,
-		TokensPerSec: float64(s.cfg.TokensPerStep()) / dt, Elapsed: s.elapsed(),
-		PHat: Float(math.NaN()), SigmaHat: Float(math.NaN()), Gamma: Float(math.NaN()),
+		TokensPerSec: float64(s.cfg.TokensPerStep()) / dt, Elapsed: s.h.Elapsed(),
+		Diagnostics: s.h.Diagnostics(), SampleNorms: s.h.Norms(),
 	}
-	switch est := s.est.(type) {
-	case *estimator.PSAuto:
-		if te, ok := est.Estimate(); ok {
-			s.last.PHat, s.last.SigmaHat = Float(te.P), Float(te.Sigma)
-		}
-	case *estimator.Quantile:
-		s.last.Gamma = Float(est.Gamma())
-	}
-	if s.norms != nil {
-		s.last.SampleNorms = s.norms.Take()
-	}
-	if s.log != nil && ((i+1)%s.cfg.LogInterval == 0 || i+1 == s.cfg.Steps) {
-		if err := s.log.write(s.last); err != nil {
-			return false, err
+	if (i+1)%s.cfg.LogInterval == 0 || i+1 == s.cfg.Steps {
+		if err := s.h.Log(s.last); err != nil {
+			return st, err
 		}
 	}
-	return st.Skipped, nil
+	return st, nil
 }
 
 // evaluate estimates the validation loss after done steps on EvalIters
-// batches, the same ones every time, and logs it.
-func (s *Run) evaluate(done int) (EvalPoint, error) {
+// batches, the same ones every time, logs it and adds it to the curve.
+func (s *Run) evaluate(done int) error {
 	loss, err := s.valLoss()
 	if err != nil {
-		return EvalPoint{}, err
+		return err
 	}
 	p := EvalPoint{Step: done, ValLoss: Float(loss)}
-	if s.log != nil {
-		if err := s.log.write(EvalRecord{Step: done, ValLoss: p.ValLoss, Elapsed: s.elapsed()}); err != nil {
-			return EvalPoint{}, err
-		}
-	}
-	return p, nil
+	s.curve = append(s.curve, p)
+	return s.h.Log(EvalRecord{Step: done, ValLoss: p.ValLoss, Elapsed: s.h.Elapsed()})
 }
 
 // valLoss is the mean loss over EvalIters validation batches.

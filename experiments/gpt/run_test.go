@@ -21,6 +21,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -92,7 +93,7 @@ func TestResumeIsExact(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := New(cfg, corpus, RunOptions{Out: parts, afterStep: func(done int) {
+			r, err := New(cfg, corpus, RunOptions{Out: parts, AfterStep: func(done int) {
 				if done == 3 {
 					cancel()
 				}
@@ -103,7 +104,7 @@ func TestResumeIsExact(t *testing.T) {
 			if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
 				t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
 			}
-			if l, err := checkpoint.Load(filepath.Join(parts, CheckpointFile)); err != nil || l.Step != 3 {
+			if l, err := checkpoint.Load(filepath.Join(parts, run.CheckpointFile)); err != nil || l.Step != 3 {
 				t.Fatalf("checkpoint after the interrupt: %v, step %v; want step 3", err, l)
 			}
 			s, err := trainRun(t, cfg, corpus, RunOptions{Out: parts, Resume: true})
@@ -113,7 +114,7 @@ func TestResumeIsExact(t *testing.T) {
 			if len(s.Curve) != 3 || s.Curve[0].Step != 0 || s.Curve[2].Step != 8 {
 				t.Errorf("resumed run's curve %v; want evaluations at steps 0, 4, 8", s.Curve)
 			}
-			sameCheckpoints(t, filepath.Join(whole, CheckpointFile), filepath.Join(parts, CheckpointFile))
+			sameCheckpoints(t, filepath.Join(whole, run.CheckpointFile), filepath.Join(parts, run.CheckpointFile))
 			if a, b := logLosses(t, whole), logLosses(t, parts); a != b {
 				t.Errorf("logs differ:\nuninterrupted %s\nresumed       %s", a, b)
 			}
@@ -165,7 +166,7 @@ func data(m map[string]*tensor.Tensor) map[string][]float32 {
 // logLosses returns the log's steps and losses, without the timings.
 func logLosses(t *testing.T, dir string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, LogFile))
+	f, err := os.Open(filepath.Join(dir, run.LogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +219,11 @@ func TestBadStepsStop(t *testing.T) {
 			if !slices.Equal(params[len(params)-1].Value.Data, before.Data) {
 				t.Error("a NaN gradient reached the weights")
 			}
-			l, err := checkpoint.Load(filepath.Join(dir, CheckpointFile))
+			l, err := checkpoint.Load(filepath.Join(dir, run.CheckpointFile))
 			if err != nil || l.Step != 3 {
 				t.Fatalf("checkpoint: %v, %+v; want one at step 3", err, l)
 			}
-			b, _ := os.ReadFile(filepath.Join(dir, LogFile))
+			b, _ := os.ReadFile(filepath.Join(dir, run.LogFile))
 			if n := strings.Count(string(b), `"loss":null`); n != 3 || strings.Count(string(b), `"skipped":true`) != 3 {
 				t.Errorf("log does not show the 3 skipped steps:\n%s", b)
 			}
@@ -247,7 +248,7 @@ func TestGOMAXPROCSInvariant(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	sameCheckpoints(t, filepath.Join(dirs[0], CheckpointFile), filepath.Join(dirs[1], CheckpointFile))
+	sameCheckpoints(t, filepath.Join(dirs[0], run.CheckpointFile), filepath.Join(dirs[1], run.CheckpointFile))
 }
 
 // TestLogNorms checks that --log-norms logs every sequence's gradient norm
@@ -260,7 +261,7 @@ func TestLogNorms(t *testing.T) {
 	if _, err := trainRun(t, cfg, testCorpus(t), RunOptions{Out: dir, LogNorms: true}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, LogFile))
+	b, err := os.ReadFile(filepath.Join(dir, run.LogFile))
 	if err != nil {
 		t.Fatal(err)
 	}

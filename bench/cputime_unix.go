@@ -1,14 +1,14 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package main
+package bench
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time, user and system, the process has used so far.
-func cpuTime() time.Duration {
+// CPUTime is the CPU time, user and system, the process has used so far.
+func CPUTime() time.Duration {
 	var r syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &r) != nil {
 		return 0

@@ -1,0 +1,39 @@
+// Package run is the run layer: everything a training run needs besides
+// its model, its step, its evaluation and its tables, shared by every
+// trainer (experiments/cifar, experiments/gpt, and any trainer after them).
+//
+// A run lives in a directory (Options.Out) that holds its JSON-lines log
+// (LogFile), its checkpoint (CheckpointFile, and the previous one) and, once
+// finished, its result (ResultFile). The run layer owns that directory:
+//
+//   - a fresh run into a directory that holds a run is refused with an
+//     *ExistsError before anything is written; Options.Resume continues the
+//     run and Options.Restart deliberately starts it over;
+//   - one process at a time: an advisory lock (LockFile, flock on unix) is
+//     taken before anything is written, and a second process is refused at
+//     once with a *LockedError naming the holder's PID; the lock dies with
+//     its process, so a killed run leaves no stale lock;
+//   - the checkpoint holds, besides the weights and the optimizer state,
+//     the run state: the configuration, the identity of the data (Data),
+//     the adaptive estimator's state, the trainer's random streams and
+//     progress, and the log's length and checksum; a resume refuses other
+//     data (*DataChangedError), another configuration, and a log that is
+//     missing or does not match the checkpoint (*NotResumableError);
+//   - log lines have no length limit.
+//
+// An experiment's directory (OpenExperiment) holds its results and one run
+// directory per run; a resumed experiment reads finished runs back, on the
+// same configuration and data only (Reuse, Train). The non-writing
+// processes of a data-parallel run open their run ReadOnly.
+//
+// A trainer plugs in by describing itself in a Spec (its kind, its
+// configuration, data, parameters, optimizer, estimator, random streams and
+// progress), creating a Run with New, training with the estimator
+// Run.Estimator returns, and handing Run.Train a Trainer: its step, what
+// happens after a step (evaluation, logging) and how it rebuilds its curves
+// from the log when resumed. docs/architecture.md shows the layer.
+//
+// The package is public, not internal, because a trainer of one's own, such
+// as an image trainer or a data-parallel variant of an existing one, is
+// built on it and on nothing else.
+package run

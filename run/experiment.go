@@ -1,0 +1,93 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/psclip/psclip/internal/atomicfile"
+)
+
+// The files of an experiment's directory: its results, and the directory
+// of its runs, one run directory each.
+const (
+	ResultsFile = "results.json"
+	RunsDir     = "runs"
+)
+
+// Experiment is the directory of an experiment: a study of several runs,
+// each in its own run directory under RunsDir, and their results. It is
+// held as a run directory is (see OpenDir).
+type Experiment struct {
+	opts Options
+	dir  *Dir
+}
+
+// OpenExperiment checks the experiment with check (its errors are
+// returned as they are) and opens the experiment directory o.Out: a fresh
+// experiment (neither o.Resume nor o.Restart) into one that holds an
+// experiment is refused with an *ExistsError, and another process holding
+// it is a *LockedError.
+func OpenExperiment(o Options, check func() error) (*Experiment, error) {
+	if err := check(); err != nil {
+		return nil, err
+	}
+	d, err := OpenDir(o, ResultsFile, RunsDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Experiment{opts: o, dir: d}, nil
+}
+
+// RunOptions are the options of the run in RunsDir/path…, labelled label
+// in progress lines: resumed or restarted as the experiment is.
+func (e *Experiment) RunOptions(label string, path ...string) Options {
+	return Options{
+		Out:    filepath.Join(append([]string{e.opts.Out, RunsDir}, path...)...),
+		Resume: e.opts.Resume, Restart: e.opts.Restart, Progress: e.opts.Progress, Label: label,
+	}
+}
+
+// Train returns the result of the run of config on data with options o
+// (from RunOptions): unless the experiment is resumed and the run finished
+// (see Reuse), it sets the run up with setup, such as a trainer's New, and
+// trains it. Its errors name the run by its label.
+func Train[R any, T interface {
+	Train(context.Context) (*R, error)
+}](ctx context.Context, o Options, config any, data Data, setup func(Options) (T, error)) (*R, error) {
+	r, err := Reuse(o, config, data, func(o Options) (*R, error) {
+		t, err := setup(o)
+		if err != nil {
+			return nil, err
+		}
+		return t.Train(ctx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", o.Label, err)
+	}
+	return r, nil
+}
+
+// Finish writes the experiment's results: results (indented JSON) to
+// ResultsFile and tables, a map from file name to content, each atomically.
+func (e *Experiment) Finish(results any, tables map[string]string) error {
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(e.opts.Out, ResultsFile), append(b, '\n')); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		if err := atomicfile.WriteFile(filepath.Join(e.opts.Out, name), []byte(tables[name])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close releases the experiment directory.
+func (e *Experiment) Close() error { return e.dir.Close() }
