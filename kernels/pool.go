@@ -54,14 +54,17 @@ func maxPool2x2(plane []float32, w, oh, ow int, y []float32, idx []int32) {
 			a0, a1, b0, b1 := r0[2*ox], r0[2*ox+1], r1[2*ox], r1[2*ox+1]
 			best := max(a0, a1, b0, b1) // NaN if any is NaN
 			// The first element equal to best wins, or the first NaN.
+			// x == best and x != x (NaN) exclude each other, so their
+			// inequality is their or, one flag the compiler turns into a
+			// conditional move where || would be two branches.
 			at := 2*oy*w + 2*ox + w + 1
-			if b0 == best || b0 != b0 {
+			if (b0 == best) != (b0 != b0) {
 				at = 2*oy*w + 2*ox + w
 			}
-			if a1 == best || a1 != a1 {
+			if (a1 == best) != (a1 != a1) {
 				at = 2*oy*w + 2*ox + 1
 			}
-			if a0 == best || a0 != a0 {
+			if (a0 == best) != (a0 != a0) {
 				at = 2*oy*w + 2*ox
 			}
 			yr[ox], ir[ox] = best, int32(at)
