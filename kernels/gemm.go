@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 )
@@ -92,6 +93,12 @@ const (
 	// inside each product rather than across products (attention products,
 	// 256×256×64, fall below it; AlexNet's convolutions 2 to 5 above).
 	batchSplitWork = 1 << 24
+	// fusedCols is about how many columns of op(B) gemmSerial packs at a
+	// time when C has one block of rows: enough for an untransposed B to be
+	// read in runs of 1 KiB rather than one panel's width.
+	fusedCols = 256
+	// prefetchRows is how many rows ahead the plain packs prefetch.
+	prefetchRows = 8
 )
 
 // sgemm is Sgemm with an explicit micro-kernel and thread count, so tests can
@@ -166,7 +173,7 @@ func gemmSplitM(kern *microKernel, workers int, pre []float32, transA, transB bo
 			parallelFor(workers, func(w, workers int) {
 				p0, p1 := w*np/workers*kern.nr, min(nc, (w+1)*np/workers*kern.nr)
 				if p0 < p1 {
-					packB(transB, b, ldb, pc, kc, jc+p0, p1-p0, kern.nr, shared[p0*kc:])
+					kern.packB(transB, b, ldb, pc, kc, jc+p0, p1-p0, shared[p0*kc:])
 				}
 			})
 			bet := beta
@@ -215,12 +222,36 @@ func parallelFor(workers int, f func(w, workers int)) {
 // of rows pack op(A)'s mc×kc block (it stays in L2, scaled by alpha) and sweep
 // the micro-kernel over it. Packing makes both operands contiguous in the
 // order the micro-kernel reads them, which also absorbs the transposes.
+//
+// When C has a single block of rows (m ≤ mc: the batch-64 classifier
+// products, whose op(B) is a weight matrix far larger than the caches), each
+// panel of op(B) is used by that block alone, so a few panels at a time
+// (fusedCols columns) are packed just before use into a buffer that stays in L2,
+// rather than the whole kc×nc block being written out to L3 and read back.
+// Every tile is computed from the same packed values either way.
 func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m <= kern.mc {
+		fused := roundUp(fusedCols, kern.nr)
+		for pc := 0; pc < k; pc += kern.kc {
+			kc := min(kern.kc, k-pc)
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			pa := kern.blockA(pre, transA, a, lda, m, 0, m, pc, kc, alpha, ws.a)
+			for jr := 0; jr < n; jr += fused {
+				nb := min(fused, n-jr)
+				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
+				macroKernel(kern, pa, ws.b, ws.t, m, nb, kc, bet, c[jr:], ldc)
+			}
+		}
+		return
+	}
 	for jc := 0; jc < n; jc += kern.nc {
 		nc := min(kern.nc, n-jc)
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
-			packB(transB, b, ldb, pc, kc, jc, nc, kern.nr, ws.b)
+			kern.packB(transB, b, ldb, pc, kc, jc, nc, ws.b)
 			bet := beta
 			if pc > 0 {
 				bet = 1 // later slices of K accumulate onto the first
@@ -250,7 +281,11 @@ func macroKernel(kern *microKernel, pa, pb, t []float32, mc, nc, kc int, beta fl
 				kern.tile(kc, ap, bp, c[ir*ldc+jr:], ldc, beta)
 				continue
 			}
-			kern.tile(kc, ap, bp, t, nr, 0)
+			if kern.edge != nil {
+				kern.edge(kc, mb, nb, ap, bp, t, nr, 0)
+			} else {
+				kern.tile(kc, ap, bp, t, nr, 0)
+			}
 			for i := range mb {
 				ci := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nb]
 				ti := t[i*nr : i*nr+nb]
@@ -272,7 +307,7 @@ func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m,
 	if pre != nil {
 		return pre[pc*roundUp(m, kern.mr)+ic*kc:]
 	}
-	packA(transA, a, lda, ic, mc, pc, kc, alpha, kern.mr, buf)
+	kern.packA(transA, a, lda, ic, mc, pc, kc, alpha, buf)
 	return buf
 }
 
@@ -282,7 +317,7 @@ func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m,
 func (kern *microKernel) prepackA(transA bool, a []float32, lda, m, k int, alpha float32, dst []float32) {
 	for pc := 0; pc < k; pc += kern.kc {
 		kc := min(kern.kc, k-pc)
-		packA(transA, a, lda, 0, m, pc, kc, alpha, kern.mr, dst[pc*roundUp(m, kern.mr):])
+		kern.packA(transA, a, lda, 0, m, pc, kc, alpha, dst[pc*roundUp(m, kern.mr):])
 	}
 }
 
@@ -290,24 +325,35 @@ func (kern *microKernel) prepackA(transA bool, a []float32, lda, m, k int, alpha
 // each stored step by step (kc groups of mr values). The last panel is padded
 // with zeros: the rows they produce are discarded, but zeros keep stale
 // (possibly subnormal, hence slow) values out of the micro-kernel.
-func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr int, dst []float32) {
-	for ir := 0; ir < mc; ir += mr {
-		panel := dst[ir*kc : (ir+mr)*kc]
-		rows := min(mr, mc-ir)
-		if trans {
-			// op(A)[i, p] = a[p·lda + i]: each step is a contiguous run.
-			for p := range kc {
-				src := a[(p0+p)*lda+i0+ir:][:rows]
-				d := panel[p*mr : p*mr+mr]
-				for r, v := range src {
+func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, dst []float32) {
+	mr := kern.mr
+	if trans {
+		// op(A)[i, p] = a[p·lda + i]: each step of a panel is a contiguous
+		// run, read row by row across all panels as packB does.
+		for p := range kc {
+			src := a[(p0+p)*lda+i0:][:mc]
+			if p+prefetchRows < kc {
+				prefetch(a[(p0+p+prefetchRows)*lda+i0:][:mc])
+			}
+			for ir := 0; ir < mc; ir += mr {
+				d := dst[ir*kc+p*mr:][:mr]
+				if alpha == 1 {
+					clear(d[copy(d, src[ir:]):])
+					continue
+				}
+				rows := min(mr, mc-ir)
+				for r, v := range src[ir : ir+rows] {
 					d[r] = alpha * v
 				}
 				clear(d[rows:])
 			}
-			continue
 		}
-		if alpha == 1 && transposeRows != nil && rows == mr && mr <= 16 && (mr-1)*lda < 1<<31 {
-			transposeRows(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, mr)
+		return
+	}
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : (ir+mr)*kc]
+		rows := min(mr, mc-ir)
+		if alpha == 1 && kern.transposed(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, rows) {
 			continue
 		}
 		for r := range rows {
@@ -327,23 +373,29 @@ func packA(trans bool, a []float32, lda, i0, mc, p0, kc int, alpha float32, mr i
 // packB copies op(B)[p0:p0+kc, j0:j0+nc] into dst as nr-column panels, each
 // stored step by step (kc groups of nr values), zero-padding the last as
 // packA does.
-func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) {
+func (kern *microKernel) packB(trans bool, b []float32, ldb, p0, kc, j0, nc int, dst []float32) {
+	nr := kern.nr
+	if !trans {
+		// op(B)[p, j] = b[p·ldb + j]: each step of a panel is a contiguous
+		// run. Rows are read in order, across all panels, so the reads
+		// stream rather than stride through B (a panel is 4·nr bytes of
+		// each of kc rows).
+		for p := range kc {
+			src := b[(p0+p)*ldb+j0:][:nc]
+			if p+prefetchRows < kc {
+				prefetch(b[(p0+p+prefetchRows)*ldb+j0:][:nc])
+			}
+			for jr := 0; jr < nc; jr += nr {
+				d := dst[jr*kc+p*nr:][:nr]
+				clear(d[copy(d, src[jr:]):])
+			}
+		}
+		return
+	}
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
-		if !trans {
-			// op(B)[p, j] = b[p·ldb + j]: each step is a contiguous run.
-			for p := range kc {
-				d := panel[p*nr : p*nr+nr]
-				copy(d, b[(p0+p)*ldb+j0+jr:][:cols])
-				clear(d[cols:])
-			}
-			continue
-		}
-		if transposeRows != nil && cols == nr && nr%16 == 0 && 15*ldb < 1<<31 {
-			for j := 0; j < nr; j += 16 {
-				transposeRows(b[(j0+jr+j)*ldb+p0:], ldb, kc, panel[j:], nr, 16)
-			}
+		if kern.transposed(b[(j0+jr)*ldb+p0:], ldb, kc, panel, nr, cols) {
 			continue
 		}
 		for j := range cols {
@@ -360,12 +412,24 @@ func packB(trans bool, b []float32, ldb, p0, kc, j0, nc, nr int, dst []float32) 
 	}
 }
 
-// transposeRows, where the CPU has a fast way, copies rows 0..rows-1 (at
-// most 16) of src, k elements each with leading dimension ld, into dst
-// transposed: element p of row j goes to dst[p·stride+j]. Packing a
-// transposed B or an untransposed A is such a copy, and the scalar loop is
-// three times slower than a plain copy.
-var transposeRows func(src []float32, ld, k int, dst []float32, stride, rows int)
+// transposed copies rows rows of src, k elements each with leading
+// dimension ld, transposed into the k steps of a panel width wide
+// (element p of row j goes to panel[p·width+j]), zero-filling the steps past
+// rows, with kern.transpose. It reports false, doing nothing, where the CPU
+// has no fast transpose or ld is too large for its 32-bit gather offsets.
+func (kern *microKernel) transposed(src []float32, ld, k int, panel []float32, width, rows int) bool {
+	t := kern.maxRows
+	if kern.transpose == nil || int64(t-1)*int64(ld) > math.MaxInt32 {
+		return false
+	}
+	if rows < width {
+		clear(panel[:k*width])
+	}
+	for j := 0; j < rows; j += t {
+		kern.transpose(src[j*ld:], ld, k, panel[j:], width, min(t, rows-j))
+	}
+	return true
+}
 
 // sgemmSmall computes tiny products directly, skipping packing.
 func sgemmSmall(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -91,7 +91,7 @@ func checkAgainstNaive(t *testing.T, g gemmCase, a []float32, lda int, b []float
 	}
 }
 
-// gemmShapes covers 1×1, primes, sizes around every micro-tile (4, 6, 12,
+// gemmShapes covers 1×1, primes, sizes around every micro-tile (2, 4, 6, 8, 12,
 // 16, 32) and the cache blocks (kc = 256, mc = 128..240), and skinny shapes.
 var gemmShapes = [][3]int{
 	{1, 1, 1}, {1, 1, 7}, {2, 3, 5}, {7, 11, 13}, {1, 37, 64}, {37, 1, 64}, {64, 64, 1},
@@ -247,6 +247,9 @@ func TestSgemmBatched(t *testing.T) {
 		{transB: true, m: 64, n: 130, k: 600, alpha: 1, beta: 0},
 		{m: 37, n: 64, k: 300, alpha: 0.5, beta: 0},
 		{transA: true, m: 300, n: 20, k: 40, alpha: 1, beta: 0.5}, // serial, several row blocks
+		// Above batchSplitWork: split by rows inside each product, over
+		// an A prepacked once.
+		{transA: true, m: 700, n: 130, k: 200, alpha: 1, beta: 0},
 	} {
 		const batch = 5
 		as, bs, cs := make([][]float32, batch), make([][]float32, batch), make([][]float32, batch)
@@ -345,5 +348,41 @@ func TestSgemmNoAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per call, want 0", allocs)
+	}
+}
+
+// TestTranspose checks each micro-kernel's transposing copy (used to pack a
+// transposed B or an untransposed A) against its definition for every row
+// count, lengths around its block size and padded strides, and that it
+// writes nothing outside the rows it copies.
+func TestTranspose(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, kern := range available {
+		if kern.transpose == nil {
+			continue
+		}
+		for rows := 1; rows <= kern.maxRows; rows++ {
+			for _, k := range []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 40} {
+				for _, pad := range []int{0, 3} {
+					ld, stride := k+2, rows+pad
+					src := randSlice(r, rows*ld)
+					dst := make([]float32, k*stride+16)
+					for i := range dst {
+						dst[i] = float32(math.NaN())
+					}
+					kern.transpose(src, ld, k, dst, stride, rows)
+					for i, v := range dst {
+						p, j := i/stride, i%stride
+						want := float32(math.NaN())
+						if p < k && j < rows {
+							want = src[j*ld+p]
+						}
+						if math.Float32bits(v) != math.Float32bits(want) {
+							t.Fatalf("%s: rows %d, k %d, stride %d: dst[%d] = %v, want %v", kern.name, rows, k, stride, i, v, want)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -9,9 +9,14 @@ package kernels
 // AVX-512 a 12×32 tile in 24 of its 32 ZMM registers. kc·nr floats of B (32
 // KiB for AVX-512) stay in L1, mc·kc of A (240 KiB) in L2.
 var (
-	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2}
-	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512}
+	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2, edge: edgeAVX2, transpose: transposeAVX2, maxRows: 8}
+	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512, edge: edgeAVX512, transpose: transposeAVX512, maxRows: 16}
 )
+
+// asmTile is the signature of the generated micro-kernels, the full ones and
+// the partial ones of kernel_partial_amd64.go, which compute a corner of the
+// tile (rows, and vectors of 8 or 16 columns) for the edges of C.
+type asmTile func(k int, a, b, c *float32, ldc int, beta float32)
 
 //go:noescape
 func kernelAVX2(k int, a, b, c *float32, ldc int, beta float32)
@@ -20,7 +25,10 @@ func kernelAVX2(k int, a, b, c *float32, ldc int, beta float32)
 func kernelAVX512(k int, a, b, c *float32, ldc int, beta float32)
 
 //go:noescape
-func gatherRows(src *float32, ld, k int, dst *float32, dstStride, rows int)
+func transpose8(src *float32, ld, k int, dst *float32, dstStride, rows int)
+
+//go:noescape
+func transpose16(src *float32, ld, k int, dst *float32, dstStride, rows int)
 
 //go:noescape
 func sqNormAVX2(x []float32) float64
@@ -68,13 +76,34 @@ func tileAVX512(k int, a, b, c []float32, ldc int, beta float32) {
 	kernelAVX512(k, &a[0], &b[0], &c[0], ldc, beta)
 }
 
+func edgeAVX2(k, rows, cols int, a, b, c []float32, ldc int, beta float32) {
+	kernelAVX2Partial[rows-1][(cols-1)/8](k, &a[0], &b[0], &c[0], ldc, beta)
+}
+
+func edgeAVX512(k, rows, cols int, a, b, c []float32, ldc int, beta float32) {
+	kernelAVX512Partial[rows-1][(cols-1)/16](k, &a[0], &b[0], &c[0], ldc, beta)
+}
+
 func transposeAVX512(src []float32, ld, k int, dst []float32, stride, rows int) {
 	_, _ = src[(rows-1)*ld+k-1], dst[(k-1)*stride+rows-1] // the extent the assembly touches
-	gatherRows(&src[0], ld, k, &dst[0], stride, rows)
+	transpose16(&src[0], ld, k, &dst[0], stride, rows)
+}
+
+func transposeAVX2(src []float32, ld, k int, dst []float32, stride, rows int) {
+	_, _ = src[(rows-1)*ld+k-1], dst[(k-1)*stride+rows-1] // the extent the assembly touches
+	k8 := k &^ 7
+	if k8 > 0 {
+		transpose8(&src[0], ld, k8, &dst[0], stride, rows)
+	}
+	for p := k8; p < k; p++ {
+		for j := range rows {
+			dst[p*stride+j] = src[j*ld+p]
+		}
+	}
 }
 
 // available lists the micro-kernels this CPU and OS can run, best first.
-var available = detect()
+var available = selectKernels(detect())
 
 // best is the micro-kernel Sgemm uses.
 var best = available[0]
@@ -114,7 +143,6 @@ func detect() []*microKernel {
 	}
 	if xcr0&0xe6 == 0xe6 && ebx7&avx512f != 0 { // and opmask and ZMM state
 		ks = append([]*microKernel{avx512}, ks...)
-		transposeRows = transposeAVX512
 	}
 	return ks
 }

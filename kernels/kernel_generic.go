@@ -1,9 +1,10 @@
 package kernels
 
-// generic is the portable micro-kernel: a 4×4 tile in sixteen scalar
-// accumulators, small enough to stay in registers on arm64 (32 FP registers)
-// and nearly so on amd64.
-var generic = &microKernel{name: "go", mr: 4, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo}
+// generic is the portable micro-kernel: a 2×4 tile in eight scalar
+// accumulators, which with the two values of A and four of B of a step fit
+// the 15 floating-point registers Go allocates on amd64 (a 4×4 tile spills
+// there), unrolled by four steps.
+var generic = &microKernel{name: "go", mr: 2, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo}
 
 // A microKernel computes one mr×nr tile of C from packed panels of A (kc
 // steps of mr values) and B (kc steps of nr values):
@@ -15,20 +16,27 @@ type microKernel struct {
 	mr, nr     int
 	mc, kc, nc int
 	tile       func(k int, a, b, c []float32, ldc int, beta float32)
+	// edge, if not nil, computes the rows×cols corner of a tile (and
+	// perhaps a little more of it) as tile would, with fewer operations.
+	edge func(k, rows, cols int, a, b, c []float32, ldc int, beta float32)
+	// transpose, where the CPU has a fast way, copies rows 0..rows-1 (at
+	// most maxRows) of src, k elements each with leading dimension ld,
+	// into dst transposed: element p of row j goes to dst[p·stride+j].
+	// Packing a transposed B or an untransposed A is such a copy, and the
+	// scalar loop is several times slower than a plain copy.
+	transpose func(src []float32, ld, k int, dst []float32, stride, rows int)
+	maxRows   int
 }
 
 func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {
-	var (
-		c00, c01, c02, c03 float32
-		c10, c11, c12, c13 float32
-		c20, c21, c22, c23 float32
-		c30, c31, c32, c33 float32
-	)
-	a, b = a[:4*k], b[:4*k]
-	for p := 0; p < len(a); p += 4 {
-		ap, bp := a[p:p+4:p+4], b[p:p+4:p+4]
-		a0, a1, a2, a3 := ap[0], ap[1], ap[2], ap[3]
-		b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+	var c00, c01, c02, c03, c10, c11, c12, c13 float32
+	var a0, a1, b0, b1, b2, b3 float32
+	a, b = a[:2*k], b[:4*k]
+	// Four steps at a time; the loop conditions let the compiler drop
+	// the bounds checks.
+	for len(a) >= 8 && len(b) >= 16 {
+		a0, a1 = a[0], a[1]
+		b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
 		c00 += a0 * b0
 		c01 += a0 * b1
 		c02 += a0 * b2
@@ -37,19 +45,53 @@ func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {
 		c11 += a1 * b1
 		c12 += a1 * b2
 		c13 += a1 * b3
-		c20 += a2 * b0
-		c21 += a2 * b1
-		c22 += a2 * b2
-		c23 += a2 * b3
-		c30 += a3 * b0
-		c31 += a3 * b1
-		c32 += a3 * b2
-		c33 += a3 * b3
+		a0, a1 = a[2], a[3]
+		b0, b1, b2, b3 = b[4], b[5], b[6], b[7]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a0, a1 = a[4], a[5]
+		b0, b1, b2, b3 = b[8], b[9], b[10], b[11]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a0, a1 = a[6], a[7]
+		b0, b1, b2, b3 = b[12], b[13], b[14], b[15]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a, b = a[8:], b[16:]
+	}
+	for len(a) >= 2 && len(b) >= 4 {
+		a0, a1 = a[0], a[1]
+		b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a, b = a[2:], b[4:]
 	}
 	storeRow(c[0*ldc:0*ldc+4], beta, c00, c01, c02, c03)
 	storeRow(c[1*ldc:1*ldc+4], beta, c10, c11, c12, c13)
-	storeRow(c[2*ldc:2*ldc+4], beta, c20, c21, c22, c23)
-	storeRow(c[3*ldc:3*ldc+4], beta, c30, c31, c32, c33)
 }
 
 func storeRow(c []float32, beta float32, s0, s1, s2, s3 float32) {

@@ -1,9 +1,9 @@
-//go:build purego || !amd64
+//go:build purego || !(amd64 || arm64)
 
 package kernels
 
 // available lists the micro-kernels this build can run, best first.
-var available = []*microKernel{generic}
+var available = selectKernels([]*microKernel{generic})
 
 // best is the micro-kernel Sgemm uses.
 var best = generic
