@@ -16,16 +16,21 @@ type AlexNetConfig struct {
 	WidthDiv int
 	// Dropout is the classifier's dropout probability (torchvision: 0.5).
 	Dropout float64
+	// InChannels is the number of image channels: 3 for RGB (0 means 3),
+	// 1 for grey images such as Fashion-MNIST's padded to 32×32. Only the
+	// first convolution's weight changes shape; with 3 the model and its
+	// initial weights are those of the paper's model.
+	InChannels int
 }
 
 // DefaultAlexNet is the paper's AlexNet-CIFAR for CIFAR-100.
-var DefaultAlexNet = AlexNetConfig{Classes: 100, WidthDiv: 1, Dropout: 0.5}
+var DefaultAlexNet = AlexNetConfig{Classes: 100, WidthDiv: 1, Dropout: 0.5, InChannels: 3}
 
 // NewAlexNet returns AlexNet-CIFAR as the paper's appendix describes it:
 // torchvision's AlexNet with a 3×3 stride-1 first convolution and 2×2
-// stride-2 max-pools, for [B,3,32,32] images:
+// stride-2 max-pools, for [B,C,32,32] images (C = cfg.InChannels):
 //
-//	features   = Conv(3,64,k3,p1) ReLU MaxPool(2,2) Conv(64,192,k5,p2) ReLU
+//	features   = Conv(C,64,k3,p1) ReLU MaxPool(2,2) Conv(64,192,k5,p2) ReLU
 //	             MaxPool(2,2) Conv(192,384,k3,p1) ReLU Conv(384,256,k3,p1) ReLU
 //	             Conv(256,256,k3,p1) ReLU MaxPool(2,2)
 //	avgpool    = AdaptiveAvgPool(6,6), then flatten
@@ -44,12 +49,16 @@ func NewAlexNet(cfg AlexNetConfig, seed uint64) (nn.Sequential, error) {
 	case !(cfg.Dropout >= 0 && cfg.Dropout < 1):
 		return nil, fmt.Errorf("models: AlexNet dropout must be in [0,1), got %g", cfg.Dropout)
 	}
+	in, err := inChannels("AlexNet", cfg.InChannels)
+	if err != nil {
+		return nil, err
+	}
 	w := func(n int) int { return max(1, n/cfg.WidthDiv) }
 	c1, c2, c3, c4, c5, hidden := w(64), w(192), w(384), w(256), w(256), w(4096)
 	conv := func(i, cin, cout, k, pad int) *nn.Conv2d {
 		return nn.NewConv2d(fmt.Sprintf("features.%d", i), cin, cout, k, 1, pad, true)
 	}
-	first := conv(0, 3, c1, 3, 1)
+	first := conv(0, in, c1, 3, 1)
 	first.NoInputGrad = true // the images' gradient is never used
 	m := nn.Sequential{
 		first, &nn.ReLU{}, nn.NewMaxPool2d(2, 2),

@@ -85,8 +85,36 @@ func TestAlexNetInit(t *testing.T) {
 	}
 }
 
+// TestAlexNetInChannels: 0 and 3 input channels build the same model with
+// the same weights (the paper's), and 1 changes only the first kernel.
+func TestAlexNetInChannels(t *testing.T) {
+	zero, _ := NewAlexNet(AlexNetConfig{Classes: 10, WidthDiv: 16, Dropout: 0.5}, 3)
+	three, _ := NewAlexNet(AlexNetConfig{Classes: 10, WidthDiv: 16, Dropout: 0.5, InChannels: 3}, 3)
+	grey, err := NewAlexNet(AlexNetConfig{Classes: 10, WidthDiv: 16, Dropout: 0.5, InChannels: 1}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range zero.Params() {
+		q, g := three.Params()[i], grey.Params()[i]
+		if p.Name != q.Name || !slices.Equal(p.Value.Shape, q.Value.Shape) || !slices.Equal(p.Value.Data, q.Value.Data) {
+			t.Fatalf("%s differs between InChannels 0 and 3", p.Name)
+		}
+		want := slices.Clone(p.Value.Shape)
+		if i == 0 {
+			want[1] = 1
+		}
+		if g.Name != p.Name || !slices.Equal(g.Value.Shape, want) {
+			t.Errorf("InChannels 1: %s %v, want %v", g.Name, g.Value.Shape, want)
+		}
+	}
+	if y := grey.Forward(&nn.Context{}, tensor.New(2, 1, 32, 32)); !slices.Equal(y.Shape, []int{2, 10}) {
+		t.Errorf("grey output %v, want [2 10]", y.Shape)
+	}
+}
+
 func TestAlexNetBadConfig(t *testing.T) {
 	for _, cfg := range []AlexNetConfig{
+		{Classes: 10, WidthDiv: 1, InChannels: -3},
 		{Classes: 0, WidthDiv: 1},
 		{Classes: 10, WidthDiv: 0},
 		{Classes: 10, WidthDiv: 1, Dropout: 1},

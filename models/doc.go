@@ -1,7 +1,9 @@
 // Package models builds the paper's networks from nn layers, with PyTorch
 // parameter names so that weights move to and from torchvision and nanoGPT:
 // AlexNet-CIFAR (torchvision's AlexNet adapted to 32×32 images, as in the
-// paper's appendix) and a GPT in the nanoGPT layout.
+// paper's appendix; RGB, or grey with InChannels 1), SmallCNN (two
+// convolutions and two linear layers, for quick runs on 32×32 images such
+// as Fashion-MNIST's padded by data/idx) and a GPT in the nanoGPT layout.
 //
 // Constructors validate their options and return an error for bad ones, and
 // initialise the parameters deterministically from a seed.

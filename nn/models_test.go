@@ -28,3 +28,32 @@ func TestAlexNetPerSample(t *testing.T) {
 		})
 	}
 }
+
+// SmallCNN and one-channel AlexNet-CIFAR, the models for grey images,
+// against the brute force as above, on a batch of grey 32×32 images.
+func TestGreyCNNsPerSample(t *testing.T) {
+	builders := map[string]func() (nn.Sequential, error){
+		"smallcnn": func() (nn.Sequential, error) {
+			return models.NewSmallCNN(models.SmallCNNConfig{Classes: 10, InChannels: 1, Width: 4}, 1)
+		},
+		"alexnet": func() (nn.Sequential, error) {
+			return models.NewAlexNet(models.AlexNetConfig{Classes: 10, WidthDiv: 16, Dropout: 0.5, InChannels: 1}, 1)
+		},
+	}
+	for name, build := range builders {
+		for _, force := range []string{"auto", "ghost", "materialise"} {
+			t.Run(name+"/"+force, func(t *testing.T) {
+				m, err := build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if force != "auto" {
+					nn.ForceRule(m, force == "ghost")
+				}
+				rng := rand.New(rand.NewPCG(3, 4))
+				x := nntest.RandTensor(rng, 4, 1, 32, 32)
+				nntest.CheckPerSample(t, m, x, []int32{3, 0, 9, 3}, nn.CrossEntropy, nntest.MedianClip)
+			})
+		}
+	}
+}

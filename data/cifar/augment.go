@@ -153,10 +153,9 @@ type Augment struct {
 	AutoAugment bool
 }
 
-// Apply augments img (a CIFAR image) in place with randomness from r;
-// scratch is a buffer of ImageBytes.
-func (a Augment) Apply(img, scratch []byte, r *rand.Rand) {
-	im, tmp := CIFARImage(img), CIFARImage(scratch)
+// Apply augments img in place with randomness from r; scratch must have
+// img's shape.
+func (a Augment) Apply(im, tmp Image, r *rand.Rand) {
 	if a.CropFlip {
 		CropFlip(tmp, im, 4, r)
 		copy(im.Pix, tmp.Pix)

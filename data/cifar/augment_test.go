@@ -67,7 +67,7 @@ func TestAutoAugmentIsDeterministic(t *testing.T) {
 		scratch := make([]byte, ImageBytes)
 		for range 200 {
 			img := bytes.Clone(src.Pix)
-			Augment{CropFlip: true, AutoAugment: true}.Apply(img, scratch, r)
+			Augment{CropFlip: true, AutoAugment: true}.Apply(CIFARImage(img), CIFARImage(scratch), r)
 			out = append(out, img)
 		}
 		return out

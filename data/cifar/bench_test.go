@@ -22,7 +22,7 @@ func benchAugment(b *testing.B, a Augment) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for b.Loop() {
 		copy(img, src)
-		a.Apply(img, scratch, r)
+		a.Apply(CIFARImage(img), CIFARImage(scratch), r)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "img/s")
 }

@@ -65,10 +65,13 @@ const (
 	cifar100Labels = 100
 )
 
-// Dataset is a set of CIFAR images held as bytes, exactly as stored on disk.
+// Dataset is a set of Side×Side images held as bytes, exactly as stored on
+// disk: CIFAR's RGB images, or grey ones (data/idx loads MNIST-style data
+// as grey Datasets).
 type Dataset struct {
-	// Images holds Len() images of ImageBytes each; every image is
-	// channel-major: the R, G and B planes, each 32 rows of 32 pixels.
+	// Images holds Len() images of ImageSize() bytes each; every image is
+	// channel-major: the R, G and B planes, or the one grey plane, each 32
+	// rows of 32 pixels.
 	Images []byte
 	// Labels is the class of each image (the fine label for CIFAR-100).
 	Labels []uint8
@@ -76,19 +79,34 @@ type Dataset struct {
 	Coarse []uint8
 	// Classes is the number of classes; every label is below it.
 	Classes int
+	// Grey marks images of one grey plane (Side×Side bytes); the zero
+	// value is CIFAR's RGB (ImageBytes).
+	Grey bool
 }
 
 // Len is the number of images.
 func (d *Dataset) Len() int { return len(d.Labels) }
 
+// Channels is the number of planes of every image: 1 if Grey, else 3.
+func (d *Dataset) Channels() int {
+	if d.Grey {
+		return 1
+	}
+	return Channels
+}
+
+// ImageSize is the number of bytes of every image: Channels()·Side·Side.
+func (d *Dataset) ImageSize() int { return d.Channels() * Side * Side }
+
 // Image returns image i, sharing d's memory.
 func (d *Dataset) Image(i int) []byte {
-	return d.Images[i*ImageBytes : (i+1)*ImageBytes : (i+1)*ImageBytes]
+	n := d.ImageSize()
+	return d.Images[i*n : (i+1)*n : (i+1)*n]
 }
 
 // Subset returns a copy of the images at the given indices, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
-	s := &Dataset{Images: make([]byte, len(idx)*ImageBytes), Labels: make([]uint8, len(idx)), Classes: d.Classes}
+	s := &Dataset{Images: make([]byte, len(idx)*d.ImageSize()), Labels: make([]uint8, len(idx)), Classes: d.Classes, Grey: d.Grey}
 	if d.Coarse != nil {
 		s.Coarse = make([]uint8, len(idx))
 	}
@@ -135,7 +153,8 @@ func Load(dir string) (train, test *Dataset, err error) {
 
 // Detect finds which CIFAR layout dir holds, looking also inside the folder
 // name an official archive unpacks into, and returns the folder holding the
-// files. A partial set of files is an error naming the missing one.
+// files. A directory without any of the files gives a *NotFoundError; a
+// partial set of files is an error naming the missing one.
 func Detect(dir string) (string, Format, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -152,7 +171,14 @@ func Detect(dir string) (string, Format, error) {
 			return d, CIFAR10, requireAll(d, append(cifar10Train, cifar10Test)...)
 		}
 	}
-	return "", 0, fmt.Errorf("cifar: %s holds neither CIFAR-100 (train.bin, test.bin) nor CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) binary files", dir)
+	return "", 0, &NotFoundError{dir}
+}
+
+// NotFoundError reports a directory that holds no CIFAR files at all.
+type NotFoundError struct{ Dir string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("cifar: %s holds neither CIFAR-100 (train.bin, test.bin) nor CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) binary files", e.Dir)
 }
 
 func joinAll(dir string, names []string) []string {
@@ -305,7 +331,7 @@ func concat(parts []*Dataset) *Dataset {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	d := &Dataset{Classes: parts[0].Classes}
+	d := &Dataset{Classes: parts[0].Classes, Grey: parts[0].Grey}
 	for _, p := range parts {
 		d.Images = append(d.Images, p.Images...)
 		d.Labels = append(d.Labels, p.Labels...)
@@ -316,10 +342,11 @@ func concat(parts []*Dataset) *Dataset {
 	return d
 }
 
-// Encode returns d in the CIFAR-100 binary format. d must have coarse labels.
+// Encode returns d in the CIFAR-100 binary format. d must be RGB and have
+// coarse labels.
 func (d *Dataset) Encode() []byte {
-	if len(d.Coarse) != d.Len() || len(d.Images) != d.Len()*ImageBytes {
-		panic("cifar: Encode of a dataset without coarse labels or with a ragged image buffer")
+	if d.Grey || len(d.Coarse) != d.Len() || len(d.Images) != d.Len()*ImageBytes {
+		panic("cifar: Encode of a grey dataset, one without coarse labels or one with a ragged image buffer")
 	}
 	rs := CIFAR100.recordSize()
 	out := make([]byte, d.Len()*rs)
@@ -344,6 +371,9 @@ func WriteDir(dir string, train, test *Dataset) error {
 	}
 	if len(train.Coarse) != train.Len() || len(test.Coarse) != test.Len() {
 		return fmt.Errorf("cifar: cannot write a data set without coarse labels as CIFAR-100")
+	}
+	if train.Grey || test.Grey {
+		return fmt.Errorf("cifar: cannot write grey images as CIFAR-100")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cifar: %w", err)

@@ -36,11 +36,22 @@
 // sampler with fill 0. Magnitudes are torchvision's 10 bins, computed in
 // float32 as torch.linspace does.
 //
-// An Iterator delivers [B,3,32,32] float32 batches with int32 labels, the
-// last batch of an epoch holding the remainder. Its randomness is keyed by
-// (seed, epoch, image), so the batches are the same whatever the number of
-// workers assembling them, and its Position (epoch, index) is its whole
-// state: Seek to a saved Position resumes bit for bit.
+// An Iterator delivers [B,3,32,32] float32 batches ([B,1,32,32] for grey
+// images) with int32 labels, the last batch of an epoch holding the
+// remainder, and says which images a batch holds (Indices). Its randomness
+// is keyed by (seed, epoch, image), so the batches are the same whatever
+// the number of workers assembling them, and its Position (epoch, index)
+// is its whole state: Seek to a saved Position resumes bit for bit.
+//
+// # Grey images
+//
+// A Dataset with Grey set holds one plane per image instead of three; the
+// other data sets psclip reads are loaded this way (data/idx turns
+// MNIST-style files into grey Datasets), so that splitting, statistics,
+// augmentation and batches are the same code for all. Stats repeats the
+// plane's statistics in all three channels. The augmentations act on the
+// one plane; Color, a blend with the image's own grey level, leaves a grey
+// image unchanged.
 //
 // # Synthetic data
 //

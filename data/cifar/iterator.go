@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/psclip/psclip/tensor"
@@ -45,6 +46,7 @@ type Iterator struct {
 	table *[Channels][256]float32
 	pos   Position
 	order []int // the current epoch's order of images
+	last  []int // the images of the batch Next returned last
 	bufs  [][2][ImageBytes]byte
 }
 
@@ -88,6 +90,7 @@ func (it *Iterator) Seek(p Position) error {
 
 func (it *Iterator) startEpoch(e int) {
 	it.pos = Position{Epoch: e}
+	it.last = nil
 	if it.order == nil {
 		it.order = make([]int, it.d.Len())
 	}
@@ -101,16 +104,16 @@ func (it *Iterator) startEpoch(e int) {
 }
 
 // Next returns the next batch of the current epoch: x of shape
-// [B, 3, 32, 32] and the B labels. At the end of an epoch it returns
-// ok = false and moves to the start of the next one. The returned tensor
-// and labels are the caller's.
+// [B, C, 32, 32] (C = 3, or 1 for a grey dataset) and the B labels. At the
+// end of an epoch it returns ok = false and moves to the start of the next
+// one. The returned tensor and labels are the caller's.
 func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
 	if it.pos.Index >= it.d.Len() {
 		it.startEpoch(it.pos.Epoch + 1)
 		return nil, nil, false
 	}
 	idx := it.order[it.pos.Index:min(it.pos.Index+it.cfg.Batch, it.d.Len())]
-	x = tensor.New(len(idx), Channels, Side, Side)
+	x = tensor.New(len(idx), it.d.Channels(), Side, Side)
 	y = make([]int32, len(idx))
 	workers := min(it.cfg.Workers, len(idx))
 	var wg sync.WaitGroup
@@ -119,9 +122,16 @@ func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
 		wg.Go(func() { it.fill(x.Data, y, idx, lo, hi, &it.bufs[w]) })
 	}
 	wg.Wait()
+	it.last = idx
 	it.pos.Index += len(idx)
 	return x, y, true
 }
+
+// Indices returns the positions in the dataset of the images of the batch
+// the last call of Next returned, in batch order: sample j of that batch is
+// image Indices()[j]; nil after a Next that ended an epoch, or a Seek. The
+// slice is the caller's.
+func (it *Iterator) Indices() []int { return slices.Clone(it.last) }
 
 // fill assembles samples lo..hi-1 of a batch. Each sample's randomness
 // comes from its own stream keyed by (seed, epoch, image), so the result
@@ -130,18 +140,20 @@ func (it *Iterator) fill(x []float32, y []int32, idx []int, lo, hi int, buf *[2]
 	var pcg rand.PCG
 	r := rand.New(&pcg)
 	aug := it.cfg.Augment != Augment{}
+	nc, size := it.d.Channels(), it.d.ImageSize()
 	for j := lo; j < hi; j++ {
 		i := idx[j]
 		y[j] = int32(it.d.Labels[i])
 		img := it.d.Image(i)
 		if aug {
 			pcg.Seed(seeds(it.cfg.Seed, tagSample, uint64(it.pos.Epoch), uint64(i)))
-			copy(buf[0][:], img)
-			it.cfg.Augment.Apply(buf[0][:], buf[1][:], r)
-			img = buf[0][:]
+			im, tmp := Image{nc, Side, Side, buf[0][:size]}, Image{nc, Side, Side, buf[1][:size]}
+			copy(im.Pix, img)
+			it.cfg.Augment.Apply(im, tmp, r)
+			img = im.Pix
 		}
-		out := x[j*ImageBytes : (j+1)*ImageBytes]
-		for c := range Channels {
+		out := x[j*size : (j+1)*size]
+		for c := range nc {
 			t := &it.table[c]
 			plane := img[c*Side*Side : (c+1)*Side*Side]
 			o := out[c*Side*Side : (c+1)*Side*Side]

@@ -36,7 +36,7 @@ func Split(d *Dataset, val int, seed uint64) (train, valid *Dataset, err error) 
 
 // Normalizer maps pixel bytes to the float inputs of a network, channel by
 // channel: x = (v/255 − Mean[c]) / Std[c], as torchvision's ToTensor
-// followed by Normalize.
+// followed by Normalize. A grey image uses the entries of channel 0.
 type Normalizer struct {
 	Mean, Std [Channels]float32
 }
@@ -52,12 +52,15 @@ var CIFAR100Norm = Normalizer{
 
 // Stats returns the per-channel mean and (population) standard deviation
 // of d's pixels on the [0, 1] scale. The sums are exact integers, so the
-// result does not depend on the order of the images.
+// result does not depend on the order of the images. For a grey dataset
+// every channel gets the statistics of its one plane, which are those of
+// the RGB image with that plane in all three channels.
 func Stats(d *Dataset) Normalizer {
 	var s1, s2 [Channels]uint64
+	nc := d.Channels()
 	for i := range d.Len() {
 		img := d.Image(i)
-		for c := range Channels {
+		for c := range nc {
 			for _, v := range img[c*Side*Side : (c+1)*Side*Side] {
 				s1[c] += uint64(v)
 				s2[c] += uint64(v) * uint64(v)
@@ -67,6 +70,10 @@ func Stats(d *Dataset) Normalizer {
 	var n Normalizer
 	count := float64(d.Len() * Side * Side)
 	for c := range Channels {
+		if c >= nc {
+			n.Mean[c], n.Std[c] = n.Mean[0], n.Std[0]
+			continue
+		}
 		mean := float64(s1[c]) / count
 		sd := math.Sqrt(max(float64(s2[c])/count-mean*mean, 0))
 		if sd == 0 {

@@ -18,7 +18,7 @@ func smallSynth(t testing.TB, cfg SynthConfig) *Synthetic {
 }
 
 func sameDataset(a, b *Dataset) bool {
-	return a.Classes == b.Classes && bytes.Equal(a.Images, b.Images) && bytes.Equal(a.Labels, b.Labels) && bytes.Equal(a.Coarse, b.Coarse)
+	return a.Classes == b.Classes && a.Grey == b.Grey && bytes.Equal(a.Images, b.Images) && bytes.Equal(a.Labels, b.Labels) && bytes.Equal(a.Coarse, b.Coarse)
 }
 
 func TestSynthesizeIsDeterministic(t *testing.T) {

@@ -1,0 +1,85 @@
+// Package images loads any image data set the CNN trainer supports,
+// detected from the files in a directory: CIFAR-10 or CIFAR-100 binaries
+// (data/cifar) or MNIST-style IDX files such as Fashion-MNIST's (data/idx).
+// Either way the result is a pair of data/cifar Datasets of 32×32 images,
+// RGB or grey, which data/cifar splits, normalises, augments and batches.
+package images
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/data/idx"
+)
+
+// Format is a supported layout of an image data set.
+type Format string
+
+// The supported formats.
+const (
+	CIFAR10  Format = "cifar-10"
+	CIFAR100 Format = "cifar-100"
+	IDX      Format = "idx" // MNIST's layout: MNIST, Fashion-MNIST
+)
+
+// Source is a directory holding an image data set in a known format.
+type Source struct {
+	// Dir is the directory holding the files: the directory given to
+	// Detect, or the folder inside it that an official CIFAR archive
+	// unpacks into.
+	Dir    string
+	Format Format
+}
+
+// NotFoundError reports a directory that holds no supported data set.
+type NotFoundError struct{ Dir string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("images: %s holds no image data set: neither CIFAR-100 (train.bin, test.bin), CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) nor MNIST-style IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, raw or .gz)", e.Dir)
+}
+
+// Detect finds which format dir holds. A directory with the files of more
+// than one format is refused, as is a partial set of one format's files
+// (the error names the missing file).
+func Detect(dir string) (Source, error) {
+	cdir, cformat, cerr := cifar.Detect(dir)
+	_, ierr := idx.Detect(dir)
+	var cnf *cifar.NotFoundError
+	var inf *idx.NotFoundError
+	cifarNone, idxNone := errors.As(cerr, &cnf), errors.As(ierr, &inf)
+	switch {
+	case cerr == nil && ierr == nil:
+		return Source{}, fmt.Errorf("images: %s holds both CIFAR and IDX files; keep one data set per directory", dir)
+	case cerr == nil:
+		f := CIFAR100
+		if cformat == cifar.CIFAR10 {
+			f = CIFAR10
+		}
+		return Source{Dir: cdir, Format: f}, nil
+	case ierr == nil:
+		return Source{Dir: dir, Format: IDX}, nil
+	case !cifarNone:
+		return Source{}, cerr
+	case !idxNone:
+		return Source{}, ierr
+	}
+	return Source{}, &NotFoundError{dir}
+}
+
+// Load reads the training and test sets of s.
+func (s Source) Load() (train, test *cifar.Dataset, err error) {
+	if s.Format == IDX {
+		return idx.Load(s.Dir)
+	}
+	return cifar.Load(s.Dir)
+}
+
+// Load detects the format of dir and reads its training and test sets.
+func Load(dir string) (train, test *cifar.Dataset, src Source, err error) {
+	if src, err = Detect(dir); err != nil {
+		return nil, nil, Source{}, err
+	}
+	train, test, err = src.Load()
+	return train, test, src, err
+}
