@@ -42,8 +42,14 @@ var (
 )
 
 func (m Method) config(base Config, seed uint64) Config {
-	c := base
-	c.Spec, c.Seed = m.Spec, seed
+	c := base.seeded(seed)
+	c.Spec = m.Spec
+	return c
+}
+
+// seeded is c with the seed given.
+func (c Config) seeded(seed uint64) Config {
+	c.Seed = seed
 	return c
 }
 
@@ -237,16 +243,28 @@ const (
 // from its checkpoint (run.Reuse), on the same data only; o.Restart starts
 // every run over. o.Progress, if not nil, receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options) (*Results, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	// Every run's data (its split, subset and label noise) is checked
+	// before the directory is opened.
+	ids := map[uint64]run.Data{}
+	for _, seed := range e.Seeds {
+		id, err := data.Identity(e.Base.seeded(seed))
+		if err != nil {
+			return nil, err
+		}
+		ids[seed] = id
+	}
 	x, err := run.OpenExperiment(o, e.Check)
 	if err != nil {
 		return nil, err
 	}
 	defer x.Close()
-	id := data.Identity()
 	res := &Results{Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
-			c := m.config(e.Base, seed)
+			c, id := m.config(e.Base, seed), ids[seed]
 			ro := x.RunOptions(fmt.Sprintf("%s seed=%d", m.Name(), seed), m.key(), fmt.Sprintf("seed=%d", seed))
 			ro.LogNorms = e.LogNorms && c.PerSample()
 			s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, data, ro) })
@@ -428,4 +446,11 @@ func (t Thresholds) Method(spec string) (Method, error) {
 // thresholds do for the full model.
 func ExperimentThresholds() Thresholds {
 	return Thresholds{ClipSGD: 3, PSClipSGD: 10, Spec: estimator.Spec{Alpha: 3, Beta: 2}}
+}
+
+// ImagesThresholds are the default thresholds of "psclip experiment
+// images" and "psclip train images", chosen for SmallCNN on Fashion-MNIST
+// from its per-sample gradient norms (README.md).
+func ImagesThresholds() Thresholds {
+	return Thresholds{ClipSGD: 1, PSClipSGD: 5, Spec: estimator.Spec{Alpha: 1, Beta: 2}}
 }

@@ -1,6 +1,7 @@
 package cifar
 
 import (
+	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
 )
@@ -25,6 +26,10 @@ type EpochRecord struct {
 	TrainAcc  Float `json:"train_acc"`
 	ValLoss   Float `json:"val_loss"`
 	ValAcc    Float `json:"val_acc"`
+	// TestLoss and TestAcc are the test set's, on its true labels, with
+	// the model at the end of the epoch.
+	TestLoss Float `json:"test_loss"`
+	TestAcc  Float `json:"test_acc"`
 	// Elapsed is the run's wall time up to the end of this epoch,
 	// evaluations included; EpochSeconds is this epoch's share.
 	Elapsed      float64 `json:"elapsed_s"`
@@ -50,6 +55,10 @@ type EpochRecord struct {
 	// per-sample estimator because their gradient was not finite.
 	SkippedSteps   int `json:"skipped_steps"`
 	DroppedSamples int `json:"dropped_samples"`
+	// Detection scores per-sample clipping as a detector of the labels
+	// replaced on purpose (Config.LabelNoise), over the epoch's samples;
+	// absent without label noise or a per-sample estimator.
+	Detection *Detection `json:"detection,omitempty"`
 	// Diagnostics are the adaptive estimator's state at the end of the
 	// epoch (ps-clip-auto, ps-clip-sgd with an automatic α or β,
 	// ps-clip-quantile).
@@ -63,4 +72,62 @@ type EpochRecord struct {
 type normsRecord struct {
 	Step        int     `json:"step"`
 	SampleNorms []Float `json:"sample_norms"`
+	// Noisy marks, with label noise, the samples whose label was
+	// replaced, in the order of SampleNorms.
+	Noisy []bool `json:"noisy,omitempty"`
+}
+
+// Detection is an epoch's clipping as a detector of mislabelled samples:
+// the counts, precision (the share of clipped samples that were
+// mislabelled), recall (the share of mislabelled samples that were
+// clipped) and NoisyShare (the share of samples that were mislabelled:
+// the precision of clipping at random), and the mean per-sample gradient
+// norm of the clean and of the mislabelled samples.
+type Detection struct {
+	labelnoise.Detection
+	Precision     Float `json:"precision"`
+	Recall        Float `json:"recall"`
+	NoisyShare    Float `json:"noisy_share"`
+	MeanNormClean Float `json:"mean_norm_clean"`
+	MeanNormNoisy Float `json:"mean_norm_noisy"`
+}
+
+// detectionAcc accumulates an epoch's Detection.
+type detectionAcc struct {
+	labelnoise.Detection
+	NormClean  float64 `json:"norm_clean_sum"`
+	NormCleanN int     `json:"norm_clean_n"`
+	NormNoisy  float64 `json:"norm_noisy_sum"`
+	NormNoisyN int     `json:"norm_noisy_n"`
+}
+
+// add counts a step: sample j, image images[j] of the training split, was
+// clipped if clipped[j], and its gradient norm is norms[j]; noisy marks
+// the split's mislabelled images. A step whose decisions or norms do not
+// cover its batch (a micro-batch left out before clipping) is not
+// counted.
+func (d *detectionAcc) add(clipped []bool, norms []float64, images []int, noisy []bool) {
+	if len(clipped) != len(images) || len(norms) != len(images) {
+		return
+	}
+	d.Detection.Add(clipped, images, noisy)
+	for j, n := range norms {
+		switch {
+		case !finite(n):
+		case noisy[images[j]]:
+			d.NormNoisy += n
+			d.NormNoisyN++
+		default:
+			d.NormClean += n
+			d.NormCleanN++
+		}
+	}
+}
+
+// record is the epoch's Detection.
+func (d *detectionAcc) record() *Detection {
+	return &Detection{
+		Detection: d.Detection, Precision: Float(d.Precision()), Recall: Float(d.Recall()), NoisyShare: Float(d.NoisyShare()),
+		MeanNormClean: ratio(d.NormClean, d.NormCleanN), MeanNormNoisy: ratio(d.NormNoisy, d.NormNoisyN),
+	}
 }
