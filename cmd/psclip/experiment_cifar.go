@@ -171,10 +171,15 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 		return err
 	}
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
+	fmt.Fprintf(stdout, "Against SGD, and whom clipping picks\n\n%s\n", res.ClippingTable())
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
-	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, runlayer.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
+	files := []string{runlayer.ResultsFile, cifar.TableMD, cifar.ClippingMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG}
+	if c.LabelNoise > 0 {
+		files = append(files, cifar.DetectionPNG)
+	}
+	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
 	return nil
 }
 

@@ -41,6 +41,12 @@ type EpochRecord struct {
 	// epoch's samples (the paper's appendix figure); null for estimators
 	// that do not compute per-sample norms.
 	MeanSampleNorm Float `json:"mean_sample_norm"`
+	// TailIndex is Hill's estimate p̂ of the tail index of the per-sample
+	// norms (estimator.Tail) over the epoch's last
+	// estimator.DefaultWindow samples; null for estimators that do not
+	// compute per-sample norms, or with fewer than
+	// estimator.MinTailSamples samples.
+	TailIndex Float `json:"tail_index"`
 	// ClippedPerBatch is the average number of samples per batch whose
 	// gradient per-sample clipping shrank.
 	ClippedPerBatch float64 `json:"clipped_per_batch"`

@@ -229,6 +229,39 @@ type epochAcc struct {
 	// Detection counts clipped and mislabelled samples (label noise with
 	// a per-sample estimator).
 	Detection detectionAcc `json:"detection"`
+	// TailNorms are the epoch's latest finite per-sample norms, at most
+	// 2·estimator.DefaultWindow of them, for the epoch's tail index.
+	TailNorms []float64 `json:"tail_norms,omitempty"`
+}
+
+// addTail keeps the step's finite norms for the epoch's tail index: the
+// latest estimator.DefaultWindow of them, in a buffer trimmed to that when
+// it reaches twice as many.
+func (e *epochAcc) addTail(norms []float64) {
+	for _, n := range norms {
+		if finite(n) {
+			e.TailNorms = append(e.TailNorms, n)
+		}
+	}
+	if w := estimator.DefaultWindow; len(e.TailNorms) >= 2*w {
+		e.TailNorms = slices.Delete(e.TailNorms, 0, len(e.TailNorms)-w)
+	}
+}
+
+// tailIndex is Hill's p̂ (estimator.Tail) over the epoch's latest
+// estimator.DefaultWindow norms; NaN with fewer than
+// estimator.MinTailSamples of them.
+func (e *epochAcc) tailIndex() Float {
+	tail := e.TailNorms[max(0, len(e.TailNorms)-estimator.DefaultWindow):]
+	t, err := estimator.NewTail(max(len(tail), estimator.MinTailSamples))
+	if err != nil {
+		panic(err) // the window is at least MinTailSamples
+	}
+	t.Add(tail)
+	if p, ok := t.Hill(); ok {
+		return Float(p)
+	}
+	return Float(math.NaN())
 }
 
 // dropoutStream is the PCG stream of the dropout masks; the split, data
@@ -301,7 +334,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		est = r.clips
 	}
 	r.trainer, err = train.New(train.Config{
-		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.clips != nil,
+		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
 	})
 	if err == nil && r.h.Resumed() {
 		err = r.it.Seek(r.st.Pos)
@@ -497,6 +530,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		e.NormSum += st.MeanSampleNorm * float64(n)
 		e.NormN += n
 	}
+	e.addTail(st.Norms)
 	idx := r.it.Indices()
 	if r.clips != nil {
 		e.Detection.add(r.clips.clipped, st.Norms, idx, r.noisy)
@@ -555,8 +589,8 @@ func (r *Run) endEpoch(epoch int) error {
 		ValLoss: Float(valLoss), ValAcc: Float(valAcc),
 		TestLoss: Float(testLoss), TestAcc: Float(testAcc),
 		Elapsed: now, EpochSeconds: now - r.st.EpochStart,
-		ImagesPerSec:        float64(e.Seen) / e.TrainSeconds,
-		MeanSampleNorm:      Float(math.NaN()),
+		ImagesPerSec:   float64(e.Seen) / e.TrainSeconds,
+		MeanSampleNorm: Float(math.NaN()), TailIndex: Float(math.NaN()),
 		ClippedPerBatch:     float64(e.Clipped) / float64(e.Steps),
 		ClippedStepFraction: float64(e.ClippedSteps) / float64(e.Steps),
 		MeanGradNorm:        ratio(e.GradNormSum, e.GradNormN),
@@ -565,6 +599,7 @@ func (r *Run) endEpoch(epoch int) error {
 	}
 	if r.perSample {
 		rec.MeanSampleNorm = ratio(e.NormSum, e.NormN)
+		rec.TailIndex = e.tailIndex()
 	}
 	if r.clips != nil {
 		rec.Detection = e.Detection.record()
