@@ -185,10 +185,10 @@ func TestExperimentImages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("experiment images: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "SGD") || !strings.Contains(stdout, "PS-Clip-SGD γ=5") {
+	if !strings.Contains(stdout, "SGD") || !strings.Contains(stdout, "PS-Clip-SGD γ=10") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
-	if _, err := os.Stat(filepath.Join(out, "runs", "ps-clip-sgd_gamma=5", "seed=1", cifar.NoisyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "runs", "ps-clip-sgd_gamma=10", "seed=1", cifar.NoisyFile)); err != nil {
 		t.Error(err)
 	}
 }

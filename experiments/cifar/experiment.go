@@ -519,8 +519,9 @@ func ExperimentThresholds() Thresholds {
 }
 
 // ImagesThresholds are the default thresholds of "psclip experiment
-// images" and "psclip train images", chosen for SmallCNN on Fashion-MNIST
-// from its per-sample gradient norms (README.md).
+// images" and "psclip train images": the best validation accuracy of a
+// small grid for SmallCNN on 10,000 Fashion-MNIST images with 40 % label
+// noise, 3 epochs (README.md).
 func ImagesThresholds() Thresholds {
-	return Thresholds{ClipSGD: 1, PSClipSGD: 5, Spec: estimator.Spec{Alpha: 1, Beta: 2}}
+	return Thresholds{ClipSGD: 2, PSClipSGD: 10, Spec: estimator.Spec{Alpha: 2, Beta: 2}}
 }
