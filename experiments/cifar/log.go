@@ -1,6 +1,8 @@
 package cifar
 
 import (
+	"math"
+
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
@@ -96,6 +98,30 @@ type Detection struct {
 	NoisyShare    Float `json:"noisy_share"`
 	MeanNormClean Float `json:"mean_norm_clean"`
 	MeanNormNoisy Float `json:"mean_norm_noisy"`
+	// HistClean and HistNoisy count the clean and the mislabelled samples'
+	// finite norms in the bins of NormBin.
+	HistClean []int `json:"norm_hist_clean,omitempty"`
+	HistNoisy []int `json:"norm_hist_noisy,omitempty"`
+}
+
+// The bins of the per-sample norm histograms: NormBins bins of equal width
+// in log10 of the norm, from 10^NormBinLow; the first and the last also
+// count the norms below and above the range.
+const (
+	NormBins       = 40
+	NormBinLow     = -2.0
+	NormBinsPerDec = 8
+)
+
+// NormBin is the histogram bin of a positive norm x.
+func NormBin(x float64) int {
+	b := int(math.Floor((math.Log10(x) - NormBinLow) * NormBinsPerDec))
+	return min(max(b, 0), NormBins-1)
+}
+
+// NormBinCentre is the norm at the centre (in log10) of bin b.
+func NormBinCentre(b int) float64 {
+	return math.Pow(10, NormBinLow+(float64(b)+0.5)/NormBinsPerDec)
 }
 
 // detectionAcc accumulates an epoch's Detection.
@@ -105,6 +131,8 @@ type detectionAcc struct {
 	NormCleanN int     `json:"norm_clean_n"`
 	NormNoisy  float64 `json:"norm_noisy_sum"`
 	NormNoisyN int     `json:"norm_noisy_n"`
+	HistClean  []int   `json:"norm_hist_clean,omitempty"`
+	HistNoisy  []int   `json:"norm_hist_noisy,omitempty"`
 }
 
 // add counts a step: sample j, image images[j] of the training split, was
@@ -117,15 +145,20 @@ func (d *detectionAcc) add(clipped []bool, norms []float64, images []int, noisy 
 		return
 	}
 	d.Detection.Add(clipped, images, noisy)
+	if d.HistClean == nil {
+		d.HistClean, d.HistNoisy = make([]int, NormBins), make([]int, NormBins)
+	}
 	for j, n := range norms {
 		switch {
 		case !finite(n):
 		case noisy[images[j]]:
 			d.NormNoisy += n
 			d.NormNoisyN++
+			d.HistNoisy[NormBin(n)]++
 		default:
 			d.NormClean += n
 			d.NormCleanN++
+			d.HistClean[NormBin(n)]++
 		}
 	}
 }
@@ -135,5 +168,6 @@ func (d *detectionAcc) record() *Detection {
 	return &Detection{
 		Detection: d.Detection, Precision: Float(d.Precision()), Recall: Float(d.Recall()), NoisyShare: Float(d.NoisyShare()),
 		MeanNormClean: ratio(d.NormClean, d.NormCleanN), MeanNormNoisy: ratio(d.NormNoisy, d.NormNoisyN),
+		HistClean: d.HistClean, HistNoisy: d.HistNoisy,
 	}
 }

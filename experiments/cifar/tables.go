@@ -164,6 +164,46 @@ func pm(mean, sd Float, prec int) string {
 	return fmt.Sprintf("%.*f ± %.*f", prec, float64(mean), prec, float64(sd))
 }
 
+// histograms is the panel of the last epoch's per-sample norm
+// distributions, clean and mislabelled samples apart, of every per-sample
+// method: each the share of its samples per bin of NormBin, over all
+// seeds.
+func (r *Results) histograms() plotting.Panel {
+	p := plotting.Panel{Title: "last epoch's per-sample norms: clean and mislabelled", XLabel: "log10 norm", YLabel: "share of samples per bin"}
+	for _, m := range r.Experiment.Methods {
+		clean, noisy := make([]float64, NormBins), make([]float64, NormBins)
+		for _, run := range r.Runs {
+			if run.Method != m || len(run.Curve) == 0 || run.Curve[len(run.Curve)-1].Detection == nil {
+				continue
+			}
+			d := run.Curve[len(run.Curve)-1].Detection
+			for b := range min(len(d.HistClean), len(d.HistNoisy), NormBins) {
+				clean[b] += float64(d.HistClean[b])
+				noisy[b] += float64(d.HistNoisy[b])
+			}
+		}
+		for _, h := range []struct {
+			name   string
+			counts []float64
+		}{{" clean", clean}, {" mislabelled", noisy}} {
+			var total float64
+			for _, c := range h.counts {
+				total += c
+			}
+			if total == 0 {
+				continue
+			}
+			s := plotting.Series{Name: m.Name() + h.name}
+			for b, c := range h.counts {
+				s.X = append(s.X, math.Log10(NormBinCentre(b)))
+				s.Y = append(s.Y, c/total)
+			}
+			p.Series = append(p.Series, s)
+		}
+	}
+	return p
+}
+
 // figures draws the accuracy curves (the paper's figure) and the clipping
 // statistics (the appendix figure) of the main methods, averaged over seeds
 // epoch by epoch, as PNG and SVG.
@@ -229,7 +269,7 @@ func (r *Results) figures(dir string) error {
 		}{[2]string{DetectionPNG, DetectionSVG}, []plotting.Panel{
 			panel("share of clipped samples that are mislabelled (precision)", "precision", det(func(d *Detection) Float { return d.Precision }), 1),
 			panel("share of mislabelled samples clipped (recall)", "recall", det(func(d *Detection) Float { return d.Recall }), 1),
-			norms,
+			norms, r.histograms(),
 		}})
 	}
 	for _, f := range figs {
