@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -65,6 +66,26 @@ func (e *RankError) Error() string {
 // Unwrap returns this rank's own error, so that errors.As finds its type on
 // the ranks that failed.
 func (e *RankError) Unwrap() error { return e.Err }
+
+// AgreeExit makes the ranks of a failed program end alike. Every rank
+// passes the error it ends with, the one line it would print for it and
+// its exit status, each chosen from the error's type on that rank, which
+// differs between the rank that failed (its own error inside the
+// *RankError) and the others (none). Where err is a *RankError every rank
+// holds one naming the same failing rank, and every rank gets that rank's
+// line and status, so that all print the same line and exit with the same
+// status. Any other error is one that every rank met alike (input they all
+// checked): AgreeExit then returns line and code as they are, without
+// communicating. It is a collective operation for a *RankError.
+func AgreeExit(c Comm, err error, line string, code int) (string, int) {
+	var re *RankError
+	if c.Size() == 1 || !errors.As(err, &re) {
+		return line, code
+	}
+	n := []float64{float64(code)}
+	c.Broadcast(re.Rank, Bufs{F64: [][]float64{n}})
+	return string(BroadcastBytes(c, re.Rank, []byte(line))), int(n[0])
+}
 
 // BroadcastBytes returns root's b on every rank; the other ranks' b is
 // ignored, so its length need not be known beforehand. It is a collective

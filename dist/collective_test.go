@@ -359,6 +359,39 @@ func TestSame(t *testing.T) {
 	})
 }
 
+// Every rank of a failed program ends with the failing rank's line and exit
+// status, chosen by the type of its error, which only that rank knows.
+func TestAgreeExit(t *testing.T) {
+	// exit is a command's choice: status 2 for an *errBad, 1 otherwise.
+	exit := func(err error) (string, int) {
+		if bad := (*errBad)(nil); errors.As(err, &bad) {
+			return "usage: " + bad.Error(), 2
+		}
+		return err.Error(), 1
+	}
+	for n := 1; n <= 4; n++ {
+		onRanks(n, func(c Comm) {
+			var err error
+			if c.Rank() == n-1 {
+				err = &errBad{c.Rank()}
+			}
+			agreed := AgreeError(c, err)
+			line, code := exit(agreed)
+			line, code = AgreeExit(c, agreed, line, code)
+			if want := fmt.Sprintf("usage: bad input on rank %d", n-1); line != want || code != 2 {
+				t.Errorf("%d ranks: rank %d ends with %q, status %d; want %q, 2", n, c.Rank(), line, code, want)
+			}
+		})
+	}
+	// An error every rank met alike is left as it is.
+	onRanks(2, func(c Comm) {
+		line, code := AgreeExit(c, errors.New("alike"), "alike", 3)
+		if line != "alike" || code != 3 {
+			t.Errorf("rank %d: AgreeExit of a common error = %q, %d", c.Rank(), line, code)
+		}
+	})
+}
+
 func TestShare(t *testing.T) {
 	for _, tc := range []struct{ k, size int }{{8, 1}, {8, 2}, {8, 3}, {2, 4}, {0, 2}, {7, 7}} {
 		next := 0

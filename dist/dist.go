@@ -52,7 +52,10 @@
 // or MPI's error) and may otherwise leave ranks waiting.
 package dist
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // Comm is a communicator: the ranks 0..Size()−1 of one job, each running
 // the same program. The collective operations (AllReduce, Broadcast,
@@ -86,7 +89,9 @@ type Comm interface {
 // float32 slices, its float64 slices and its byte slices, in that order.
 // Gradients that live in one slice per parameter can be reduced in one
 // operation, together with a step's float64 scalars, without first being
-// copied into one buffer.
+// copied into one buffer. MPI reads and writes the slices in place, so each
+// must lie in memory that holds no Go pointers (its own make, not an array
+// field of a struct with pointers): cgo refuses to hand such memory to C.
 type Bufs struct {
 	F32   [][]float32
 	F64   [][]float64
@@ -122,4 +127,12 @@ func checkSum(b Bufs) {
 			panic("dist: AllReduce of bytes")
 		}
 	}
+}
+
+// NotBuiltError is Init's error in a build without the tag mpi started as
+// one of several ranks of an MPI job.
+type NotBuiltError struct{ Ranks int }
+
+func (e *NotBuiltError) Error() string {
+	return "started as one of " + strconv.Itoa(e.Ranks) + " MPI ranks, but built without MPI (build with -tags mpi)"
 }

@@ -29,11 +29,3 @@ func launchedRanks() int {
 	}
 	return 1
 }
-
-// NotBuiltError is Init's error in a build without MPI started as one of
-// several ranks.
-type NotBuiltError struct{ Ranks int }
-
-func (e *NotBuiltError) Error() string {
-	return "started as one of " + strconv.Itoa(e.Ranks) + " MPI ranks, but built without MPI (build with -tags mpi)"
-}

@@ -20,6 +20,9 @@ var convCases = []struct{ c, h, w, kh, kw, stride, pad int }{
 	{1, 6, 6, 2, 2, 2, 0},
 	{2, 9, 11, 4, 3, 3, 2},
 	{1, 3, 3, 5, 5, 1, 2},
+	{2, 5, 7, 3, 3, 1, 1}, // stride 1 and ow = w: Im2col's shifted copies
+	{2, 6, 4, 5, 3, 1, 1}, // … with oh < h
+	{1, 2, 3, 1, 5, 1, 2}, // … with shifts past the whole image
 }
 
 func randSlice(r *rand.Rand, n int) []float32 {

@@ -141,3 +141,24 @@ func TestAlexNetDropout(t *testing.T) {
 		t.Error("evaluation must be deterministic and differ from training")
 	}
 }
+
+// BenchmarkAlexNetStep times forward, loss and backward of AlexNet-CIFAR at
+// full width on a batch of 64 images, plain and per-sample (benchStep).
+// Dropout is off: the step's work is the same either way.
+func BenchmarkAlexNetStep(b *testing.B) {
+	const batch = 64
+	m, err := NewAlexNet(DefaultAlexNet, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := tensor.New(batch, 3, 32, 32)
+	for i := range x.Data {
+		x.Data[i] = float32(rng.NormFloat64())
+	}
+	y := make([]int32, batch)
+	for i := range y {
+		y[i] = int32(rng.IntN(DefaultAlexNet.Classes))
+	}
+	benchStep(b, m, x, y, "images", batch)
+}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/tensor"
@@ -223,10 +222,8 @@ func TestGPTExactGELU(t *testing.T) {
 // "baby GPT" of its README, on CPU) at batch 12.
 var benchGPT = GPTConfig{NLayer: 4, NHead: 4, NEmbd: 128, BlockSize: 64, VocabSize: 65}
 
-// BenchmarkGPTStep times forward, loss and backward of one batch, plain and
-// with per-sample norms and the clipped gradient (Finish), interleaved so
-// that both see the same machine load; it reports the median of each and
-// their ratio.
+// BenchmarkGPTStep times forward, loss and backward of one batch of 12,
+// plain and per-sample (benchStep).
 func BenchmarkGPTStep(b *testing.B) {
 	const batch = 12
 	m, err := NewGPT(benchGPT, 1)
@@ -240,43 +237,7 @@ func BenchmarkGPTStep(b *testing.B) {
 		x.Data[i] = float32(i * 7 % benchGPT.VocabSize)
 		y[i] = int32(i * 5 % benchGPT.VocabSize)
 	}
-	c := make([]float32, batch)
-	for i := range c {
-		c[i] = 1 / float32(batch)
-	}
-	var ctx nn.Context
-	step := func(perSample bool) time.Duration {
-		start := time.Now()
-		_, dy, err := nn.CrossEntropy(m.Forward(&ctx, x), y)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if perSample {
-			ctx.BeginPerSample(batch)
-			m.Backward(&ctx, dy)
-			ctx.Finish(c)
-			ctx.EndPerSample()
-		} else {
-			m.Backward(&ctx, dy)
-		}
-		return time.Since(start)
-	}
-	var plain, ps []float64
-	for b.Loop() {
-		plain = append(plain, step(false).Seconds())
-		ps = append(ps, step(true).Seconds())
-	}
-	mp, ms := median(plain), median(ps)
-	b.ReportMetric(mp*1e3, "plain-ms")
-	b.ReportMetric(ms*1e3, "per-sample-ms")
-	b.ReportMetric(ms/mp, "ratio")
-	b.ReportMetric(float64(batch*tl)/ms, "per-sample-tokens/s")
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
+	benchStep(b, m, x, y, "tokens", batch*tl)
 }
 
 // Same seed and data ⇒ bit-identical per-sample norms and clipped gradients

@@ -15,11 +15,15 @@ func (c AlexNetConfig) TrainingBytes(batch, optStates int) float64 {
 	w := func(n int) float64 { return float64(max(1, n/max(c.WidthDiv, 1))) }
 	c1, c2, c3, c4, c5, hidden := w(64), w(192), w(384), w(256), w(256), w(4096)
 	k := float64(c.Classes)
-	params := (3*9+1)*c1 + (c1*25+1)*c2 + (c2*9+1)*c3 + (c3*9+1)*c4 + (c4*9+1)*c5 +
+	in := float64(max(c.InChannels, 0))
+	if in == 0 {
+		in = 3 // as NewAlexNet reads InChannels
+	}
+	params := (in*9+1)*c1 + (c1*25+1)*c2 + (c2*9+1)*c3 + (c3*9+1)*c4 + (c4*9+1)*c5 +
 		(c5*36+1)*hidden + (hidden+1)*hidden + (hidden+1)*k
 	// Per image: the input; each convolution's output and ReLU at its
 	// resolution (32², 16², 8², 8², 8²); the pools; the classifier's.
-	act := 3*1024 + 2*c1*1024 + c1*256 + 2*c2*256 + c2*64 + 2*(c3+c4+c5)*64 + c5*16 + c5*36 + 4*hidden + k
+	act := in*1024 + 2*c1*1024 + c1*256 + 2*c2*256 + c2*64 + 2*(c3+c4+c5)*64 + c5*16 + c5*36 + 4*hidden + k
 	return 4 * (params*float64(2+optStates) + float64(batch)*act)
 }
 

@@ -18,7 +18,7 @@ func TestTrainingBytesCountsTheParameters(t *testing.T) {
 		}
 		return float64(n)
 	}
-	for _, c := range []AlexNetConfig{{Classes: 10, WidthDiv: 16}, {Classes: 100, WidthDiv: 1000}} {
+	for _, c := range []AlexNetConfig{{Classes: 10, WidthDiv: 16}, {Classes: 100, WidthDiv: 1000}, {Classes: 10, WidthDiv: 8, InChannels: 1}} {
 		m, err := NewAlexNet(c, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -97,14 +97,16 @@ func (c *Conv2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	kernels.SgemmBatched(false, false, c.cout, p, kk, 1, c.Weight.Value.Data, kk, 0, c.cols, p, kk*p, 0, c.y.Data, p, c.cout*p, b)
 	if c.Bias != nil {
 		bias := c.Bias.Value.Data
-		for i := range b {
-			for co, v := range bias {
-				row := c.y.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p]
-				for j := range row {
-					row[j] += v
+		parallel(b, workers(b), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				for co, v := range bias {
+					row := c.y.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p]
+					for j := range row {
+						row[j] += v
+					}
 				}
 			}
-		}
+		})
 	}
 	return c.y
 }
@@ -141,24 +143,33 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		return nil
 	}
 	c.dx = reuse(c.dx, x.Shape...)
-	c.dx.Zero()
 	img := c.cin * h * w
 	c.chunks(b, kk*p, func(lo, hi int, buf []float32) {
 		kernels.SgemmBatched(true, false, kk, p, c.cout, 1, c.Weight.Value.Data, kk, 0, dy.Data[lo*c.cout*p:], p, c.cout*p, 0, buf, p, kk*p, hi-lo)
 		parallel(hi-lo, workers(hi-lo), func(_, a, z int) {
 			for i := a; i < z; i++ {
-				kernels.Col2im(buf[i*kk*p:(i+1)*kk*p], c.cin, h, w, c.k, c.k, c.stride, c.pad, c.dx.Data[(lo+i)*img:(lo+i+1)*img])
+				dx := c.dx.Data[(lo+i)*img : (lo+i+1)*img]
+				clear(dx)
+				kernels.Col2im(buf[i*kk*p:(i+1)*kk*p], c.cin, h, w, c.k, c.k, c.stride, c.pad, dx)
 			}
 		})
 	})
 	return c.dx
 }
 
-// chunks runs f over consecutive blocks of samples [lo,hi), one block per
-// round with as many samples as there are threads, handing it scratch of
-// per elements per sample. It bounds the scratch memory to a few samples'.
+// chunkFloats is the scratch that Backward's column gradients may take. A
+// chunk of samples shares one packing of the transposed weight (SgemmBatched
+// with strideA 0); on small images (AlexNet's 8×8 layers) that packing costs
+// a sizeable part of a sample's product, so chunks of one sample per thread
+// spent much of the input gradient packing (profile in README.md).
+const chunkFloats = 1 << 22
+
+// chunks runs f over consecutive blocks of samples [lo,hi), each of about
+// chunkFloats/per samples and at least as many as there are threads, handing
+// it scratch of per elements per sample. It bounds the scratch memory to a
+// few samples' while sharing the weight's packing among many.
 func (c *Conv2d) chunks(b, per int, f func(lo, hi int, buf []float32)) {
-	n := max(1, min(b, runtime.GOMAXPROCS(0)))
+	n := max(1, min(b, max(runtime.GOMAXPROCS(0), chunkFloats/per)))
 	c.scratch = resize(c.scratch, n*per)
 	for lo := 0; lo < b; lo += n {
 		hi := min(lo+n, b)

@@ -353,3 +353,10 @@ func parallel(n, nw int, f func(w, lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// spans runs f over [0,n) split into contiguous spans, one per goroutine,
+// using no more goroutines than spans of at least min elements: for
+// elementwise passes, whose results cannot depend on the split.
+func spans(n, min int, f func(lo, hi int)) {
+	parallel(n, workers(n/min), func(_, lo, hi int) { f(lo, hi) })
+}

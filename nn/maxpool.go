@@ -50,9 +50,9 @@ func (m *MaxPool2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	b, c, h, w := m.shape[0], m.shape[1], m.shape[2], m.shape[3]
 	oh, ow := dy.Shape[2], dy.Shape[3]
 	m.dx = reuse(m.dx, m.shape...)
-	m.dx.Zero()
 	in, out := c*h*w, c*oh*ow
 	parallel(b, workers(b), func(_, lo, hi int) {
+		clear(m.dx.Data[lo*in : hi*in])
 		kernels.MaxPool2dBackward(dy.Data[lo*out:hi*out], m.idx[lo*out:hi*out], (hi-lo)*c, h, w, oh, ow, m.dx.Data[lo*in:hi*in])
 	})
 	return m.dx

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/dist"
 )
 
 // The files of a run directory.
@@ -59,6 +60,12 @@ type Options struct {
 	// the one that writes, which restore the same state and check the same
 	// data but leave the directory to it.
 	ReadOnly bool
+	// Comm makes the run data-parallel: its ranks train one model (each
+	// passes Comm to its train.Trainer), rank 0 writes the directory and
+	// reports progress, the others read it as with ReadOnly. nil: one
+	// process. A checkpoint holds nothing of the ranks, so a run resumes
+	// on any number of them.
+	Comm dist.Comm
 }
 
 // OutputError is an output path that cannot be used: not a directory, or

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/internal/isnil"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/internal/normlog"
 	"github.com/psclip/psclip/internal/stats"
@@ -105,6 +107,8 @@ type Summary struct {
 	SkippedSteps int `json:"skipped_steps"`
 	// Data is the identity of the data the run trained on.
 	Data Data `json:"data"`
+	// Ranks is the number of processes of its last session (Options.Comm).
+	Ranks int `json:"ranks"`
 }
 
 // Diagnostics are an adaptive estimator's state after a step, for the log:
@@ -161,7 +165,54 @@ type Run struct {
 // after checking that the checkpoint, its configuration, its data and its
 // log belong together. Nothing is written before Train; a Run that will not
 // train must be closed.
+//
+// With Options.Comm every rank of the job calls New alike: rank 0 opens the
+// directory, the others read it as with ReadOnly, and all of them return
+// the same error if any failed (dist.AgreeError), or if their data or
+// configuration differs from rank 0's.
 func New(spec Spec, opts Options) (*Run, error) {
+	if isnil.IsNil(opts.Comm) {
+		opts.Comm = dist.Local{}
+	}
+	if opts.Comm.Rank() != 0 {
+		opts.ReadOnly, opts.Progress = true, nil
+	}
+	r, err := open(spec, opts)
+	if err = dist.AgreeError(opts.Comm, err); err == nil {
+		err = sameOnRanks(opts.Comm, spec)
+	}
+	if err != nil {
+		if r != nil {
+			r.Close()
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+// sameOnRanks checks that every rank trains on the same data (its content:
+// the source may lie elsewhere) with the same configuration as rank 0.
+func sameOnRanks(c dist.Comm, spec Spec) error {
+	if c.Size() == 1 {
+		return nil
+	}
+	data := spec.Data
+	data.Source = ""
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	if err := dist.Same(c, "the data", b); err != nil {
+		return err
+	}
+	if b, err = json.Marshal(ConfigMap(spec.Config)); err != nil {
+		return err
+	}
+	return dist.Same(c, "the configuration", b)
+}
+
+// open is New on one rank.
+func open(spec Spec, opts Options) (*Run, error) {
 	r := &Run{spec: spec, opts: opts, est: spec.Estimator}
 	if opts.LogNorms {
 		if !spec.Estimator.PerSample() {
@@ -245,7 +296,7 @@ func (r *Run) Diagnostics() Diagnostics {
 
 // Summary is the run's part of its summary, so far.
 func (r *Run) Summary() Summary {
-	return Summary{Seconds: r.Elapsed(), SkippedSteps: r.st.SkippedSteps, Data: r.spec.Data}
+	return Summary{Seconds: r.Elapsed(), SkippedSteps: r.st.SkippedSteps, Data: r.spec.Data, Ranks: r.opts.Comm.Size()}
 }
 
 // Train runs the remaining steps of the run with t, checkpointing when t
@@ -253,6 +304,10 @@ func (r *Run) Summary() Summary {
 // writes a checkpoint after the step in flight and returns an error
 // wrapping loop.ErrInterrupted. The trainer then writes its result with
 // Finish; on error the run directory is released at once.
+//
+// With Options.Comm every rank calls Train. The ranks agree after every
+// step on whether any of them failed (rank 0 alone writes, so its errors
+// are its own) or was interrupted, and stop after the same step.
 func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 	defer func() {
 		if err != nil {
@@ -260,27 +315,26 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 		}
 	}()
 	r.start = time.Now()
-	if r.dir != nil {
-		if r.opts.Restart {
-			if err := r.dir.Remove(runFiles...); err != nil {
-				return err
-			}
-		}
-		var err error
-		if r.log, err = createLog(filepath.Join(r.dir.Path, LogFile), r.kept); err != nil {
-			return err
-		}
+	if err := r.agree(r.openLog()); err != nil {
+		return err
 	}
 	lines := r.lines
 	r.kept, r.lines = nil, nil
-	if err := t.Begin(lines); err != nil {
+	if err := r.agree(t.Begin(lines)); err != nil {
 		return err
+	}
+	// stopped is ctx for one process; for several ranks, it is cancelled
+	// once they agree that one of them was interrupted.
+	stopped, stop := ctx, context.CancelFunc(func() {})
+	if r.opts.Comm.Size() > 1 {
+		stopped, stop = context.WithCancel(context.Background())
+		defer stop()
 	}
 	l := loop.Loop{
 		Total: r.spec.Steps,
 		Step: func(_ context.Context, i int) (bool, error) {
 			st, err := t.Step(i)
-			if err != nil {
+			if err = r.agree(err); err != nil {
 				return false, err
 			}
 			if st.Skipped {
@@ -294,10 +348,16 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 				r.opts.AfterStep(done)
 			}
 			save, err := t.After(done)
-			if err != nil || !save {
+			if err == nil && save {
+				err = r.save()
+			}
+			if err = r.agree(err); err != nil {
 				return err
 			}
-			return r.save()
+			if r.opts.Comm.Size() > 1 && dist.AgreeError(r.opts.Comm, ctx.Err()) != nil {
+				stop()
+			}
+			return nil
 		},
 		Save: func(done int) error {
 			r.step = done
@@ -310,20 +370,48 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 		ItemUnit:     r.spec.ItemUnit,
 		Describe:     t.Describe,
 	}
-	if err := l.Run(ctx, r.step); err != nil {
+	if err := l.Run(stopped, r.step); err != nil {
 		return err
 	}
 	if r.saved != r.step {
-		return r.save()
+		return r.agree(r.save())
 	}
 	return nil
 }
+
+// openLog starts the session's log, on the rank that writes.
+func (r *Run) openLog() error {
+	if r.dir == nil {
+		return nil
+	}
+	if r.opts.Restart {
+		if err := r.dir.Remove(runFiles...); err != nil {
+			return err
+		}
+	}
+	var err error
+	r.log, err = createLog(filepath.Join(r.dir.Path, LogFile), r.kept)
+	return err
+}
+
+// agree is err, agreed on by the ranks of a data-parallel run
+// (dist.AgreeError): the same error on every rank if any failed.
+func (r *Run) agree(err error) error { return dist.AgreeError(r.opts.Comm, err) }
+
+// Comm is the job the run trains on, Options.Comm (dist.Local for one
+// process), for the trainer's train.Trainer.
+func (r *Run) Comm() dist.Comm { return r.opts.Comm }
 
 // Finish writes result, the trainer's summary of the finished run, to
 // ResultFile (atomically) and releases the run directory. Without an output
 // directory it does nothing.
 func (r *Run) Finish(result any) error {
 	defer r.Close()
+	return r.agree(r.writeResult(result))
+}
+
+// writeResult writes result.json, on the rank that writes.
+func (r *Run) writeResult(result any) error {
 	if r.dir == nil {
 		return nil
 	}
@@ -352,6 +440,7 @@ func (r *Run) ckptPath() string { return filepath.Join(r.opts.Out, CheckpointFil
 // synced first, so that the lines the checkpoint counts are on disk.
 func (r *Run) save() error {
 	if r.dir == nil {
+		r.saved = r.step // as on the rank that writes: ranks decide alike
 		return nil
 	}
 	if err := r.log.sync(); err != nil {

@@ -68,4 +68,17 @@ func TestSplit(t *testing.T) {
 			t.Errorf("micro-batch %d: %v %v", j, b.X, b.Y)
 		}
 	}
+	// Uneven: 6 samples in 4 micro-batches of 1, 2, 1 and 2; 8 in 6.
+	for _, tc := range []struct {
+		k     int
+		sizes []int
+	}{{4, []int{1, 2, 1, 2}}, {8, []int{1, 1, 1, 1, 1, 1}}} {
+		next := 0
+		for j, b := range Split(x, y, tc.k) {
+			if b.X.Dim(0) != tc.sizes[j] || b.Y[0] != int32(next) || b.X.Data[0] != float32(2*next) {
+				t.Errorf("k %d: micro-batch %d: %v %v, want %d samples from %d", tc.k, j, b.X, b.Y, tc.sizes[j], next)
+			}
+			next += b.X.Dim(0)
+		}
+	}
 }

@@ -32,6 +32,29 @@
 // Config.KeepNorms) and per-group gradient norms (Config.Groups) to tune
 // thresholds from. Evaluate measures loss and accuracy with dropout off.
 //
+// # Data parallelism
+//
+// With Config.Comm, the Trainer is one rank of a job that trains one model
+// on several processes (package dist). Every rank's Step receives all K
+// micro-batches of the step, checks all of them (so every rank refuses bad
+// input alike) and computes only its share, dist.Share(K, rank, size),
+// keeping every sample's global index: its weight 1/N, its k for an
+// increasing threshold and its dropout masks (Config.Rand) are the ones one
+// process gives it. The MicroBatch scopes clip each micro-batch on the rank
+// that computes it, before adding it to the rank's running sum, so nothing
+// more than the gradient is sent. One dist.Comm.AllReduce per step then sums
+// the ranks' gradients (the running sums of clipped micro-batches in the
+// MicroBatch scopes) together with the step's counts and its per-sample
+// losses and norms, each at its place in the step; every rank then takes
+// the rest of the step (a skipped step, the Global scope's Scale, the
+// adaptive estimator's Update with every rank's norms in step order, the
+// optimizer's update) from the same bits, so the ranks stay equal without
+// ever sending weights. The update is one process's up to the order of the
+// float32 additions of the gradients, and from equal weights Stats' counts,
+// losses and norms are one process's exactly. A Loss that fails on one rank
+// fails the step on every rank (the error from dist.AgreeError), leaving
+// the state as it was.
+//
 // Memory. Global and per-sample clipping accumulate in place in Param.Grad.
 // The MicroBatch scopes keep one running-sum buffer the size of the
 // gradients: a micro-batch's gradient norm is known only once its gradient
@@ -58,6 +81,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/isnil"
 	"github.com/psclip/psclip/kernels"
@@ -134,11 +158,19 @@ type Config struct {
 	Estimator estimator.Estimator
 	Optimizer Optimizer
 	Scope     Scope
-	// Rand drives training randomness inside the model (dropout). nil
+	// Rand drives training randomness inside the model (dropout): Step
+	// draws one seed from it per step, and micro-batch j of the step draws
+	// its dropout masks from a PCG generator seeded with (seed, j). nil
 	// means a generator of the Trainer's own with a fixed seed: the same
 	// dropout masks on every run, but no state a checkpoint could save, so
 	// set it when a run is to resume exactly.
 	Rand *rand.Rand
+	// Comm makes the Trainer one rank of a data-parallel job (see
+	// "Data parallelism" in the package documentation); nil means
+	// dist.Local{}, one process. Every rank's Trainer must be configured
+	// alike, with equal parameters, optimizer and estimator state and
+	// Rand, and be given the same micro-batches.
+	Comm dist.Comm
 	// KeepNorms makes Step report every sample's gradient norm in
 	// Stats.Norms (per-sample estimators only).
 	KeepNorms bool
@@ -214,6 +246,10 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // Trainer runs training steps. It is not safe for concurrent use.
 type Trainer struct {
 	cfg     Config
+	comm    dist.Comm
+	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
+	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
+	grads   [][]float32 // the parameters' gradients, what Global scope reduces
 	params  []*nn.Param
 	groups  [][]*nn.Param // Config.Groups, each parameter once
 	ctx     nn.Context
@@ -221,7 +257,7 @@ type Trainer struct {
 	dirty   bool        // acc holds part of a step that did not finish
 	spans   []span      // the gradients cut into chunks for the passes over them
 	partial []float64   // gradNorm: one partial sum per span
-	norms   []float64   // the step's per-sample norms, in step order
+	sums    stepSums    // the step's counts, losses and norms, reduced over the ranks
 	sorted  []float64   // the finite norms, sorted for SampleNorms
 	cs      []float64   // one micro-batch's clip factors
 	factors []float32   // the factors handed to nn.Context.Finish
@@ -256,6 +292,12 @@ func New(cfg Config) (*Trainer, error) {
 	if t.cfg.Rand == nil {
 		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
 	}
+	t.comm = cfg.Comm
+	if isnil.IsNil(t.comm) {
+		t.comm = dist.Local{}
+	}
+	t.pcg = rand.NewPCG(0, 0)
+	t.mbRand = rand.New(t.pcg)
 	if len(t.params) == 0 {
 		return nil, errors.New("train: the model has no parameters")
 	}
@@ -282,6 +324,7 @@ func New(cfg Config) (*Trainer, error) {
 		}
 	}
 	for i, p := range t.params {
+		t.grads = append(t.grads, p.Grad.Data)
 		for lo := 0; lo < p.Grad.Len(); lo += spanLen {
 			t.spans = append(t.spans, span{i, lo, min(lo+spanLen, p.Grad.Len())})
 		}
@@ -320,6 +363,11 @@ func (t *Trainer) Params() []*nn.Param { return t.params }
 // anything: the parameters, the optimizer's and the estimator's state are
 // then unchanged. A non-finite loss or gradient is not an error: it is
 // reported in Stats and kept out of the update.
+//
+// With Config.Comm, every rank calls Step with the same micro-batches and
+// computes its share of them (see "Data parallelism"); a Loss error on any
+// rank makes every rank's Step fail with dist.AgreeError's *dist.RankError
+// (wrapping the *BatchError on the failing rank), its state unchanged.
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	n, err := check(t.cfg.Model, batches)
 	if err != nil {
@@ -329,38 +377,48 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		t.clearAcc() // left by a Step that did not finish
 	}
 	t.zeroGrads()
-	t.ctx.Train, t.ctx.Rand = true, t.cfg.Rand
-	st := Stats{Samples: n}
+	// Micro-batch j draws its dropout masks from PCG(seed, j), seed one
+	// draw per step from Config.Rand on every rank, so the masks do not
+	// depend on which rank computes it.
+	seed := t.cfg.Rand.Uint64()
+	t.ctx.Train, t.ctx.Rand = true, t.mbRand
 	perSample := t.cfg.Estimator.PerSample()
-	t.norms = t.norms[:0]
+	sums := &t.sums
+	sums.reset(len(batches), n, perSample, t.cfg.Scope != Global)
 	// Every micro-batch's gradient enters with weight 1/n, so that the sum
 	// is the step's mean; samples left out are made up for at the end.
 	inv := 1 / float32(n)
-	var lossSum, scaleNormSum float64
-	var finiteLosses, used, usedBatches int
-	for j, b := range batches {
+	lo, hi := dist.Share(len(batches), t.comm.Rank(), t.comm.Size())
+	k0 := 0 // the micro-batch's first sample's index in the step
+	for _, b := range batches[:lo] {
+		k0 += b.X.Shape[0]
+	}
+	var failed error
+	for j := lo; j < hi; j++ {
+		b := batches[j]
+		t.pcg.Seed(seed, uint64(j))
 		out := t.cfg.Model.Forward(&t.ctx, b.X)
 		losses, dout, err := t.cfg.Loss(out, b.Y)
 		if err == nil && len(losses) != b.X.Shape[0] {
 			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
 		if err != nil {
-			t.abort()
-			return Stats{}, &BatchError{Batch: j, Err: err}
+			failed = &BatchError{Batch: j, Err: err}
+			sums.count[countFailed]++
+			break
 		}
 		m, good := len(losses), 0
-		for _, l := range losses {
+		for i, l := range losses {
+			sums.losses[k0+i] = float64(l)
 			if isFinite(float64(l)) {
-				lossSum += float64(l)
 				good++
 			}
 		}
-		finiteLosses += good
 		kept := 0 // the micro-batch's samples in the gradient
 		if perSample {
-			es := t.perSampleBackward(dout, m, inv)
-			st.Clipped += es.Clipped
-			st.Dropped += es.Dropped
+			es := t.perSampleBackward(dout, k0, m, inv)
+			sums.count[countClipped] += float64(es.Clipped)
+			sums.count[countDropped] += float64(es.Dropped)
 			kept = m - es.Dropped
 		} else if good == m {
 			// A plain backward pass cannot keep one sample's NaN out of
@@ -369,14 +427,15 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			t.cfg.Model.Backward(&t.ctx, dout)
 			kept = m
 		}
+		k0 += m
 		if kept == 0 {
-			st.SkippedBatches++
+			sums.count[countSkippedBatches]++
 			continue
 		}
 		if t.cfg.Scope != Global {
 			g := t.gradNorm() // the micro-batch's share of the step's gradient
 			if !isFinite(g) {
-				st.SkippedBatches++
+				sums.count[countSkippedBatches]++
 				t.zeroGrads()
 				continue
 			}
@@ -385,22 +444,32 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			}
 			s := t.cfg.Estimator.Scale(g)
 			if s < 1 {
-				st.ClippedBatches++
+				sums.count[countClippedBatches]++
 			}
-			scaleNormSum += g
+			sums.scaleNorms[j] = g
 			t.accumulate(float32(s))
 		}
-		used += kept
-		usedBatches++
+		sums.count[countUsed] += float64(kept)
+		sums.count[countUsedBatches]++
 	}
+	// The one collective operation of the step: the ranks' gradients (the
+	// running sum of clipped micro-batches in the MicroBatch scopes) and
+	// their sums, in one vector.
+	grads := t.acc
+	if t.cfg.Scope == Global {
+		grads = t.grads
+	}
+	t.comm.AllReduce(dist.Bufs{F32: grads, F64: [][]float64{sums.buf}})
+	if sums.count[countFailed] != 0 {
+		t.abort()
+		return Stats{}, dist.AgreeError(t.comm, failed)
+	}
+	st := sums.stats()
 	if perSample {
-		t.cfg.Estimator.Update(t.norms)
+		t.cfg.Estimator.Update(sums.norms)
 		t.summarise(&st)
 	}
-	st.Loss = math.NaN()
-	if finiteLosses > 0 {
-		st.Loss = lossSum / float64(finiteLosses)
-	}
+	used := int(sums.count[countUsed])
 	if used == 0 {
 		st.Skipped = true
 		st.GradNorm = math.NaN() // no gradient was formed
@@ -413,7 +482,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	}
 	if t.cfg.Scope != Global {
 		t.takeAccumulated(rescale)
-		st.GradNorm = scaleNormSum / float64(usedBatches)
+		st.GradNorm = sums.scaleNorm()
 	} else {
 		if rescale != 1 {
 			t.scaleGrads(rescale)
@@ -478,10 +547,11 @@ func checkTargets(out []int, y []int32) error {
 	return nil
 }
 
-// abort undoes a step that failed part-way.
+// abort undoes a step that failed part-way, after its all-reduce: the
+// running sum holds the other ranks' parts even where this rank added none.
 func (t *Trainer) abort() {
 	t.zeroGrads()
-	if t.dirty {
+	if t.acc != nil {
 		t.clearAcc()
 	}
 }
@@ -490,7 +560,7 @@ func (t *Trainer) abort() {
 func (t *Trainer) summarise(st *Stats) {
 	s := t.sorted[:0]
 	var sum float64
-	for _, x := range t.norms {
+	for _, x := range t.sums.norms {
 		if isFinite(x) {
 			s = append(s, x)
 			sum += x
@@ -498,7 +568,7 @@ func (t *Trainer) summarise(st *Stats) {
 	}
 	t.sorted = s
 	if t.cfg.KeepNorms {
-		st.Norms = t.norms
+		st.Norms = t.sums.norms
 	}
 	if len(s) == 0 {
 		return
@@ -536,20 +606,20 @@ func (t *Trainer) groupNorms(st *Stats) {
 	st.GroupNorms = t.gnorms
 }
 
-// perSampleBackward runs the backward pass in the per-sample mode, appends
-// the micro-batch's norms to the step's, and adds weight·Σ_i c_i g_i into
-// the gradients, where c are the estimator's clip factors for samples
-// k0+1..k0+m of the step.
-func (t *Trainer) perSampleBackward(dout *tensor.Tensor, m int, weight float32) estimator.Stats {
+// perSampleBackward runs the backward pass in the per-sample mode, puts the
+// micro-batch's norms at positions k0..k0+m−1 of the step's, and adds
+// weight·Σ_i c_i g_i into the gradients, where c are the estimator's clip
+// factors for samples k0+1..k0+m of the step.
+func (t *Trainer) perSampleBackward(dout *tensor.Tensor, k0, m int, weight float32) estimator.Stats {
 	t.ctx.BeginPerSample(m)
 	defer t.ctx.EndPerSample()
 	t.cfg.Model.Backward(&t.ctx, dout)
-	k0 := len(t.norms)
-	for _, sq := range t.ctx.SqNorms() {
-		t.norms = append(t.norms, math.Sqrt(sq))
+	norms := t.sums.norms[k0 : k0+m]
+	for i, sq := range t.ctx.SqNorms() {
+		norms[i] = math.Sqrt(sq)
 	}
 	t.cs = resize(t.cs, m)
-	es := t.cfg.Estimator.Factors(k0, t.norms[k0:], t.cs)
+	es := t.cfg.Estimator.Factors(k0, norms, t.cs)
 	t.factors = resize(t.factors, m)
 	for i, c := range t.cs {
 		t.factors[i] = float32(c) * weight

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/psclip/psclip/bench"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/internal/procfs"
@@ -24,9 +26,10 @@ import (
 func init() {
 	register(&command{
 		name:  "bench step",
-		short: "time full training steps of several estimators, interleaved in one process",
+		short: "time full training steps of several estimators, interleaved in one process (or one job under mpirun)",
 		run:   runBenchStep,
 		flags: map[string]string{"Clip": "gamma"},
+		ranks: true,
 	})
 }
 
@@ -36,8 +39,8 @@ type stepResult struct {
 	ClipMode     string    `json:"clip_mode,omitempty"`
 	StepMsMedian float64   `json:"step_ms_median"`
 	StepMs       []float64 `json:"step_ms"`
-	// CPUMsMedian is the process's CPU time (user and system, all threads)
-	// per step: on a loaded machine it tracks the work done far more
+	// CPUMsMedian is the process's CPU time (user and system, all threads;
+	// under mpirun, of all ranks' processes) per step: on a loaded machine it tracks the work done far more
 	// closely than wall time, which also counts waiting for a core.
 	CPUMsMedian  float64 `json:"cpu_ms_median,omitempty"`
 	ImagesPerS   float64 `json:"images_per_s,omitempty"`
@@ -147,7 +150,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	stepFns := make([]func() error, len(cfgs))
 	for i, c := range cfgs {
 		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
-			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i)))})
+			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world})
 		if err != nil {
 			return err
 		}
@@ -157,14 +160,25 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	}
+	// Under mpirun every rank times the same steps, in step with the
+	// others through each step's all-reduce; rank 0 reports for the job.
+	progress := stderr
+	if world.Rank() != 0 {
+		progress = io.Discard
+	}
 	load := loadAvg()
 	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
-		fmt.Fprintf(stderr, "\rbench step: round %d/%d", done, total)
+		fmt.Fprintf(progress, "\rbench step: round %d/%d", done, total)
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stderr)
+	fmt.Fprintln(progress)
+	cpus := make([][]float64, len(timed))
+	for i, t := range timed {
+		cpus[i] = t.CPUMs
+	}
+	world.AllReduce(dist.Bufs{F64: cpus}) // the job's CPU time: every rank's
 	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
@@ -190,18 +204,19 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		}
 	}
 	if *asJSON {
-		out := struct {
+		report := struct {
 			Model      string       `json:"model"`
 			Batch      int          `json:"batch"`
 			Accum      int          `json:"accum"`
+			Ranks      int          `json:"ranks"`
 			GOMAXPROCS int          `json:"gomaxprocs"`
 			LoadAvg    [2]float64   `json:"load_avg_1m,omitzero"`
 			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult `json:"results"`
-		}{m.name, *b, *accum, runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return enc.Encode(report)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
@@ -216,6 +231,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if l := loadAvg(); l > 0 {
 		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
+	}
+	if world.Size() > 1 {
+		fmt.Fprintf(stdout, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
 	}
 	return nil
 }

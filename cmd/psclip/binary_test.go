@@ -46,29 +46,41 @@ var (
 func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		goCmd, err := exec.LookPath("go")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		if suiteDir, err = os.MkdirTemp("", "psclip-cli-test"); err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(suiteDir, "psclip")
-		out, err := exec.Command(goCmd, "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		if suiteDir, buildErr = os.MkdirTemp("", "psclip-cli-test"); buildErr == nil {
+			binPath, buildErr = build("psclip", nil)
 		}
 	})
+	return built(t, binPath, buildErr)
+}
+
+// build builds this package into suiteDir/name with "go build", the extra
+// environment variables env and the given flags.
+func build(name string, env []string, flags ...string) (string, error) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(suiteDir, name)
+	cmd := exec.Command(goCmd, append(append([]string{"build"}, flags...), "-o", path, ".")...)
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return path, nil
+}
+
+// built returns the binary build built at path, skipping t where there is
+// no go command.
+func built(t testing.TB, path string, err error) string {
+	t.Helper()
 	var notFound *exec.Error
-	if errors.As(buildErr, &notFound) {
-		t.Skip("no go command to build psclip with:", buildErr)
+	if errors.As(err, &notFound) {
+		t.Skip("no go command to build psclip with:", err)
 	}
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return path
 }
 
 // result is how one psclip process ended.

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/setting"
 )
@@ -35,6 +36,10 @@ type command struct {
 	// flags maps the fields of library errors to this command's flags
 	// where they differ from fieldFlags (see flagOf).
 	flags map[string]string
+	// ranks says that the command runs as one job on the ranks of an MPI
+	// job (world); the others refuse to start under mpirun with more than
+	// one rank, where each rank would do all the work into the same files.
+	ranks bool
 }
 
 var commands = map[string]*command{}
@@ -63,8 +68,31 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // was given, such as a file a flag names.
 func usage(err error) error { return usageError{err} }
 
+// world is the job this process is a rank of: one process (dist.Local)
+// unless main started as one of the ranks of an MPI job, in a build with
+// the tag mpi.
+var world dist.Comm = dist.Local{}
+
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	c, err := dist.Init()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "psclip: %v\n", err)
+		if nb := (*dist.NotBuiltError)(nil); errors.As(err, &nb) {
+			os.Exit(2) // the wrong binary for mpirun
+		}
+		os.Exit(1)
+	}
+	world = c
+	var out io.Writer = os.Stdout
+	if c.Rank() != 0 {
+		out = io.Discard // rank 0 reports for the job
+	}
+	code := run(os.Args[1:], out, os.Stderr)
+	if err := c.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "psclip: %v\n", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // run executes one psclip invocation and returns the process exit status:
@@ -83,10 +111,16 @@ func run(args []string, out, errOut io.Writer) int {
 		fmt.Fprintf(stderr, "psclip: unknown command %q (run 'psclip help')\n", strings.Join(args[:min(len(args), 2)], " "))
 		return 2
 	}
+	if world.Size() > 1 && !cmd.ranks {
+		fmt.Fprintf(stderr, "psclip %s: runs in one process, not on the %d ranks of an MPI job (start it without mpirun)\n", cmd.name, world.Size())
+		return 2
+	}
 	fs := flag.NewFlagSet("psclip "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, below, on one line
 	fs.Usage = func() {}
 	err := cmd.run(fs, rest)
+	var line string
+	code := 1
 	switch {
 	case err == nil:
 		return 0
@@ -96,12 +130,15 @@ func run(args []string, out, errOut io.Writer) int {
 		fs.PrintDefaults()
 		return 0
 	case isUsage(err):
-		fmt.Fprintf(stderr, "psclip %s: %s (see 'psclip %s -h')\n", cmd.name, cmd.message(err), cmd.name)
-		return 2
+		line, code = fmt.Sprintf("psclip %s: %s (see 'psclip %s -h')", cmd.name, cmd.message(err), cmd.name), 2
 	default:
-		fmt.Fprintf(stderr, "psclip %s: %s\n", cmd.name, cmd.message(err))
-		return 1
+		line = fmt.Sprintf("psclip %s: %s", cmd.name, cmd.message(err))
 	}
+	// On the ranks of a job, the error's type is known only where it
+	// happened: every rank ends as that one does.
+	line, code = dist.AgreeExit(world, err, line, code)
+	fmt.Fprintln(stderr, line)
+	return code
 }
 
 // message is err on one line in the command's words: a setting the
@@ -137,8 +174,9 @@ func lookup(args []string) (*command, []string) {
 
 // isUsage reports, by the error's type, whether err comes from bad flags,
 // arguments or input files: a usageError, an error of flag.FlagSet.Parse,
-// a setting out of range (*setting.Error), or a resume that does not fit
-// its run directory (isRunUsage). Anything else, a damaged checkpoint
+// a setting out of range (*setting.Error), a rank of a data-parallel run
+// whose data or configuration differs from rank 0's (*dist.DifferError),
+// or a resume that does not fit its run directory (isRunUsage). Anything else, a damaged checkpoint
 // included, is a failure of the work.
 func isUsage(err error) bool {
 	var (
@@ -146,8 +184,9 @@ func isUsage(err error) bool {
 		pe flagParseError
 		se *setting.Error
 		ce *checkpoint.ConfigError
+		de *dist.DifferError // a rank's data or flags differ from rank 0's
 	)
-	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || isRunUsage(err)
+	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &de) || isRunUsage(err)
 }
 
 // flagParseError wraps an error returned by flag.FlagSet.Parse.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/cifar"
 )
@@ -15,6 +16,7 @@ func init() {
 		name:  "train cifar",
 		short: "train AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant, increasing or automatic threshold)",
 		run:   runTrainCIFAR,
+		ranks: true,
 	})
 }
 
@@ -53,6 +55,7 @@ func cnnFlags(fs *flag.FlagSet, c *cifar.Config, data *string, p cnnPreset) {
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "SGD weight decay (L2, as torch.optim.SGD)")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "images per step")
+	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches per batch (gradient accumulation; 0: one), which the ranks share under mpirun")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "training epochs")
 	fs.IntVar(&c.WidthDiv, "width-div", c.WidthDiv, "divide AlexNet's widths by this (1: the paper's model)")
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "classifier dropout probability")
@@ -127,52 +130,13 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 
 // runTrainCNN is a CNN training command of preset p from the defaults c.
 func runTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) error {
-	var data string
-	cnnFlags(fs, &c, &data, p)
-	addSpecFlags(fs, &c.Spec, nil, nil)
-	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")
-	out := fs.String("out", p.out, "output `directory`: log.jsonl, the checkpoint and result.json")
-	resume := fs.Bool("resume", false, "continue the run checkpointed in --out (--epochs may grow)")
-	restart := fs.Bool("restart", false, restartUsage)
-	logNorms := fs.Bool("log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
-	if err := parse(fs, args); err != nil {
+	c, d, f, err := setupTrainCNN(fs, args, c, p)
+	// Under mpirun, a rank whose flags or data are bad must not leave the
+	// others waiting: every rank ends with its error.
+	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	if !flagSet(fs, "clip") {
-		c.Clip = p.clip(c.Estimator)
-	}
-	if p.images {
-		if err := finishImageFlags(fs, &c); err != nil {
-			return err
-		}
-	}
-	if !slices.Contains(estimator.Names, c.Estimator) {
-		return c.Spec.Validate() // names the estimators
-	}
-	// A flag the estimator does not read is refused; the defaults of the
-	// settings it does not read are cleared.
-	if f := unreadFlag(fs, nil, specFields, c.Reads); f != "" {
-		return usagef("--%s does not apply to --estimator %s (%s)", f, c.Estimator, c.Label())
-	}
-	c.Spec = c.Trim()
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if *logNorms && !c.PerSample() {
-		return usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
-	}
-	switch {
-	case *out == "":
-		return usagef("--out is empty")
-	case *resume && *restart:
-		return usagef("--resume and --restart exclude each other")
-	}
-	d, err := loadImages(data)
-	if err != nil {
-		return err
-	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr, Label: c.Label(), LogNorms: *logNorms})
+	run, err := cifar.New(c, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: c.Label(), LogNorms: f.logNorms, Comm: world})
 	if err != nil {
 		return err
 	}
@@ -184,6 +148,66 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) e
 	}
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
-		s.SkippedSteps, s.DroppedSamples, runFileNames, *out)
+		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
 	return nil
+}
+
+// trainCNNFlags are the flags of the CNN training commands outside their
+// configuration.
+type trainCNNFlags struct {
+	out                       string
+	resume, restart, logNorms bool
+}
+
+// setupTrainCNN reads the flags and the data of a CNN training command of
+// preset p from the defaults c.
+func setupTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) (cifar.Config, *cifar.Data, trainCNNFlags, error) {
+	var (
+		data string
+		f    trainCNNFlags
+	)
+	cnnFlags(fs, &c, &data, p)
+	addSpecFlags(fs, &c.Spec, nil, nil)
+	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")
+	fs.StringVar(&f.out, "out", p.out, "output `directory`: log.jsonl, the checkpoint and result.json")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run checkpointed in --out (--epochs may grow)")
+	fs.BoolVar(&f.restart, "restart", false, restartUsage)
+	fs.BoolVar(&f.logNorms, "log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
+	if err := parse(fs, args); err != nil {
+		return c, nil, f, err
+	}
+	if !flagSet(fs, "clip") {
+		c.Clip = p.clip(c.Estimator)
+	}
+	if p.images {
+		if err := finishImageFlags(fs, &c); err != nil {
+			return c, nil, f, err
+		}
+	}
+	if !slices.Contains(estimator.Names, c.Estimator) {
+		return c, nil, f, c.Spec.Validate() // names the estimators
+	}
+	// A flag the estimator does not read is refused; the defaults of the
+	// settings it does not read are cleared.
+	if name := unreadFlag(fs, nil, specFields, c.Reads); name != "" {
+		return c, nil, f, usagef("--%s does not apply to --estimator %s (%s)", name, c.Estimator, c.Label())
+	}
+	c.Spec = c.Trim()
+	if err := c.Validate(); err != nil {
+		return c, nil, f, err
+	}
+	if f.logNorms && !c.PerSample() {
+		return c, nil, f, usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
+	}
+	switch {
+	case f.out == "":
+		return c, nil, f, usagef("--out is empty")
+	case f.resume && f.restart:
+		return c, nil, f, usagef("--resume and --restart exclude each other")
+	case world.Size() > max(c.Accum, 1):
+		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
+	}
+	d, err := loadImages(data)
+	return c, d, f, err
 }

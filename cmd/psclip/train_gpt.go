@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/psclip/psclip/data/text"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/experiments/gpt"
 )
 
@@ -16,6 +18,7 @@ func init() {
 		short: "train a nanoGPT-style GPT with gradient accumulation and global, micro-batch or per-sample clipping",
 		run:   runTrainGPT,
 		flags: gptFieldFlags,
+		ranks: true,
 	})
 }
 
@@ -94,66 +97,13 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 }
 
 func runTrainGPT(fs *flag.FlagSet, args []string) error {
-	c, d, f := gpt.Default(), gpt.DataSpec{}, trainGPTFlags{out: "out-gpt"}
-	defineTrainGPT(fs, &c, &d, &f)
-	if err := parse(fs, args); err != nil {
+	c, corpus, f, err := setupTrainGPT(fs, args)
+	// Under mpirun, a rank whose flags or corpus are bad must not leave
+	// the others waiting: every rank ends with its error.
+	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	if f.preset != "" {
-		// Parse again over the preset's values, so that flags given
-		// explicitly override the preset and the others take its values.
-		p, err := gpt.Preset(f.preset)
-		if err != nil {
-			return usagef("--preset: %v", err)
-		}
-		c, d, f = p, gpt.DataSpec{}, trainGPTFlags{out: "out-gpt"}
-		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		again.SetOutput(io.Discard)
-		defineTrainGPT(again, &c, &d, &f)
-		if err := parse(again, args); err != nil {
-			return err
-		}
-		if d.Dir == "" {
-			return usagef("--preset %s needs --data (a directory with nanoGPT's OpenWebText train.bin and val.bin)", f.preset)
-		}
-	}
-	if !flagSet(fs, "min-lr") {
-		c.MinLR = c.LR / 10
-	}
-	var err error
-	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {
-		return err
-	}
-	if c.ClipMode == gpt.ClipPerSample && !slices.Contains(gpt.PSEstimators, c.Estimator) {
-		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
-	}
-	// A flag the clip mode does not read is refused; the defaults of the
-	// settings it does not read are cleared.
-	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, c.Reads); name != "" {
-		return usagef("--%s does not apply to --clip-mode %s (%s)", name, c.ClipMode, c.Label())
-	}
-	c = c.Trim()
-	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
-		return usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
-	}
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	switch {
-	case f.out == "":
-		return usagef("--out is empty")
-	case f.resume && f.restart:
-		return usagef("--resume and --restart exclude each other")
-	}
-	d.VocabSize = c.VocabSize
-	corpus, err := gpt.LoadCorpus(d)
-	if err != nil {
-		return usage(err)
-	}
-	if err := c.CheckCorpus(corpus); err != nil {
-		return err
-	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world})
 	if err != nil {
 		return err
 	}
@@ -173,6 +123,69 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s\n",
 		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
 	return nil
+}
+
+// setupTrainGPT reads the flags and the corpus of "train gpt".
+func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, trainGPTFlags, error) {
+	c, d, f := gpt.Default(), gpt.DataSpec{}, trainGPTFlags{out: "out-gpt"}
+	defineTrainGPT(fs, &c, &d, &f)
+	if err := parse(fs, args); err != nil {
+		return c, nil, f, err
+	}
+	if f.preset != "" {
+		// Parse again over the preset's values, so that flags given
+		// explicitly override the preset and the others take its values.
+		p, err := gpt.Preset(f.preset)
+		if err != nil {
+			return c, nil, f, usagef("--preset: %v", err)
+		}
+		c, d, f = p, gpt.DataSpec{}, trainGPTFlags{out: "out-gpt"}
+		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		again.SetOutput(io.Discard)
+		defineTrainGPT(again, &c, &d, &f)
+		if err := parse(again, args); err != nil {
+			return c, nil, f, err
+		}
+		if d.Dir == "" {
+			return c, nil, f, usagef("--preset %s needs --data (a directory with nanoGPT's OpenWebText train.bin and val.bin)", f.preset)
+		}
+	}
+	if !flagSet(fs, "min-lr") {
+		c.MinLR = c.LR / 10
+	}
+	var err error
+	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {
+		return c, nil, f, err
+	}
+	if c.ClipMode == gpt.ClipPerSample && !slices.Contains(gpt.PSEstimators, c.Estimator) {
+		return c, nil, f, usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
+	}
+	// A flag the clip mode does not read is refused; the defaults of the
+	// settings it does not read are cleared.
+	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, c.Reads); name != "" {
+		return c, nil, f, usagef("--%s does not apply to --clip-mode %s (%s)", name, c.ClipMode, c.Label())
+	}
+	c = c.Trim()
+	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
+		return c, nil, f, usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
+	}
+	if err := c.Validate(); err != nil {
+		return c, nil, f, err
+	}
+	switch {
+	case f.out == "":
+		return c, nil, f, usagef("--out is empty")
+	case f.resume && f.restart:
+		return c, nil, f, usagef("--resume and --restart exclude each other")
+	case world.Size() > c.Accum:
+		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
+	}
+	d.VocabSize = c.VocabSize
+	corpus, err := gpt.LoadCorpus(d)
+	if err != nil {
+		return c, nil, f, usage(err)
+	}
+	return c, corpus, f, c.CheckCorpus(corpus)
 }
 
 // flagSet reports whether the flag name was given on the command line.

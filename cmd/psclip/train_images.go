@@ -11,6 +11,7 @@ func init() {
 		name:  "train images",
 		short: "train a CNN (small-cnn or AlexNet-CIFAR) on any image data set (CIFAR binaries, IDX such as Fashion-MNIST), optionally with label noise",
 		run:   runTrainImages,
+		ranks: true,
 	})
 }
 

@@ -29,6 +29,11 @@ type Config struct {
 
 	Batch  int `json:"batch"`
 	Epochs int `json:"epochs"`
+	// Accum cuts every batch into that many micro-batches (gradient
+	// accumulation; 0 is 1), of sizes that differ by at most one: the
+	// same update up to rounding, with the activations of a micro-batch,
+	// and what the ranks of a data-parallel run (RunOptions.Comm) share.
+	Accum int `json:"accum,omitempty"`
 	// Model is the network: "" for AlexNet-CIFAR (the paper's), or
 	// ModelSmallCNN for quick runs (models.NewSmallCNN). Either takes RGB
 	// or grey 32×32 images, as the data holds them.
@@ -38,9 +43,9 @@ type Config struct {
 	// AlexNet's classifier dropout probability (SmallCNN has none: 0).
 	WidthDiv int     `json:"width_div"`
 	Dropout  float64 `json:"dropout"`
-	// TrainSubset, if positive, trains on the first TrainSubset images of
-	// the training split only (the validation split is unchanged), for
-	// short runs.
+	// TrainSubset, if positive, trains on TrainSubset images of the
+	// training split only, chosen at random from Seed (the validation
+	// split is unchanged), for short runs.
 	TrainSubset int `json:"train_subset,omitempty"`
 	// LabelNoise is the share of the training split's labels replaced on
 	// purpose (data/labelnoise, seeded with Seed; never the validation or
@@ -183,6 +188,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := setting.First(
+		setting.NonNegative("Accum", c.Accum),
 		setting.NonNegative("MaxBadSteps", c.MaxBadSteps),
 		setting.Positive32("LR", c.LR),
 		setting.Fraction("Momentum", c.Momentum),

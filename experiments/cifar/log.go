@@ -65,7 +65,8 @@ type EpochRecord struct {
 	DroppedSamples int `json:"dropped_samples"`
 	// Detection scores per-sample clipping as a detector of the labels
 	// replaced on purpose (Config.LabelNoise), over the epoch's samples;
-	// absent without label noise or a per-sample estimator.
+	// absent without label noise or a per-sample estimator, and in a
+	// data-parallel run (each rank sees only its share's decisions).
 	Detection *Detection `json:"detection,omitempty"`
 	// Diagnostics are the adaptive estimator's state at the end of the
 	// epoch (ps-clip-auto, ps-clip-sgd with an automatic α or β,

@@ -13,6 +13,7 @@ import (
 	cifardata "github.com/psclip/psclip/data/cifar"
 	"github.com/psclip/psclip/data/images"
 	"github.com/psclip/psclip/data/labelnoise"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/models"
@@ -136,18 +137,27 @@ type NoisyRecord struct {
 	Labels      []uint8 `json:"labels"`
 }
 
-// writeNoisy writes NoisyFile into the run directory dir.
-func (r *Run) writeNoisy(dir string, sp *trainSplit) error {
-	rec := NoisyRecord{LabelNoise: r.cfg.LabelNoise, LabelNoiseKind: r.cfg.LabelNoiseKind, Seed: r.cfg.Seed,
+// noisyRecord is the NoisyFile of a run of c with the training split sp.
+func (c *Config) noisyRecord(sp *trainSplit) *NoisyRecord {
+	rec := &NoisyRecord{LabelNoise: c.LabelNoise, LabelNoiseKind: c.LabelNoiseKind, Seed: c.Seed,
 		TrainImages: len(sp.train), Indices: make([]int, len(sp.noisy)), Labels: make([]uint8, len(sp.noisy))}
 	for j, p := range sp.noisy {
 		rec.Indices[j], rec.Labels[j] = sp.train[p], sp.labels[p]
 	}
-	b, err := json.Marshal(rec)
+	return rec
+}
+
+// writeNoisy writes NoisyFile into the run directory, if the run writes
+// one (rank 0, with an output directory).
+func (r *Run) writeNoisy() error {
+	if r.noisyRec == nil || r.out == "" || r.h.Comm().Rank() != 0 {
+		return nil
+	}
+	b, err := json.Marshal(r.noisyRec)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, NoisyFile), append(b, '\n'))
+	return atomicfile.WriteFile(filepath.Join(r.out, NoisyFile), append(b, '\n'))
 }
 
 // RunOptions say where a run writes and how it reports; the run
@@ -180,6 +190,10 @@ type Run struct {
 	// the estimator clipped, when the detection statistics need it.
 	noisy []bool
 	clips *clipRecorder
+	// noisyRec is NoisyFile's content, written into the run directory out
+	// when training begins.
+	noisyRec *NoisyRecord
+	out      string
 
 	trainSet, valSet *cifardata.Dataset
 	norm             cifardata.Normalizer
@@ -191,9 +205,10 @@ type Run struct {
 	perSample        bool
 	batchesPerEpoch  int
 
-	h     *run.Run // the run layer: directory, log, checkpoints, loop
-	st    state
-	curve []EpochRecord
+	h       *run.Run // the run layer: directory, log, checkpoints, loop
+	st      state
+	stepAcc []float64 // the step's loss statistics (loss), stepAccLen of them
+	curve   []EpochRecord
 
 	// beforeStep, if set, may alter each step's batch (tests: poison an
 	// image).
@@ -287,7 +302,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err := cfg.checkMemory(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
-	r := &Run{cfg: cfg, data: data}
+	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	sp, err := cfg.split(data.Train)
 	if err != nil {
 		return nil, err
@@ -296,6 +311,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.trainSet.Labels = sp.labels
 	if cfg.LabelNoise > 0 {
 		r.noisy = labelnoise.Mask(len(sp.train), sp.noisy)
+		if !opts.ReadOnly {
+			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
+		}
 	}
 	r.norm = cifardata.Stats(r.trainSet)
 	aug, _ := ParseAugment(cfg.Augment)
@@ -329,18 +347,18 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	est = r.h.Estimator()
-	if r.perSample && r.noisy != nil {
+	// The detection statistics need every sample's clip decision, which
+	// only a run in one process sees (a rank clips its share).
+	if r.perSample && r.noisy != nil && r.h.Comm().Size() == 1 {
 		r.clips = &clipRecorder{Estimator: est}
 		est = r.clips
 	}
 	r.trainer, err = train.New(train.Config{
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
+		Comm: r.h.Comm(),
 	})
 	if err == nil && r.h.Resumed() {
 		err = r.it.Seek(r.st.Pos)
-	}
-	if err == nil && r.noisy != nil && opts.Out != "" && !opts.ReadOnly {
-		err = r.writeNoisy(opts.Out, sp)
 	}
 	if err != nil {
 		r.h.Close()
@@ -396,6 +414,7 @@ func (c *clipRecorder) Factors(k0 int, norms, f []float64) estimator.Stats {
 	}
 	return st
 }
+
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Model returns the run's model; its parameters have torchvision's names.
@@ -408,23 +427,46 @@ func (r *Run) TotalSteps() int { return r.cfg.Epochs * r.batchesPerEpoch }
 // releases it itself.
 func (r *Run) Close() error { return r.h.Close() }
 
-// loss is the cross-entropy, counting on the way the training batch's
-// finite losses and correct predictions into the epoch's statistics.
+// loss is the cross-entropy, counting on the way the finite losses and
+// correct predictions of the micro-batches this process computes into the
+// step's statistics (stepAcc).
 func (r *Run) loss(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error) {
 	losses, dout, err := nn.CrossEntropy(out, y)
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &r.st.Epoch
+	a := r.stepAcc
 	for _, l := range losses {
 		if finite(float64(l)) {
-			e.LossSum += float64(l)
-			e.LossN++
+			a[stepLossSum] += float64(l)
+			a[stepLossN]++
 		}
 	}
-	e.Correct += correct(out, y)
-	e.Seen += len(y)
+	a[stepCorrect] += float64(correct(out, y))
+	a[stepSeen] += float64(len(y))
 	return losses, dout, nil
+}
+
+// The step's statistics that the loss counts, indices into Run.stepAcc.
+const (
+	stepLossSum = iota
+	stepLossN
+	stepCorrect
+	stepSeen
+	stepAccLen
+)
+
+// addStep adds the step's statistics, summed over the ranks of a
+// data-parallel run, to the epoch's.
+func (r *Run) addStep() {
+	a := r.stepAcc
+	r.h.Comm().AllReduce(dist.Bufs{F64: [][]float64{a}})
+	e := &r.st.Epoch
+	e.LossSum += a[stepLossSum]
+	e.LossN += int(a[stepLossN])
+	e.Correct += int(a[stepCorrect])
+	e.Seen += int(a[stepSeen])
+	clear(a)
 }
 
 // correct counts the rows of logits whose largest entry is at the target;
@@ -475,10 +517,13 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 // hooks is the Run as the run layer drives it (run.Trainer).
 type hooks struct{ *Run }
 
-// Begin rebuilds the curve from the epoch records of a resumed run's log,
-// and finishes an epoch whose end the run stopped at before evaluating it
-// (a run stopped for bad steps).
+// Begin writes NoisyFile, rebuilds the curve from the epoch records of a
+// resumed run's log, and finishes an epoch whose end the run stopped at
+// before evaluating it (a run stopped for bad steps).
 func (h hooks) Begin(kept [][]byte) error {
+	if err := h.writeNoisy(); err != nil {
+		return err
+	}
 	for _, line := range kept {
 		var rec struct {
 			EpochRecord
@@ -515,10 +560,12 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	st, err := r.trainer.Step(b)
+	st, err := r.trainer.Step(train.Split(b.X, b.Y, max(r.cfg.Accum, 1))...)
 	if err != nil {
+		clear(r.stepAcc)
 		return st, err
 	}
+	r.addStep()
 	e := &r.st.Epoch
 	e.TrainSeconds += time.Since(t0).Seconds()
 	e.Steps++

@@ -18,6 +18,9 @@ type RunRecord struct {
 	Step          int    `json:"step"` // always 0
 	Config        Config `json:"config"`
 	ClipThreshold Float  `json:"clip_threshold"`
+	// Ranks is the number of processes the run started on
+	// (RunOptions.Comm).
+	Ranks int `json:"ranks"`
 }
 
 // StepRecord is the log line of one training step.

@@ -140,7 +140,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	s.trainer, err = train.New(train.Config{
 		Model: s.model, Loss: nn.CrossEntropy, Estimator: s.h.Estimator(), Optimizer: s.opt, Scope: scope,
-		Rand: rand.New(s.dropout),
+		Rand: rand.New(s.dropout), Comm: s.h.Comm(),
 	})
 	if err != nil {
 		s.h.Close()
@@ -296,7 +296,7 @@ func (s *Run) runRecord() RunRecord {
 	if t == 0 {
 		t = Float(math.NaN())
 	}
-	return RunRecord{Config: s.cfg, ClipThreshold: t}
+	return RunRecord{Config: s.cfg, ClipThreshold: t, Ranks: s.h.Comm().Size()}
 }
 
 // Step performs optimizer step i (0-based) on the next Accum micro-batches.
