@@ -51,13 +51,16 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	one := func(i, threads int) {
 		sgemmPre(best, threads, pre, transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
 	}
-	// Whole products per goroutine need no synchronisation inside them, but
-	// large products split by rows keep each goroutine's share of a shared
-	// packed A in its own L2 from one product to the next.
-	// Products whose outputs overlap (strideC 0 accumulates a weight
-	// gradient over a batch) must run one after another, in order.
+	// Whole products per goroutine need no synchronisation inside them;
+	// a product split among goroutines synchronises twice per kc slice,
+	// which on AlexNet's convolutions (64 images, a few hundred µs each)
+	// cost more than half of two threads' speed. Only large products in
+	// batches too small to share out evenly (fewer than batchShare per
+	// goroutine) are split inside. Products whose outputs overlap
+	// (strideC 0 accumulates a weight gradient over a batch) must run one
+	// after another, in order.
 	overlap := strideC < (m-1)*ldc+n
-	if threads == 1 || batch == 1 || overlap || m*n*k >= batchSplitWork {
+	if threads == 1 || batch == 1 || overlap || (m*n*k >= batchSplitWork && batch < batchShare*threads) {
 		for i := range batch {
 			one(i, threads)
 		}
@@ -90,9 +93,13 @@ const (
 	// (about 5µs of work at ~50 GMAC/s per core).
 	minThreadWork = 1 << 18
 	// batchSplitWork is the m·n·k above which SgemmBatched parallelises
-	// inside each product rather than across products (attention products,
-	// 256×256×64, fall below it; AlexNet's convolutions 2 to 5 above).
+	// inside each product rather than across products when the batch is
+	// too small to share out (attention products, 256×256×64, fall below
+	// it; AlexNet's convolutions 2 to 5 above).
 	batchSplitWork = 1 << 24
+	// batchShare is how many large products per goroutine make SgemmBatched
+	// share out whole products rather than split each one.
+	batchShare = 4
 	// fusedCols is about how many columns of op(B) gemmSerial packs at a
 	// time when C has one block of rows: enough for an untransposed B to be
 	// read in runs of 1 KiB rather than one panel's width.
