@@ -27,6 +27,21 @@ func (c AlexNetConfig) TrainingBytes(batch, optStates int) float64 {
 	return 4 * (params*float64(2+optStates) + float64(batch)*act)
 }
 
+// TrainingBytes is the lower bound on the memory training SmallCNN on
+// batches of batch images takes, with optStates optimizer copies of the
+// parameters.
+func (c SmallCNNConfig) TrainingBytes(batch, optStates int) float64 {
+	in, w, k := float64(max(c.InChannels, 1)), float64(c.Width), float64(c.Classes)
+	if c.InChannels == 0 {
+		in = 3
+	}
+	params := (in*9+1)*w + (w*9+1)*2*w + (2*w*64+1)*8*w + (8*w+1)*k
+	// Per image: the input; each convolution's output and ReLU (32², 16²);
+	// the pools (16², 8²); the hidden layer and its ReLU; the logits.
+	act := in*1024 + 2*w*1024 + w*256 + 2*2*w*256 + 2*w*64 + 2*8*w + k
+	return 4 * (params*float64(2+optStates) + float64(batch)*act)
+}
+
 // TrainingBytes is the lower bound on the memory training the GPT on
 // micro-batches of batch sequences of BlockSize tokens takes, with
 // optStates optimizer copies of the parameters.

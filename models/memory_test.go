@@ -27,6 +27,15 @@ func TestTrainingBytesCountsTheParameters(t *testing.T) {
 			t.Errorf("%+v: %v bytes, want %v", c, got, want)
 		}
 	}
+	for _, c := range []SmallCNNConfig{DefaultSmallCNN, {Classes: 100, Width: 3}} {
+		m, err := NewSmallCNN(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.TrainingBytes(0, 0), 8*count(m.Params()); got != want {
+			t.Errorf("%+v: %v bytes, want %v", c, got, want)
+		}
+	}
 	c := GPTConfig{NLayer: 2, NHead: 2, NEmbd: 16, BlockSize: 8, VocabSize: 30}
 	g, err := NewGPT(c, 1)
 	if err != nil {

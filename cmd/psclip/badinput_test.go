@@ -34,6 +34,8 @@ const (
 	fxText     = "@text"     // a good text corpus
 	fxOddTok   = "@oddtok"   // token directory whose train.bin has an odd size
 	fxNoVal    = "@noval"    // token directory without val.bin
+	fxIDX      = "@idx"      // a good IDX directory (MNIST layout)
+	fxIDXTrunc = "@idxtrunc" // IDX directory whose train-images-idx3-ubyte ends early
 )
 
 // badInputs lists, for every psclip command, invocations with bad flags,
@@ -95,6 +97,23 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--grid-betas", "2,2"}, 2, "--grid-betas = 2, want each value once"},
 		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--window", "512"}, 2, "--window applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxData, "--lr", "1e39"}, 2, "--lr = 1e+39"},
+	},
+	"experiment images": {
+		{[]string{"--out", "out"}, 2, "--data is required"},
+		{[]string{"--out", "out", "--data", fxIDXTrunc}, 2, "train-images-idx3-ubyte"},
+		{[]string{"--out", "out", "--data", fxTrunc}, 2, "train.bin"},
+		{[]string{"--out", "file", "--data", fxIDX}, 2, "--out file"},
+		{[]string{"--out", "out", "--data", fxIDX, "--model", "resnet"}, 2, "resnet"},
+		{[]string{"--out", "out", "--data", fxIDX, "--dropout", "0.5"}, 2, "--dropout = 0.5, want 0: small-cnn has no dropout"},
+		{[]string{"--out", "out", "--data", fxIDX, "--width-div", "3"}, 2, "--width-div = 3"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "-1"}, 2, "--train-subset = -1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "1000"}, 2, "--train-subset = 1000, want at most the 36 images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "1"}, 2, "--label-noise = 1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "-0.1"}, 2, "--label-noise = -0.1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise-kind", "next"}, 2, "--label-noise-kind needs --label-noise"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
+		{[]string{"--out", "out", "--data", fxIDX, "--ps-gamma", "0"}, 2, "--ps-gamma = 0"},
+		{[]string{"--out", "out", "--data", fxIDX, "--paper"}, 2, "paper"},
 	},
 	"experiment gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -228,6 +247,23 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--clip", "1e39"}, 2, "--clip = 1e+39"},
 		{[]string{"--out", "out", "--data", fxData, "--weight-decay", "1e-40"}, 2, "--weight-decay = 1e-40"},
 	},
+	"train images": {
+		{[]string{"--out", "out"}, 2, "--data is required"},
+		{[]string{"--out", "out", "--data", fxIDXTrunc}, 2, "train-images-idx3-ubyte"},
+		{[]string{"--out", "out", "--data", fxTrunc}, 2, "train.bin"},
+		{[]string{"--out", "file", "--data", fxIDX}, 2, "--out file"},
+		{[]string{"--out", "out", "--data", fxIDX, "--model", "resnet"}, 2, "resnet"},
+		{[]string{"--out", "out", "--data", fxIDX, "--dropout", "0.5"}, 2, "--dropout = 0.5, want 0: small-cnn has no dropout"},
+		{[]string{"--out", "out", "--data", fxIDX, "--width-div", "3"}, 2, "--width-div = 3"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "-1"}, 2, "--train-subset = -1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "1000"}, 2, "--train-subset = 1000, want at most the 36 images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "1"}, 2, "--label-noise = 1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "-0.1"}, 2, "--label-noise = -0.1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise-kind", "next"}, 2, "--label-noise-kind needs --label-noise"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
+		{[]string{"--out", "out", "--data", fxIDX, "--resume"}, 2, "--resume"},
+		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "sgd", "--clip", "3"}, 2, "--clip does not apply to --estimator sgd"},
+	},
 	"train gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
 		{[]string{"--out", "out", "--text", fxShort, "--block-size", "16"}, 2, "fewer than block size + 1 = 17"},
@@ -313,6 +349,13 @@ func badFixtures(t *testing.T) map[string]string {
 	fx[fxOddTok] = filepath.Join(dir, "oddtok")
 	write("noval/train.bin", []byte{1, 0, 2, 0})
 	fx[fxNoVal] = filepath.Join(dir, "noval")
+	fx[fxIDX] = writeIDX(t, filepath.Join(dir, "idx"), 40, 8)
+	trunc := writeIDX(t, filepath.Join(dir, "idxtrunc"), 40, 8)
+	images := filepath.Join(trunc, "train-images-idx3-ubyte")
+	if err := os.Truncate(images, 16+39*28*28+5); err != nil {
+		t.Fatal(err)
+	}
+	fx[fxIDXTrunc] = trunc
 	return fx
 }
 

@@ -335,7 +335,7 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 		after time.Duration // and this much later
 		sig   os.Signal
 	}{
-		{"cifar", []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "4",
+		{"cifar", []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "32", "--epochs", "12",
 			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond, os.Interrupt},
 		{"gpt", gptArgs, 20, 0, os.Interrupt},
 		{"gpt SIGHUP", gptArgs, 20, 0, syscall.SIGHUP},

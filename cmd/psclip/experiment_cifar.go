@@ -12,13 +12,23 @@ import (
 	runlayer "github.com/psclip/psclip/run"
 )
 
+// experimentFieldFlags are the experiment commands' flags for the
+// thresholds' fields.
+var experimentFieldFlags = map[string]string{"ClipSGD": "clip-sgd-gamma", "PSClipSGD": "ps-gamma",
+	"Alpha": "inc-alpha", "AutoAlpha": "inc-alpha", "Beta": "inc-beta", "AutoBeta": "inc-beta"}
+
 func init() {
 	register(&command{
 		name:  "experiment cifar",
 		short: "AlexNet-CIFAR: SGD, Clip-SGD, PS-Clip-SGD and increasing-threshold PS-Clip-SGD over seeds (tables, figures)",
 		run:   runExperimentCIFAR,
-		flags: map[string]string{"ClipSGD": "clip-sgd-gamma", "PSClipSGD": "ps-gamma",
-			"Alpha": "inc-alpha", "AutoAlpha": "inc-alpha", "Beta": "inc-beta", "AutoBeta": "inc-beta"},
+		flags: experimentFieldFlags,
+	})
+	register(&command{
+		name:  "experiment images",
+		short: "a CNN on any image data set (Fashion-MNIST, CIFAR), optionally with label noise: estimators over seeds (tables, figures)",
+		run:   runExperimentImages,
+		flags: experimentFieldFlags,
 	})
 }
 
@@ -35,12 +45,12 @@ type experimentCIFARFlags struct {
 // training command spells the same way.
 var adaptiveFields = []string{"Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
 
-func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags) {
-	cifarFlags(fs, c, &f.data)
+func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags, p cnnPreset) {
+	cnnFlags(fs, c, &f.data, p)
 	fs.StringVar(&f.methods, "methods", f.methods, "comma-separated methods to compare: "+strings.Join(cifar.MethodNames, ", ")+
 		"; clip-sgd=γ and ps-clip-sgd=γ give a method its own threshold")
-	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's: 15)")
-	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's: 45)")
+	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's AlexNet's: 15)")
+	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's AlexNet's: 45)")
 	fs.Var(autoFloat{&th.Alpha, &th.AutoAlpha}, "inc-alpha", "Increasing-PS-Clip-SGD's α (the paper's: 15), or auto (σ̂ from the recent per-sample norms)")
 	fs.Var(autoFloat{&th.Beta, &th.AutoBeta}, "inc-beta", "Increasing-PS-Clip-SGD's β (the paper's: 2), or auto (the tail index p̂, clamped to [1.05, 2])")
 	addSpecFlags(fs, &th.Spec, adaptiveFields, func(name, text string) string {
@@ -52,7 +62,9 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid, numbers (default: --inc-alpha, or its default if --inc-alpha is auto; the appendix's: 1,15,30,45)")
 	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid, numbers (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
 	fs.BoolVar(&f.full, "full-grid", f.full, "run the appendix's whole grid α ∈ {1,15,30,45} × β ∈ {1.2,1.5,1.8,2} (overrides --grid-alphas and --grid-betas)")
-	fs.BoolVar(&f.paper, "paper", f.paper, "start from the paper's setting: full-width model, 300 epochs, AutoAugment, thresholds 15, 45 and α=15 β=2")
+	if !p.images {
+		fs.BoolVar(&f.paper, "paper", f.paper, "start from the paper's setting: full-width model, 300 epochs, AutoAugment, thresholds 15, 45 and α=15 β=2")
+	}
 	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
 	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
 	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
@@ -62,11 +74,26 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 
 func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	defaults := experimentCIFARFlags{methods: strings.Join(cifar.PaperMethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
-	defaultTh := cifar.ExperimentThresholds()
-	c, th, f := cifar.ExperimentDefault(), defaultTh, defaults
-	defineExperimentCIFAR(fs, &c, &th, &f)
+	return runExperimentCNN(fs, args, cifar.ExperimentDefault(), cifar.ExperimentThresholds(), defaults, cifarPreset)
+}
+
+func runExperimentImages(fs *flag.FlagSet, args []string) error {
+	defaults := experimentCIFARFlags{methods: strings.Join(append(cifar.PaperMethodNames, "ps-clip-auto"), ","), seeds: 3, out: "out-experiment-images"}
+	return runExperimentCNN(fs, args, cifar.ImagesDefault(), cifar.ImagesThresholds(), defaults, imagesPreset)
+}
+
+// runExperimentCNN is a CNN experiment command of preset p from the
+// defaults given.
+func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh cifar.Thresholds, defaults experimentCIFARFlags, p cnnPreset) error {
+	th, f := defaultTh, defaults
+	defineExperimentCIFAR(fs, &c, &th, &f, p)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if p.images {
+		if err := finishImageFlags(fs, &c); err != nil {
+			return err
+		}
 	}
 	if f.paper {
 		// Parse again over the paper's values, so that flags given
@@ -75,7 +102,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 		c, th, f = cifar.Default(), defaultTh, defaults
 		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 		again.SetOutput(io.Discard)
-		defineExperimentCIFAR(again, &c, &th, &f)
+		defineExperimentCIFAR(again, &c, &th, &f, p)
 		if err := parse(again, args); err != nil {
 			return err
 		}
@@ -130,7 +157,7 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 	if err := e.Check(); err != nil {
 		return err
 	}
-	d, err := loadCIFAR(f.data)
+	d, err := loadImages(f.data)
 	if err != nil {
 		return err
 	}
@@ -144,10 +171,15 @@ func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
+	fmt.Fprintf(stdout, "Against SGD, and whom clipping picks\n\n%s\n", res.ClippingTable())
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
-	fmt.Fprintf(stdout, "Results in %s (%s, %s, %s, %s, %s)\n", f.out, runlayer.ResultsFile, cifar.TableMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG)
+	files := []string{runlayer.ResultsFile, cifar.TableMD, cifar.ClippingMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG}
+	if c.LabelNoise > 0 {
+		files = append(files, cifar.DetectionPNG)
+	}
+	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
 	return nil
 }
 

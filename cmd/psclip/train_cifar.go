@@ -20,10 +20,37 @@ func init() {
 	})
 }
 
-// cifarFlags binds the flags that "train cifar" and "experiment cifar"
+// cnnPreset is what sets the CNN commands apart: "train cifar" and
+// "experiment cifar" are the paper's presets of the image trainer, "train
+// images" and "experiment images" its general form, with the model, the
+// training subset and label noise as flags.
+type cnnPreset struct {
+	images    bool   // the image flags: --model, --train-subset, --label-noise
+	dataUsage string // --data's
+	out       string // --out's default
+	// clip is the default threshold of an estimator when --clip is not
+	// given, as clipUsage says.
+	clip      func(estimator string) float64
+	clipUsage string
+}
+
+var (
+	cifarPreset = cnnPreset{
+		dataUsage: "CIFAR-100 or CIFAR-10 binary `directory` (or one written by 'psclip data synth-cifar')",
+		out:       "out-cifar", clip: cifar.PaperClip, clipUsage: "the paper's, 15 for clip-sgd, 45 for ps-clip-sgd",
+	}
+	imagesPreset = cnnPreset{
+		images:    true,
+		dataUsage: "image data set `directory`: CIFAR-100 or CIFAR-10 binaries, or MNIST-style IDX files such as Fashion-MNIST's (raw or .gz), detected from its files",
+		out:       "out-images", clip: cifar.ImagesClip,
+		clipUsage: fmt.Sprintf("%g for clip-sgd, %g for ps-clip-sgd (chosen for small-cnn on Fashion-MNIST)", cifar.ImagesClip("clip-sgd"), cifar.ImagesClip("ps-clip-sgd")),
+	}
+)
+
+// cnnFlags binds the flags that the CNN training and experiment commands
 // share to a configuration, whose current values are the defaults.
-func cifarFlags(fs *flag.FlagSet, c *cifar.Config, data *string) {
-	fs.StringVar(data, "data", "", "CIFAR-100 or CIFAR-10 binary `directory` (or one written by 'psclip data synth-cifar')")
+func cnnFlags(fs *flag.FlagSet, c *cifar.Config, data *string, p cnnPreset) {
+	fs.StringVar(data, "data", "", p.dataUsage)
 	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate (constant)")
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "SGD weight decay (L2, as torch.optim.SGD)")
@@ -34,13 +61,61 @@ func cifarFlags(fs *flag.FlagSet, c *cifar.Config, data *string) {
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "classifier dropout probability")
 	fs.StringVar(&c.Augment, "augment", c.Augment, "training augmentation: "+strings.Join(cifar.Augments, ", "))
 	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
+	if !p.images {
+		return
+	}
+	fs.Var(modelFlag{&c.Model}, "model", "network: "+cifar.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32) or "+cifar.ModelSmallCNN+" (quick runs)")
+	fs.IntVar(&c.TrainSubset, "train-subset", c.TrainSubset, "train on this many images of the training split, chosen by the seed (0: all)")
+	fs.Float64Var(&c.LabelNoise, "label-noise", c.LabelNoise, "replace the labels of this fraction of the training split (never validation or test); the noisy images are listed in OUT/"+cifar.NoisyFile)
+	fs.StringVar(&c.LabelNoiseKind, "label-noise-kind", cifar.NoiseUniform, "with --label-noise: "+cifar.NoiseUniform+" (another class at random) or "+cifar.NoiseNext+" (class k → k+1 mod classes)")
 }
 
-// loadCIFAR reads the data directory; a missing or damaged file is a usage
-// error naming the file (and offset).
-func loadCIFAR(dir string) (*cifar.Data, error) {
+// finishImageFlags settles the image flags' defaults after parsing: the
+// model's dropout unless --dropout is given, and no noise kind without
+// label noise.
+func finishImageFlags(fs *flag.FlagSet, c *cifar.Config) error {
+	if !flagSet(fs, "dropout") {
+		c.Dropout = cifar.ModelDropout(c.Model)
+	}
+	if c.LabelNoise == 0 {
+		if flagSet(fs, "label-noise-kind") {
+			return usagef("--label-noise-kind needs --label-noise above 0")
+		}
+		c.LabelNoiseKind = ""
+	}
+	return nil
+}
+
+// modelFlag is --model: "alexnet" is Config.Model's "".
+type modelFlag struct{ m *string }
+
+func (f modelFlag) String() string {
+	switch {
+	case f.m == nil:
+		return ""
+	case *f.m == "":
+		return cifar.ModelAlexNet
+	}
+	return *f.m
+}
+
+func (f modelFlag) Set(s string) error {
+	switch s {
+	case cifar.ModelAlexNet:
+		*f.m = ""
+	case cifar.ModelSmallCNN:
+		*f.m = s
+	default:
+		return fmt.Errorf("%q: want %s or %s", s, cifar.ModelAlexNet, cifar.ModelSmallCNN)
+	}
+	return nil
+}
+
+// loadImages reads the data directory; a missing or damaged file is a
+// usage error naming the file (and offset).
+func loadImages(dir string) (*cifar.Data, error) {
 	if dir == "" {
-		return nil, usagef("--data is required (a CIFAR binary directory; 'psclip data synth-cifar' writes a synthetic one)")
+		return nil, usagef("--data is required (a CIFAR binary or IDX directory; 'psclip data synth-cifar' writes a synthetic one)")
 	}
 	d, err := cifar.LoadData(dir)
 	if err != nil {
@@ -50,7 +125,12 @@ func loadCIFAR(dir string) (*cifar.Data, error) {
 }
 
 func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
-	c, d, f, err := setupTrainCIFAR(fs, args)
+	return runTrainCNN(fs, args, cifar.Default(), cifarPreset)
+}
+
+// runTrainCNN is a CNN training command of preset p from the defaults c.
+func runTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) error {
+	c, d, f, err := setupTrainCNN(fs, args, c, p)
 	// Under mpirun, a rank whose flags or data are bad must not leave the
 	// others waiting: every rank ends with its error.
 	if err := dist.AgreeError(world, err); err != nil {
@@ -72,24 +152,25 @@ func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// trainCIFARFlags are the flags of "train cifar" outside its configuration.
-type trainCIFARFlags struct {
+// trainCNNFlags are the flags of the CNN training commands outside their
+// configuration.
+type trainCNNFlags struct {
 	out                       string
 	resume, restart, logNorms bool
 }
 
-// setupTrainCIFAR reads the flags and the data of "train cifar".
-func setupTrainCIFAR(fs *flag.FlagSet, args []string) (cifar.Config, *cifar.Data, trainCIFARFlags, error) {
-	c := cifar.Default()
+// setupTrainCNN reads the flags and the data of a CNN training command of
+// preset p from the defaults c.
+func setupTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) (cifar.Config, *cifar.Data, trainCNNFlags, error) {
 	var (
 		data string
-		f    trainCIFARFlags
+		f    trainCNNFlags
 	)
-	cifarFlags(fs, &c, &data)
+	cnnFlags(fs, &c, &data, p)
 	addSpecFlags(fs, &c.Spec, nil, nil)
-	fs.Lookup("clip").Usage += "; default: the paper's, 15 for clip-sgd, 45 for ps-clip-sgd"
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation and dropout")
-	fs.StringVar(&f.out, "out", "out-cifar", "output `directory`: log.jsonl, the checkpoint and result.json")
+	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")
+	fs.StringVar(&f.out, "out", p.out, "output `directory`: log.jsonl, the checkpoint and result.json")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run checkpointed in --out (--epochs may grow)")
 	fs.BoolVar(&f.restart, "restart", false, restartUsage)
 	fs.BoolVar(&f.logNorms, "log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
@@ -97,7 +178,12 @@ func setupTrainCIFAR(fs *flag.FlagSet, args []string) (cifar.Config, *cifar.Data
 		return c, nil, f, err
 	}
 	if !flagSet(fs, "clip") {
-		c.Clip = cifar.PaperClip(c.Estimator)
+		c.Clip = p.clip(c.Estimator)
+	}
+	if p.images {
+		if err := finishImageFlags(fs, &c); err != nil {
+			return c, nil, f, err
+		}
 	}
 	if !slices.Contains(estimator.Names, c.Estimator) {
 		return c, nil, f, c.Spec.Validate() // names the estimators
@@ -122,6 +208,6 @@ func setupTrainCIFAR(fs *flag.FlagSet, args []string) (cifar.Config, *cifar.Data
 	case world.Size() > max(c.Accum, 1):
 		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
 	}
-	d, err := loadCIFAR(data)
+	d, err := loadImages(data)
 	return c, d, f, err
 }

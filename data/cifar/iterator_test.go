@@ -50,6 +50,21 @@ func TestSplit(t *testing.T) {
 			t.Fatal("the two parts do not partition the set")
 		}
 	}
+	// SplitIndices names the same images, in the same order.
+	ti, vi, err := SplitIndices(d.Len(), 7, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		part *Dataset
+		idx  []int
+	}{{tr, ti}, {va, vi}} {
+		for j, k := range p.idx {
+			if int(p.part.Image(j)[0]) != k {
+				t.Fatalf("SplitIndices: image %d of a part is %d, Split's is %d", j, k, p.part.Image(j)[0])
+			}
+		}
+	}
 	_, va2, _ := Split(d, 7, 42)
 	_, va3, _ := Split(d, 7, 43)
 	if !sameDataset(va, va2) || sameDataset(va, va3) {

@@ -24,14 +24,26 @@ func ValidationSize(n int) int {
 // split of the CIFAR-100 training set is Split(d, 5000, seed)). Both keep
 // the order the images have in d. val must be in [0, d.Len()).
 func Split(d *Dataset, val int, seed uint64) (train, valid *Dataset, err error) {
-	if val < 0 || val >= d.Len() {
-		return nil, nil, fmt.Errorf("cifar: validation size %d out of range [0, %d)", val, d.Len())
+	ti, vi, err := SplitIndices(d.Len(), val, seed)
+	if err != nil {
+		return nil, nil, err
 	}
-	perm := rand.New(stream(seed, tagSplit, 0, 0)).Perm(d.Len())
-	ti, vi := perm[:d.Len()-val], perm[d.Len()-val:]
-	slices.Sort(ti)
-	slices.Sort(vi)
 	return d.Subset(ti), d.Subset(vi), nil
+}
+
+// SplitIndices returns which images of a data set of n images Split puts
+// in the training set and which in the validation set, each list in
+// ascending order: image j of Split's training set is image train[j] of
+// the data set.
+func SplitIndices(n, val int, seed uint64) (train, valid []int, err error) {
+	if val < 0 || val >= n {
+		return nil, nil, fmt.Errorf("cifar: validation size %d out of range [0, %d)", val, n)
+	}
+	perm := rand.New(stream(seed, tagSplit, 0, 0)).Perm(n)
+	train, valid = perm[:n-val], perm[n-val:]
+	slices.Sort(train)
+	slices.Sort(valid)
+	return train, valid, nil
 }
 
 // Normalizer maps pixel bytes to the float inputs of a network, channel by

@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -32,10 +34,26 @@ type Config struct {
 	// same update up to rounding, with the activations of a micro-batch,
 	// and what the ranks of a data-parallel run (RunOptions.Comm) share.
 	Accum int `json:"accum,omitempty"`
-	// WidthDiv divides AlexNet's widths (1: the paper's model); Dropout is
-	// its classifier's dropout probability.
+	// Model is the network: "" for AlexNet-CIFAR (the paper's), or
+	// ModelSmallCNN for quick runs (models.NewSmallCNN). Either takes RGB
+	// or grey 32×32 images, as the data holds them.
+	Model string `json:"model,omitempty"`
+	// WidthDiv divides the model's widths (1: the paper's AlexNet, or
+	// SmallCNN's default width 16, which it must then divide); Dropout is
+	// AlexNet's classifier dropout probability (SmallCNN has none: 0).
 	WidthDiv int     `json:"width_div"`
 	Dropout  float64 `json:"dropout"`
+	// TrainSubset, if positive, trains on TrainSubset images of the
+	// training split only, chosen at random from Seed (the validation
+	// split is unchanged), for short runs.
+	TrainSubset int `json:"train_subset,omitempty"`
+	// LabelNoise is the share of the training split's labels replaced on
+	// purpose (data/labelnoise, seeded with Seed; never the validation or
+	// test labels), and LabelNoiseKind how: NoiseUniform (each by a class
+	// drawn uniformly from the others) or NoiseNext (class k by k+1 mod
+	// C). LabelNoiseKind is set exactly when LabelNoise is positive.
+	LabelNoise     float64 `json:"label_noise,omitempty"`
+	LabelNoiseKind string  `json:"label_noise_kind,omitempty"`
 	// Augment is the training augmentation: "autoaugment" (the paper's),
 	// "cropflip", "cropflip+autoaugment" or "none".
 	Augment string `json:"augment"`
@@ -80,6 +98,51 @@ func PaperClip(estimatorName string) float64 {
 		return PaperClipSGD
 	case "ps-clip-sgd":
 		return PaperPSClipSGD
+	}
+	return 0
+}
+
+// The models Config.Model names, besides "" (AlexNet-CIFAR).
+const (
+	ModelAlexNet  = "alexnet" // the command line's name of ""
+	ModelSmallCNN = "small-cnn"
+)
+
+// The kinds of label noise of Config.LabelNoiseKind.
+const (
+	NoiseUniform = "uniform"
+	NoiseNext    = "next"
+)
+
+// ModelDropout is the default classifier dropout of a model: AlexNet's
+// 0.5, SmallCNN's 0 (it has none).
+func ModelDropout(model string) float64 {
+	if model == ModelSmallCNN {
+		return 0
+	}
+	return Default().Dropout
+}
+
+// ImagesDefault is the base configuration of "psclip train images": the
+// paper's optimiser (learning rate 0.01, momentum 0.9, weight decay 1e-4,
+// batch 64) on SmallCNN, 10 epochs without augmentation, PS-Clip-SGD with
+// the threshold of ImagesClip.
+func ImagesDefault() Config {
+	c := Default()
+	c.Model, c.Dropout, c.Epochs, c.Augment = ModelSmallCNN, 0, 10, "none"
+	c.Clip = ImagesClip(c.Estimator)
+	return c
+}
+
+// ImagesClip is the default threshold of an estimator on SmallCNN and
+// Fashion-MNIST (see README.md for how it was chosen): ImagesThresholds'
+// Clip-SGD and PS-Clip-SGD γ, 0 for the other estimators.
+func ImagesClip(estimatorName string) float64 {
+	switch estimatorName {
+	case "clip-sgd":
+		return ImagesThresholds().ClipSGD
+	case "ps-clip-sgd":
+		return ImagesThresholds().PSClipSGD
 	}
 	return 0
 }
@@ -134,8 +197,41 @@ func (c *Config) Validate() error {
 	); err != nil {
 		return err
 	}
-	_, err := ParseAugment(c.Augment)
-	return err
+	if _, err := ParseAugment(c.Augment); err != nil {
+		return err
+	}
+	return c.validateModelData()
+}
+
+// validateModelData checks the model and the data settings.
+func (c *Config) validateModelData() error {
+	switch c.Model {
+	case "":
+	case ModelSmallCNN:
+		if c.Dropout != 0 {
+			return setting.Errorf("Dropout", c.Dropout, "0: %s has no dropout", ModelSmallCNN)
+		}
+		if models.DefaultSmallCNN.Width%c.WidthDiv != 0 {
+			return setting.Errorf("WidthDiv", c.WidthDiv, "a divisor of %s's width %d", ModelSmallCNN, models.DefaultSmallCNN.Width)
+		}
+	default:
+		return setting.Errorf("Model", strconv.Quote(c.Model), "%s or %s", ModelAlexNet, ModelSmallCNN)
+	}
+	if err := setting.First(setting.NonNegative("TrainSubset", c.TrainSubset), setting.Fraction("LabelNoise", c.LabelNoise)); err != nil {
+		return err
+	}
+	switch {
+	case c.LabelNoise == 0 && c.LabelNoiseKind != "":
+		return setting.Errorf("LabelNoiseKind", strconv.Quote(c.LabelNoiseKind), "unset without label noise")
+	case c.LabelNoise > 0 && c.LabelNoiseKind != NoiseUniform && c.LabelNoiseKind != NoiseNext:
+		return setting.Errorf("LabelNoiseKind", strconv.Quote(c.LabelNoiseKind), "%s or %s", NoiseUniform, NoiseNext)
+	}
+	return nil
+}
+
+// noise is the label noise of the run, seeded with its seed.
+func (c *Config) noise() labelnoise.Config {
+	return labelnoise.Config{Fraction: c.LabelNoise, Asymmetric: c.LabelNoiseKind == NoiseNext, Seed: c.Seed}
 }
 
 // ExperimentDefault is the base configuration of "psclip experiment

@@ -7,6 +7,15 @@
 // paper's tables and figures. The commands "psclip train
 // cifar" and "psclip experiment cifar" are thin wrappers over it.
 //
+// The same trainer takes any image data set data/images loads (CIFAR
+// binaries, or IDX files such as Fashion-MNIST's: LoadData), SmallCNN in
+// place of AlexNet (Config.Model), a random subset of the training split
+// (Config.TrainSubset) and deliberate label noise on the training split
+// (Config.LabelNoise, data/labelnoise), whose noisy images a run lists in
+// NoisyFile and whose detection by per-sample clipping it logs every epoch
+// (EpochRecord.Detection): "psclip train images" and "psclip experiment
+// images".
+//
 // A run is built on the public packages only: data/cifar for the data
 // (seeded 45,000/5,000 split, per-channel normalisation, AutoAugment or
 // crop/flip, a resumable iterator), models.NewAlexNet, train.Trainer with

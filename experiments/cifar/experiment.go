@@ -42,8 +42,14 @@ var (
 )
 
 func (m Method) config(base Config, seed uint64) Config {
-	c := base
-	c.Spec, c.Seed = m.Spec, seed
+	c := base.seeded(seed)
+	c.Spec = m.Spec
+	return c
+}
+
+// seeded is c with the seed given.
+func (c Config) seeded(seed uint64) Config {
+	c.Seed = seed
 	return c
 }
 
@@ -205,6 +211,18 @@ type Row struct {
 	// clipping statistics.
 	ClippedPerBatch     Float `json:"clipped_per_batch_mean"`
 	ClippedStepFraction Float `json:"clipped_step_fraction_mean"`
+	// TestAccVsSGD is, seed by seed in the order of Experiment.Seeds, the
+	// test accuracy minus SGD's at the same seed (same initial weights and
+	// batches); nil when the methods do not include SGD.
+	TestAccVsSGD []Float `json:"test_acc_minus_sgd,omitempty"`
+	// TailIndex is the mean over seeds of the last epoch's tail index p̂
+	// of the per-sample norms; null for estimators without them.
+	TailIndex Float `json:"tail_index_mean"`
+	// Detection averages over seeds the last epoch's clipping-as-detector
+	// statistics of the runs with label noise and a per-sample estimator:
+	// precision, recall and noisy share, and the mean per-sample norm of
+	// clean and mislabelled samples; nil otherwise.
+	Detection *Detection `json:"detection,omitempty"`
 }
 
 // Results is the content of results.json.
@@ -221,11 +239,16 @@ type Results struct {
 // Output files of an experiment, in its directory.
 const (
 	TableMD     = "table.md"
+	ClippingMD  = "clipping.md"
 	GridMD      = "grid.md"
 	AccuracyPNG = "accuracy.png"
 	AccuracySVG = "accuracy.svg"
 	ClippingPNG = "clipping.png"
 	ClippingSVG = "clipping.svg"
+	// DetectionPNG and DetectionSVG show, with label noise, clipping as a
+	// detector of the mislabelled samples, epoch by epoch.
+	DetectionPNG = "detection.png"
+	DetectionSVG = "detection.svg"
 )
 
 // RunExperiment trains every run of e on data in turn, each in its own
@@ -237,16 +260,28 @@ const (
 // from its checkpoint (run.Reuse), on the same data only; o.Restart starts
 // every run over. o.Progress, if not nil, receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options) (*Results, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	// Every run's data (its split, subset and label noise) is checked
+	// before the directory is opened.
+	ids := map[uint64]run.Data{}
+	for _, seed := range e.Seeds {
+		id, err := data.Identity(e.Base.seeded(seed))
+		if err != nil {
+			return nil, err
+		}
+		ids[seed] = id
+	}
 	x, err := run.OpenExperiment(o, e.Check)
 	if err != nil {
 		return nil, err
 	}
 	defer x.Close()
-	id := data.Identity()
 	res := &Results{Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
-			c := m.config(e.Base, seed)
+			c, id := m.config(e.Base, seed), ids[seed]
 			ro := x.RunOptions(fmt.Sprintf("%s seed=%d", m.Name(), seed), m.key(), fmt.Sprintf("seed=%d", seed))
 			ro.LogNorms = e.LogNorms && c.PerSample()
 			s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, data, ro) })
@@ -257,7 +292,7 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options)
 		}
 	}
 	res.aggregate()
-	if err := x.Finish(res, map[string]string{TableMD: res.MainTable(), GridMD: res.GridTable()}); err != nil {
+	if err := x.Finish(res, map[string]string{TableMD: res.MainTable(), GridMD: res.GridTable(), ClippingMD: res.ClippingTable()}); err != nil {
 		return nil, err
 	}
 	return res, res.figures(o.Out)
@@ -303,6 +338,7 @@ func (r *Results) aggregate() {
 		}
 		w.ClippedPerBatch, _ = stats.MeanSD(clipped)
 		w.ClippedStepFraction, _ = stats.MeanSD(clippedSteps)
+		r.lastEpoch(&w)
 		return w
 	}
 	r.Table = r.Table[:0]
@@ -312,6 +348,58 @@ func (r *Results) aggregate() {
 	r.Grid = r.Grid[:0]
 	for _, m := range r.Experiment.grid() {
 		r.Grid = append(r.Grid, row(m, false))
+	}
+}
+
+// lastEpoch fills w's comparison with SGD, tail index and detection
+// statistics from the runs of its method.
+func (r *Results) lastEpoch(w *Row) {
+	var tails []float64
+	var det []*Detection
+	for _, seed := range r.Experiment.Seeds {
+		var this, sgd *RunResult
+		for i, run := range r.Runs {
+			switch {
+			case run.Seed != seed:
+			case run.Method == w.Method:
+				this = &r.Runs[i]
+			case run.Method == (Method{estimator.Spec{Estimator: "sgd"}}):
+				sgd = &r.Runs[i]
+			}
+		}
+		if w.Method.Estimator == "sgd" {
+			sgd = this
+		}
+		if this == nil || len(this.Curve) == 0 {
+			continue
+		}
+		if sgd != nil {
+			w.TestAccVsSGD = append(w.TestAccVsSGD, this.TestAcc-sgd.TestAcc)
+		}
+		last := this.Curve[len(this.Curve)-1]
+		tails = append(tails, float64(last.TailIndex))
+		if last.Detection != nil {
+			det = append(det, last.Detection)
+		}
+	}
+	w.TailIndex, _ = stats.MeanSD(tails)
+	if len(det) == 0 {
+		return
+	}
+	mean := func(get func(*Detection) Float) Float {
+		xs := make([]float64, len(det))
+		for i, d := range det {
+			xs[i] = float64(get(d))
+		}
+		m, _ := stats.MeanSD(xs)
+		return m
+	}
+	w.Detection = &Detection{
+		Precision:     mean(func(d *Detection) Float { return d.Precision }),
+		Recall:        mean(func(d *Detection) Float { return d.Recall }),
+		NoisyShare:    mean(func(d *Detection) Float { return d.NoisyShare }),
+		MeanNormClean: mean(func(d *Detection) Float { return d.MeanNormClean }),
+		MeanNormNoisy: mean(func(d *Detection) Float { return d.MeanNormNoisy }),
 	}
 }
 
@@ -428,4 +516,12 @@ func (t Thresholds) Method(spec string) (Method, error) {
 // thresholds do for the full model.
 func ExperimentThresholds() Thresholds {
 	return Thresholds{ClipSGD: 3, PSClipSGD: 10, Spec: estimator.Spec{Alpha: 3, Beta: 2}}
+}
+
+// ImagesThresholds are the default thresholds of "psclip experiment
+// images" and "psclip train images": the best validation accuracy of a
+// small grid for SmallCNN on 10,000 Fashion-MNIST images with 40 % label
+// noise, 3 epochs (README.md).
+func ImagesThresholds() Thresholds {
+	return Thresholds{ClipSGD: 2, PSClipSGD: 10, Spec: estimator.Spec{Alpha: 2, Beta: 2}}
 }

@@ -6,14 +6,21 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/data/images"
+	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/dist"
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -29,28 +36,128 @@ const Kind = "cifar"
 // validation images by each run's seed) and the test set.
 type Data struct {
 	Dir         string
+	Format      images.Format
 	Train, Test *cifardata.Dataset
 }
 
-// LoadData reads a CIFAR-100 or CIFAR-10 directory (or a synthetic one
-// written by "psclip data synth-cifar"). Its errors name the file and the
-// offset at fault.
+// LoadData reads an image data set in any format data/images detects:
+// a CIFAR-100 or CIFAR-10 directory (or a synthetic one written by "psclip
+// data synth-cifar"), or MNIST-style IDX files such as Fashion-MNIST's.
+// Its errors name the file and the offset at fault.
 func LoadData(dir string) (*Data, error) {
-	tr, te, err := cifardata.Load(dir)
+	tr, te, src, err := images.Load(dir)
 	if err != nil {
 		return nil, err
 	}
 	if tr.Len() < 2 {
 		return nil, fmt.Errorf("%s: %d training image(s), want at least 2 to hold out a validation image", dir, tr.Len())
 	}
-	return &Data{Dir: dir, Train: tr, Test: te}, nil
+	return &Data{Dir: dir, Format: src.Format, Train: tr, Test: te}, nil
 }
 
-// Identity is the data's identity for the run layer: the content hashes of
-// the training and the test set.
-func (d *Data) Identity() run.Data {
+// Identity is the identity of the data a run of c trains on, for the run
+// layer: the content hashes of the training and the test set and, with
+// label noise, of the training split's labels as trained on (so that a
+// resume with other noise is refused as other data). Its errors are about
+// the split: a TrainSubset larger than the training split.
+func (d *Data) Identity(c Config) (run.Data, error) {
 	hash := func(s *cifardata.Dataset) string { return run.Hash(s.Images, s.Labels, s.Coarse) }
-	return run.Data{Source: d.Dir, SHA256: map[string]string{"train": hash(d.Train), "test": hash(d.Test)}}
+	id := run.Data{Source: d.Dir, SHA256: map[string]string{"train": hash(d.Train), "test": hash(d.Test)}}
+	sp, err := c.split(d.Train) // checks the subset's size as well
+	if err != nil {
+		return run.Data{}, err
+	}
+	if c.LabelNoise > 0 {
+		id.SHA256["noisy_train_labels"] = run.Hash(sp.labels)
+	}
+	return id, nil
+}
+
+// trainSplit is a run's division of the data set's training set.
+type trainSplit struct {
+	// train and valid are the images of the training and validation
+	// splits, as indices into the data set's training set, ascending.
+	train, valid []int
+	// labels are the training split's labels as trained on: with label
+	// noise, noisy (positions in train, ascending) marks those replaced.
+	labels []uint8
+	noisy  []int
+}
+
+// subsetStream is the PCG stream that picks Config.TrainSubset's images.
+const subsetStream = 0xc1fa_0000_0000_0004
+
+// split divides d as a run of c does: the seeded validation split
+// (cifardata.SplitIndices), TrainSubset images of the rest chosen at
+// random from the seed, and the label noise applied to those.
+func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
+	ti, vi, err := cifardata.SplitIndices(d.Len(), cifardata.ValidationSize(d.Len()), c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if n := c.TrainSubset; n > 0 {
+		if n > len(ti) {
+			return nil, setting.Errorf("TrainSubset", n, "at most the %d images of the training split", len(ti))
+		}
+		pick := rand.New(rand.NewPCG(c.Seed, subsetStream)).Perm(len(ti))[:n]
+		slices.Sort(pick)
+		for j, p := range pick {
+			pick[j] = ti[p]
+		}
+		ti = pick
+	}
+	sp := &trainSplit{train: ti, valid: vi, labels: make([]uint8, len(ti))}
+	for j, i := range ti {
+		sp.labels[j] = d.Labels[i]
+	}
+	if c.LabelNoise > 0 {
+		if sp.noisy, err = labelnoise.Apply(sp.labels, d.Classes, c.noise()); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
+// NoisyFile is the file in the run directory that lists, for a run with
+// label noise, the training images whose label was replaced
+// (NoisyRecord).
+const NoisyFile = "noisy.json"
+
+// NoisyRecord is the content of NoisyFile.
+type NoisyRecord struct {
+	LabelNoise     float64 `json:"label_noise"`
+	LabelNoiseKind string  `json:"label_noise_kind"`
+	Seed           uint64  `json:"seed"`
+	// TrainImages is the size of the training split the noise was drawn
+	// over; Indices are the noisy images' indices in the data set's
+	// training file (image i of train-images-idx3-ubyte, say), ascending,
+	// and Labels their labels as trained on.
+	TrainImages int     `json:"train_images"`
+	Indices     []int   `json:"indices"`
+	Labels      []uint8 `json:"labels"`
+}
+
+// noisyRecord is the NoisyFile of a run of c with the training split sp.
+func (c *Config) noisyRecord(sp *trainSplit) *NoisyRecord {
+	rec := &NoisyRecord{LabelNoise: c.LabelNoise, LabelNoiseKind: c.LabelNoiseKind, Seed: c.Seed,
+		TrainImages: len(sp.train), Indices: make([]int, len(sp.noisy)), Labels: make([]uint8, len(sp.noisy))}
+	for j, p := range sp.noisy {
+		rec.Indices[j], rec.Labels[j] = sp.train[p], sp.labels[p]
+	}
+	return rec
+}
+
+// writeNoisy writes NoisyFile into the run directory, if the run writes
+// one (rank 0, with an output directory).
+func (r *Run) writeNoisy() error {
+	if r.noisyRec == nil || r.out == "" || r.h.Comm().Rank() != 0 {
+		return nil
+	}
+	b, err := json.Marshal(r.noisyRec)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(r.out, NoisyFile), append(b, '\n'))
 }
 
 // RunOptions say where a run writes and how it reports; the run
@@ -77,6 +184,16 @@ type Summary struct {
 type Run struct {
 	cfg  Config
 	data *Data
+
+	// noisy marks the training split's images whose label was replaced
+	// (nil without label noise); clips records which samples of a step
+	// the estimator clipped, when the detection statistics need it.
+	noisy []bool
+	clips *clipRecorder
+	// noisyRec is NoisyFile's content, written into the run directory out
+	// when training begins.
+	noisyRec *NoisyRecord
+	out      string
 
 	trainSet, valSet *cifardata.Dataset
 	norm             cifardata.Normalizer
@@ -124,6 +241,42 @@ type epochAcc struct {
 	Skipped      int     `json:"skipped"`
 	Dropped      int     `json:"dropped"`
 	TrainSeconds float64 `json:"train_seconds"`
+	// Detection counts clipped and mislabelled samples (label noise with
+	// a per-sample estimator).
+	Detection detectionAcc `json:"detection"`
+	// TailNorms are the epoch's latest finite per-sample norms, at most
+	// 2·estimator.DefaultWindow of them, for the epoch's tail index.
+	TailNorms []float64 `json:"tail_norms,omitempty"`
+}
+
+// addTail keeps the step's finite norms for the epoch's tail index: the
+// latest estimator.DefaultWindow of them, in a buffer trimmed to that when
+// it reaches twice as many.
+func (e *epochAcc) addTail(norms []float64) {
+	for _, n := range norms {
+		if finite(n) {
+			e.TailNorms = append(e.TailNorms, n)
+		}
+	}
+	if w := estimator.DefaultWindow; len(e.TailNorms) >= 2*w {
+		e.TailNorms = slices.Delete(e.TailNorms, 0, len(e.TailNorms)-w)
+	}
+}
+
+// tailIndex is Hill's p̂ (estimator.Tail) over the epoch's latest
+// estimator.DefaultWindow norms; NaN with fewer than
+// estimator.MinTailSamples of them.
+func (e *epochAcc) tailIndex() Float {
+	tail := e.TailNorms[max(0, len(e.TailNorms)-estimator.DefaultWindow):]
+	t, err := estimator.NewTail(max(len(tail), estimator.MinTailSamples))
+	if err != nil {
+		panic(err) // the window is at least MinTailSamples
+	}
+	t.Add(tail)
+	if p, ok := t.Hill(); ok {
+		return Float(p)
+	}
+	return Float(math.NaN())
 }
 
 // dropoutStream is the PCG stream of the dropout masks; the split, data
@@ -145,13 +298,22 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.checkMemory(data.Train.Classes); err != nil {
+	channels := data.Train.Channels()
+	if err := cfg.checkMemory(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
 	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
-	var err error
-	if r.trainSet, r.valSet, err = cifardata.Split(data.Train, cifardata.ValidationSize(data.Train.Len()), cfg.Seed); err != nil {
+	sp, err := cfg.split(data.Train)
+	if err != nil {
 		return nil, err
+	}
+	r.trainSet, r.valSet = data.Train.Subset(sp.train), data.Train.Subset(sp.valid)
+	r.trainSet.Labels = sp.labels
+	if cfg.LabelNoise > 0 {
+		r.noisy = labelnoise.Mask(len(sp.train), sp.noisy)
+		if !opts.ReadOnly {
+			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
+		}
 	}
 	r.norm = cifardata.Stats(r.trainSet)
 	aug, _ := ParseAugment(cfg.Augment)
@@ -159,7 +321,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
-	if r.model, err = models.NewAlexNet(cfg.alexNet(data.Train.Classes), cfg.Seed); err != nil {
+	if r.model, err = cfg.newModel(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
@@ -171,8 +333,12 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	r.perSample = est.PerSample()
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
+	id, err := data.Identity(cfg)
+	if err != nil {
+		return nil, err
+	}
 	r.h, err = run.New(run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: data.Identity(), Steps: r.TotalSteps(),
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: id, Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
 		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
@@ -180,8 +346,15 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	est = r.h.Estimator()
+	// The detection statistics need every sample's clip decision, which
+	// only a run in one process sees (a rank clips its share).
+	if r.perSample && r.noisy != nil && r.h.Comm().Size() == 1 {
+		r.clips = &clipRecorder{Estimator: est}
+		est = r.clips
+	}
 	r.trainer, err = train.New(train.Config{
-		Model: r.model, Loss: r.loss, Estimator: r.h.Estimator(), Optimizer: r.opt, Rand: rand.New(r.dropout),
+		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
 		Comm: r.h.Comm(),
 	})
 	if err == nil && r.h.Resumed() {
@@ -194,17 +367,52 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	return r, nil
 }
 
-// alexNet is the model of the run for data of the given classes.
-func (c *Config) alexNet(classes int) models.AlexNetConfig {
-	return models.AlexNetConfig{Classes: classes, WidthDiv: c.WidthDiv, Dropout: c.Dropout}
+// alexNet and smallCNN are the models of the run for data of the given
+// classes and channels.
+func (c *Config) alexNet(classes, channels int) models.AlexNetConfig {
+	return models.AlexNetConfig{Classes: classes, WidthDiv: c.WidthDiv, Dropout: c.Dropout, InChannels: channels}
+}
+
+func (c *Config) smallCNN(classes, channels int) models.SmallCNNConfig {
+	return models.SmallCNNConfig{Classes: classes, InChannels: channels, Width: models.DefaultSmallCNN.Width / c.WidthDiv}
+}
+
+// newModel builds and initialises the run's model (Config.Model).
+func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
+	if c.Model == ModelSmallCNN {
+		return models.NewSmallCNN(c.smallCNN(classes, channels), c.Seed)
+	}
+	return models.NewAlexNet(c.alexNet(classes, channels), c.Seed)
 }
 
 // checkMemory refuses a run whose model, momentum buffers and batch cannot
 // fit in this machine's memory (run.CheckMemory), before anything is
 // allocated.
-func (c *Config) checkMemory(classes int) error {
-	need := c.alexNet(classes).TrainingBytes(c.Batch, 1) + max(float64(c.Batch), EvalBatch)*float64(cifardata.ImageBytes)*4
+func (c *Config) checkMemory(classes, channels int) error {
+	need := c.alexNet(classes, channels).TrainingBytes(c.Batch, 1)
+	if c.Model == ModelSmallCNN {
+		need = c.smallCNN(classes, channels).TrainingBytes(c.Batch, 1)
+	}
+	need += max(float64(c.Batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
+}
+
+// clipRecorder is the run's estimator, recording which samples of the
+// step it clips (a factor strictly between 0 and 1: dropped samples are
+// not clipped ones), for the label-noise detection statistics.
+type clipRecorder struct {
+	estimator.Estimator
+	clipped []bool // the step's samples so far, in step order
+}
+
+// Factors is the estimator's, recording its decisions.
+func (c *clipRecorder) Factors(k0 int, norms, f []float64) estimator.Stats {
+	st := c.Estimator.Factors(k0, norms, f)
+	c.clipped = c.clipped[:k0]
+	for _, x := range f {
+		c.clipped = append(c.clipped, x > 0 && x < 1)
+	}
+	return st
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -309,10 +517,13 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 // hooks is the Run as the run layer drives it (run.Trainer).
 type hooks struct{ *Run }
 
-// Begin rebuilds the curve from the epoch records of a resumed run's log,
-// and finishes an epoch whose end the run stopped at before evaluating it
-// (a run stopped for bad steps).
+// Begin writes NoisyFile, rebuilds the curve from the epoch records of a
+// resumed run's log, and finishes an epoch whose end the run stopped at
+// before evaluating it (a run stopped for bad steps).
 func (h hooks) Begin(kept [][]byte) error {
+	if err := h.writeNoisy(); err != nil {
+		return err
+	}
 	for _, line := range kept {
 		var rec struct {
 			EpochRecord
@@ -345,6 +556,9 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if r.beforeStep != nil {
 		r.beforeStep(i, &b)
 	}
+	if r.clips != nil {
+		r.clips.clipped = r.clips.clipped[:0]
+	}
 	t0 := time.Now()
 	st, err := r.trainer.Step(train.Split(b.X, b.Y, max(r.cfg.Accum, 1))...)
 	if err != nil {
@@ -363,6 +577,11 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		e.NormSum += st.MeanSampleNorm * float64(n)
 		e.NormN += n
 	}
+	e.addTail(st.Norms)
+	idx := r.it.Indices()
+	if r.clips != nil {
+		e.Detection.add(r.clips.clipped, st.Norms, idx, r.noisy)
+	}
 	if st.Skipped {
 		e.Skipped++
 	} else {
@@ -371,7 +590,14 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	}
 	r.st.Pos = r.it.Position()
 	if norms := r.h.Norms(); norms != nil {
-		if err := r.h.Log(normsRecord{Step: i + 1, SampleNorms: norms}); err != nil {
+		rec := normsRecord{Step: i + 1, SampleNorms: norms}
+		if r.noisy != nil {
+			rec.Noisy = make([]bool, len(idx))
+			for j, k := range idx {
+				rec.Noisy[j] = r.noisy[k]
+			}
+		}
+		if err := r.h.Log(rec); err != nil {
 			return st, err
 		}
 	}
@@ -401,15 +627,17 @@ func (h hooks) Describe(done int) string {
 // it to the curve and starts the next epoch's statistics.
 func (r *Run) endEpoch(epoch int) error {
 	valAcc, valLoss := r.evaluate(r.valSet)
+	testAcc, testLoss := r.evaluate(r.data.Test)
 	e := r.st.Epoch
 	now := r.h.Elapsed()
 	rec := EpochRecord{
 		Epoch:     epoch,
 		TrainLoss: ratio(e.LossSum, e.LossN), TrainAcc: ratio(float64(e.Correct), e.Seen),
 		ValLoss: Float(valLoss), ValAcc: Float(valAcc),
+		TestLoss: Float(testLoss), TestAcc: Float(testAcc),
 		Elapsed: now, EpochSeconds: now - r.st.EpochStart,
-		ImagesPerSec:        float64(e.Seen) / e.TrainSeconds,
-		MeanSampleNorm:      Float(math.NaN()),
+		ImagesPerSec:   float64(e.Seen) / e.TrainSeconds,
+		MeanSampleNorm: Float(math.NaN()), TailIndex: Float(math.NaN()),
 		ClippedPerBatch:     float64(e.Clipped) / float64(e.Steps),
 		ClippedStepFraction: float64(e.ClippedSteps) / float64(e.Steps),
 		MeanGradNorm:        ratio(e.GradNormSum, e.GradNormN),
@@ -418,6 +646,10 @@ func (r *Run) endEpoch(epoch int) error {
 	}
 	if r.perSample {
 		rec.MeanSampleNorm = ratio(e.NormSum, e.NormN)
+		rec.TailIndex = e.tailIndex()
+	}
+	if r.clips != nil {
+		rec.Detection = e.Detection.record()
 	}
 	r.st.Dropped += e.Dropped
 	r.st.Epoch = epochAcc{}

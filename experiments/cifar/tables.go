@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/internal/plotting"
+	"github.com/psclip/psclip/internal/stats"
 )
 
 // MainTable is the paper's Table "performance comparison" as markdown:
@@ -38,6 +39,58 @@ func (r *Results) MainTable() string {
 	fmt.Fprintf(&b, "\n%s; %d epochs, width divisor %d, batch %d, lr %g, momentum %g, weight decay %g, augmentation %s.\n",
 		r.seedsLabel(), r.Experiment.Base.Epochs, r.Experiment.Base.WidthDiv, r.Experiment.Base.Batch,
 		r.Experiment.Base.LR, r.Experiment.Base.Momentum, r.Experiment.Base.WeightDecay, r.Experiment.Base.Augment)
+	return b.String()
+}
+
+// ClippingTable compares the main methods with SGD and shows whom they
+// clip, as markdown: test accuracy, its difference to SGD's at the same
+// seed (mean ± sd, then seed by seed, in points), the clipping rates, the
+// last epoch's tail index p̂ of the per-sample norms and, with label
+// noise, clipping as a detector of the mislabelled samples in the last
+// epoch: precision against the noisy share (random clipping's
+// precision), recall, and the mean per-sample norm of clean and
+// mislabelled samples.
+func (r *Results) ClippingTable() string {
+	noise := r.Experiment.Base.LabelNoise > 0
+	var b strings.Builder
+	b.WriteString("| method | test acc % | test acc − SGD, points | per seed | clipped samples per batch | clipped steps | p̂ |")
+	if noise {
+		b.WriteString(" clip precision (noisy share) | clip recall | mean norm clean / mislabelled |")
+	}
+	b.WriteString("\n|---|---|---|---|---|---|---|")
+	if noise {
+		b.WriteString("---|---|---|")
+	}
+	b.WriteString("\n")
+	for _, w := range r.Table {
+		diffs := make([]float64, len(w.TestAccVsSGD))
+		seeds := make([]string, len(w.TestAccVsSGD))
+		for i, d := range w.TestAccVsSGD {
+			diffs[i] = 100 * float64(d)
+			seeds[i] = fmt.Sprintf("%+.2f", diffs[i])
+		}
+		dm, dsd := stats.MeanSD(diffs)
+		diff, per := "–", "–"
+		if len(diffs) > 0 && w.Method.Estimator != "sgd" {
+			diff, per = pm(dm, dsd, 2), strings.Join(seeds, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.1f %% | %s |", w.Name, pm(w.TestAcc*100, w.TestAccSD*100, 2), diff, per,
+			float64(w.ClippedPerBatch), 100*float64(w.ClippedStepFraction), pm(w.TailIndex, Float(math.NaN()), 2))
+		if noise {
+			if d := w.Detection; d != nil {
+				fmt.Fprintf(&b, " %.3f (%.3f) | %.3f | %.2f / %.2f |", float64(d.Precision), float64(d.NoisyShare), float64(d.Recall),
+					float64(d.MeanNormClean), float64(d.MeanNormNoisy))
+			} else {
+				b.WriteString(" – | – | – |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n%s; p̂ and the detection figures are the last epoch's", r.seedsLabel())
+	if noise {
+		fmt.Fprintf(&b, "; label noise %g (%s) on the training split", r.Experiment.Base.LabelNoise, r.Experiment.Base.LabelNoiseKind)
+	}
+	b.WriteString(".\n")
 	return b.String()
 }
 
@@ -111,6 +164,46 @@ func pm(mean, sd Float, prec int) string {
 	return fmt.Sprintf("%.*f ± %.*f", prec, float64(mean), prec, float64(sd))
 }
 
+// histograms is the panel of the last epoch's per-sample norm
+// distributions, clean and mislabelled samples apart, of every per-sample
+// method: each the share of its samples per bin of NormBin, over all
+// seeds.
+func (r *Results) histograms() plotting.Panel {
+	p := plotting.Panel{Title: "last epoch's per-sample norms: clean and mislabelled", XLabel: "log10 norm", YLabel: "share of samples per bin"}
+	for _, m := range r.Experiment.Methods {
+		clean, noisy := make([]float64, NormBins), make([]float64, NormBins)
+		for _, run := range r.Runs {
+			if run.Method != m || len(run.Curve) == 0 || run.Curve[len(run.Curve)-1].Detection == nil {
+				continue
+			}
+			d := run.Curve[len(run.Curve)-1].Detection
+			for b := range min(len(d.HistClean), len(d.HistNoisy), NormBins) {
+				clean[b] += float64(d.HistClean[b])
+				noisy[b] += float64(d.HistNoisy[b])
+			}
+		}
+		for _, h := range []struct {
+			name   string
+			counts []float64
+		}{{" clean", clean}, {" mislabelled", noisy}} {
+			var total float64
+			for _, c := range h.counts {
+				total += c
+			}
+			if total == 0 {
+				continue
+			}
+			s := plotting.Series{Name: m.Name() + h.name}
+			for b, c := range h.counts {
+				s.X = append(s.X, math.Log10(NormBinCentre(b)))
+				s.Y = append(s.Y, c/total)
+			}
+			p.Series = append(p.Series, s)
+		}
+	}
+	return p
+}
+
 // figures draws the accuracy curves (the paper's figure) and the clipping
 // statistics (the appendix figure) of the main methods, averaged over seeds
 // epoch by epoch, as PNG and SVG.
@@ -147,11 +240,37 @@ func (r *Results) figures(dir string) error {
 		{[2]string{AccuracyPNG, AccuracySVG}, []plotting.Panel{
 			panel("training accuracy", "accuracy %", func(e EpochRecord) float64 { return float64(e.TrainAcc) }, 100),
 			panel("validation accuracy", "accuracy %", func(e EpochRecord) float64 { return float64(e.ValAcc) }, 100),
+			panel("test accuracy", "accuracy %", func(e EpochRecord) float64 { return float64(e.TestAcc) }, 100),
 		}},
 		{[2]string{ClippingPNG, ClippingSVG}, []plotting.Panel{
 			panel("average per-sample gradient norm", "norm", func(e EpochRecord) float64 { return float64(e.MeanSampleNorm) }, 1),
 			panel("clipped samples per batch", "samples", func(e EpochRecord) float64 { return e.ClippedPerBatch }, 1),
 		}},
+	}
+	if r.Experiment.Base.LabelNoise > 0 {
+		det := func(get func(*Detection) Float) func(EpochRecord) float64 {
+			return func(e EpochRecord) float64 {
+				if e.Detection == nil {
+					return math.NaN()
+				}
+				return float64(get(e.Detection))
+			}
+		}
+		norms := plotting.Panel{Title: "mean per-sample norm of clean and of mislabelled samples", XLabel: "epoch", YLabel: "norm"}
+		for _, m := range r.Experiment.Methods {
+			clean := curve(m, det(func(d *Detection) Float { return d.MeanNormClean }), 1)
+			noisy := curve(m, det(func(d *Detection) Float { return d.MeanNormNoisy }), 1)
+			clean.Name, noisy.Name = m.Name()+" clean", m.Name()+" mislabelled"
+			norms.Series = append(norms.Series, clean, noisy)
+		}
+		figs = append(figs, struct {
+			names  [2]string
+			panels []plotting.Panel
+		}{[2]string{DetectionPNG, DetectionSVG}, []plotting.Panel{
+			panel("share of clipped samples that are mislabelled (precision)", "precision", det(func(d *Detection) Float { return d.Precision }), 1),
+			panel("share of mislabelled samples clipped (recall)", "recall", det(func(d *Detection) Float { return d.Recall }), 1),
+			norms, r.histograms(),
+		}})
 	}
 	for _, f := range figs {
 		for _, name := range f.names {
