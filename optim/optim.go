@@ -11,7 +11,10 @@
 //
 // An optimizer reads Param.Grad and updates Param.Value in place, in one
 // fused pass per parameter that evaluates PyTorch's float32 formulas in
-// PyTorch's order, with no allocation. The learning rate is set before each
+// PyTorch's order. Models of more than 2¹⁶ parameters are shared out among
+// up to GOMAXPROCS goroutines by contiguous ranges of elements (the update
+// is elementwise, so the result does not depend on the split); smaller ones
+// are updated on the calling goroutine with no allocation. The learning rate is set before each
 // step (SetLR) from a Schedule. State and SetState export and restore the
 // optimizer's state as tensors named as in PyTorch's state ("<param
 // name>.momentum_buffer", "<param name>.exp_avg", "<param name>.exp_avg_sq")

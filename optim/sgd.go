@@ -67,48 +67,54 @@ func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }
 // LR is the current learning rate.
 func (o *SGD) LR() float64 { return o.cfg.LR }
 
-// Step updates every parameter from its gradient.
+// Step updates every parameter from its gradient, sharing the elements out
+// among up to GOMAXPROCS goroutines (the update is elementwise, so the
+// result does not depend on their number).
 func (o *SGD) Step() {
+	shard(o.params, o)
+	o.steps++
+}
+
+// update makes Step's update of elements [lo,hi) of parameter i.
+func (o *SGD) update(i, lo, hi int) {
 	lr, wd := float32(o.cfg.LR), float32(o.cfg.WeightDecay)
 	mu, nesterov, first := float32(o.cfg.Momentum), o.cfg.Nesterov, o.steps == 0
-	for i, p := range o.params {
-		w := p.Value.Data
-		g := p.Grad.Data[:len(w)]
-		if mu == 0 {
-			for j, x := range w {
-				w[j] = x - lr*(g[j]+wd*x)
-			}
-			continue
+	p := o.params[i]
+	w := p.Value.Data[lo:hi]
+	g := p.Grad.Data[lo:hi][:len(w)]
+	if mu == 0 {
+		for j, x := range w {
+			w[j] = x - lr*(g[j]+wd*x)
 		}
-		// One loop per case: hoisting the loop-invariant tests out of the
-		// loop halves the step's time (package documentation).
-		b := o.bufs[i][:len(w)]
-		switch {
-		case first:
-			for j, x := range w {
-				d := g[j] + wd*x
-				b[j] = d
-				if nesterov {
-					d += mu * d
-				}
-				w[j] = x - lr*d
+		return
+	}
+	// One loop per case: hoisting the loop-invariant tests out of the
+	// loop halves the step's time (package documentation).
+	b := o.bufs[i][lo:hi][:len(w)]
+	switch {
+	case first:
+		for j, x := range w {
+			d := g[j] + wd*x
+			b[j] = d
+			if nesterov {
+				d += mu * d
 			}
-		case nesterov:
-			for j, x := range w {
-				d := g[j] + wd*x
-				bj := mu*b[j] + d
-				b[j] = bj
-				w[j] = x - lr*(d+mu*bj)
-			}
-		default:
-			for j, x := range w {
-				bj := mu*b[j] + (g[j] + wd*x)
-				b[j] = bj
-				w[j] = x - lr*bj
-			}
+			w[j] = x - lr*d
+		}
+	case nesterov:
+		for j, x := range w {
+			d := g[j] + wd*x
+			bj := mu*b[j] + d
+			b[j] = bj
+			w[j] = x - lr*(d+mu*bj)
+		}
+	default:
+		for j, x := range w {
+			bj := mu*b[j] + (g[j] + wd*x)
+			b[j] = bj
+			w[j] = x - lr*bj
 		}
 	}
-	o.steps++
 }
 
 // Params returns the parameters SGD updates.
