@@ -60,6 +60,9 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	// (strideC 0 accumulates a weight gradient over a batch) must run one
 	// after another, in order.
 	overlap := strideC < (m-1)*ldc+n
+	if strideC == 0 && batch > 1 && accumulateBatched(threads, pre, transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, batch) {
+		return
+	}
 	if threads == 1 || batch == 1 || overlap || (m*n*k >= batchSplitWork && batch < batchShare*threads) {
 		for i := range batch {
 			one(i, threads)

@@ -127,16 +127,19 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if ctx.PerSample() {
 		c.perSample(ctx, dy, b, h, w, ow)
 	} else {
-		for i := range b {
-			kernels.Sgemm(false, true, c.cout, kk, p, 1, dy.Data[i*c.cout*p:], p, c.cols[i*kk*p:], p, 1, c.Weight.Grad.Data, kk)
-		}
+		// Σ_i dY_i·U_iᵀ, added in sample order (SgemmBatched keeps a
+		// block of the weight gradient in cache over all samples).
+		kernels.SgemmBatched(false, true, c.cout, kk, p, 1, dy.Data, p, c.cout*p, c.cols, p, kk*p, 1, c.Weight.Grad.Data, kk, 0, b)
 		if c.Bias != nil {
+			// Channels in parallel, each adding its samples in order.
 			db := c.Bias.Grad.Data
-			for i := range b {
-				for co := range db {
-					db[co] += sum(dy.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p])
+			parallel(c.cout, workers(b*c.cout*p/reluSpan), func(_, lo, hi int) {
+				for co := lo; co < hi; co++ {
+					for i := range b {
+						db[co] += sum(dy.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p])
+					}
 				}
-			}
+			})
 		}
 	}
 	if c.NoInputGrad {
