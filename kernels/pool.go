@@ -93,20 +93,22 @@ func MaxPool2dBackward(dy []float32, idx []int32, c, h, w, oh, ow int, dx []floa
 // overlap, and oh > h replicates rows.
 func AdaptiveAvgPool2d(x []float32, c, h, w, oh, ow int, y []float32) {
 	checkAdaptive(len(x), len(y), c, h, w, oh, ow)
-	for ci := 0; ci < c; ci++ {
-		plane := x[ci*h*w : (ci+1)*h*w]
-		out := y[ci*oh*ow : (ci+1)*oh*ow]
-		for oy := 0; oy < oh; oy++ {
-			y0, y1 := adaptiveWindow(oy, h, oh)
-			for ox := 0; ox < ow; ox++ {
-				x0, x1 := adaptiveWindow(ox, w, ow)
+	// Window by window, every channel: the windows' bounds (divisions)
+	// are worked out once per call rather than once per channel.
+	for oy := 0; oy < oh; oy++ {
+		y0, y1 := adaptiveWindow(oy, h, oh)
+		for ox := 0; ox < ow; ox++ {
+			x0, x1 := adaptiveWindow(ox, w, ow)
+			n := float32((y1 - y0) * (x1 - x0))
+			for ci := 0; ci < c; ci++ {
+				plane := x[ci*h*w : (ci+1)*h*w]
 				var s float32
 				for iy := y0; iy < y1; iy++ {
 					for _, v := range plane[iy*w+x0 : iy*w+x1] {
 						s += v
 					}
 				}
-				out[oy*ow+ox] = s / float32((y1-y0)*(x1-x0))
+				y[(ci*oh+oy)*ow+ox] = s / n
 			}
 		}
 	}
@@ -114,16 +116,17 @@ func AdaptiveAvgPool2d(x []float32, c, h, w, oh, ow int, y []float32) {
 
 // AdaptiveAvgPool2dBackward spreads each output gradient of dy [c,oh,ow]
 // evenly over its AdaptiveAvgPool2d window and ADDS it into dx [c,h,w].
+// Where windows overlap, an element receives its shares in window order.
 func AdaptiveAvgPool2dBackward(dy []float32, c, h, w, oh, ow int, dx []float32) {
 	checkAdaptive(len(dx), len(dy), c, h, w, oh, ow)
-	for ci := 0; ci < c; ci++ {
-		plane := dx[ci*h*w : (ci+1)*h*w]
-		g := dy[ci*oh*ow : (ci+1)*oh*ow]
-		for oy := 0; oy < oh; oy++ {
-			y0, y1 := adaptiveWindow(oy, h, oh)
-			for ox := 0; ox < ow; ox++ {
-				x0, x1 := adaptiveWindow(ox, w, ow)
-				share := g[oy*ow+ox] / float32((y1-y0)*(x1-x0))
+	for oy := 0; oy < oh; oy++ {
+		y0, y1 := adaptiveWindow(oy, h, oh)
+		for ox := 0; ox < ow; ox++ {
+			x0, x1 := adaptiveWindow(ox, w, ow)
+			n := float32((y1 - y0) * (x1 - x0))
+			for ci := 0; ci < c; ci++ {
+				plane := dx[ci*h*w : (ci+1)*h*w]
+				share := dy[(ci*oh+oy)*ow+ox] / n
 				for iy := y0; iy < y1; iy++ {
 					row := plane[iy*w+x0 : iy*w+x1]
 					for j := range row {

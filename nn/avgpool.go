@@ -33,7 +33,10 @@ func (a *AdaptiveAvgPool2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tens
 	b, c, h, w := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
 	a.shape = append(a.shape[:0], x.Shape...)
 	a.y = reuse(a.y, b, c, a.OH, a.OW)
-	kernels.AdaptiveAvgPool2d(x.Data, b*c, h, w, a.OH, a.OW, a.y.Data)
+	in, out := h*w, a.OH*a.OW
+	spans(b*c, max(1, passSpan/max(in, out)), func(lo, hi int) {
+		kernels.AdaptiveAvgPool2d(x.Data[lo*in:hi*in], hi-lo, h, w, a.OH, a.OW, a.y.Data[lo*out:hi*out])
+	})
 	return a.y
 }
 
@@ -44,8 +47,11 @@ func (a *AdaptiveAvgPool2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Te
 	}
 	b, c, h, w := a.shape[0], a.shape[1], a.shape[2], a.shape[3]
 	a.dx = reuse(a.dx, a.shape...)
-	a.dx.Zero()
-	kernels.AdaptiveAvgPool2dBackward(dy.Data, b*c, h, w, a.OH, a.OW, a.dx.Data)
+	in, out := h*w, a.OH*a.OW
+	spans(b*c, max(1, passSpan/max(in, out)), func(lo, hi int) {
+		clear(a.dx.Data[lo*in : hi*in])
+		kernels.AdaptiveAvgPool2dBackward(dy.Data[lo*out:hi*out], hi-lo, h, w, a.OH, a.OW, a.dx.Data[lo*in:hi*in])
+	})
 	return a.dx
 }
 

@@ -133,7 +133,7 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		if c.Bias != nil {
 			// Channels in parallel, each adding its samples in order.
 			db := c.Bias.Grad.Data
-			parallel(c.cout, workers(b*c.cout*p/reluSpan), func(_, lo, hi int) {
+			parallel(c.cout, workers(b*c.cout*p/passSpan), func(_, lo, hi int) {
 				for co := lo; co < hi; co++ {
 					for i := range b {
 						db[co] += sum(dy.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p])

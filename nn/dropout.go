@@ -38,14 +38,22 @@ func (d *Dropout) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	keep := float32(1 / (1 - d.P))
 	d.scale = resize(d.scale, x.Len())
 	d.y = reuse(d.y, x.Shape...)
-	for i, v := range x.Data {
-		s := keep
-		if ctx.Rand.Float64() < d.P {
-			s = 0
-		}
-		d.scale[i] = s
-		d.y.Data[i] = s * v
+	// An element is dropped where ctx.Rand.Float64() < P. Float64 is the
+	// low 53 bits of a Uint64 over 2⁵³, so the same test, exactly (P·2⁵³
+	// only scales P by a power of two), is the integer's against P·2⁵³,
+	// with no division and, through keepIf, no branch on a coin flip. The
+	// draws are serial; applying the mask is shared out.
+	cut := d.P * (1 << 53)
+	for i := range d.scale {
+		u := ctx.Rand.Uint64() << 11 >> 11
+		d.scale[i] = keepIf(keep, !(float64(u) < cut))
 	}
+	spans(len(x.Data), passSpan, func(lo, hi int) {
+		y, s := d.y.Data[lo:hi], d.scale[lo:hi]
+		for i, v := range x.Data[lo:hi] {
+			y[i] = s[i] * v
+		}
+	})
 	return d.y
 }
 
@@ -58,9 +66,12 @@ func (d *Dropout) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic("nn: Dropout: gradient " + dy.String() + " does not match the latest Forward")
 	}
 	d.dx = reuse(d.dx, dy.Shape...)
-	for i, v := range dy.Data {
-		d.dx.Data[i] = d.scale[i] * v
-	}
+	spans(len(dy.Data), passSpan, func(lo, hi int) {
+		dx, s := d.dx.Data[lo:hi], d.scale[lo:hi]
+		for i, v := range dy.Data[lo:hi] {
+			dx[i] = s[i] * v
+		}
+	})
 	return d.dx
 }
 

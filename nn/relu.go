@@ -11,14 +11,15 @@ type ReLU struct {
 	y, dx *tensor.Tensor
 }
 
-// reluSpan is the number of elements a goroutine of ReLU takes at least:
-// the passes are memory-bound and cheap, so small tensors stay on one.
-const reluSpan = 1 << 15
+// passSpan is the number of elements a goroutine of an elementwise pass
+// (ReLU, dropout, pooling, a bias) takes at least: the passes are
+// memory-bound and cheap, so small tensors stay on one.
+const passSpan = 1 << 15
 
 // Forward returns max(x, 0); NaN stays NaN, as in PyTorch.
 func (r *ReLU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	r.y = reuse(r.y, x.Shape...)
-	spans(len(x.Data), reluSpan, func(lo, hi int) {
+	spans(len(x.Data), passSpan, func(lo, hi int) {
 		y := r.y.Data[lo:hi]
 		for i, v := range x.Data[lo:hi] {
 			y[i] = keepIf(v, !(v < 0))
@@ -33,7 +34,7 @@ func (r *ReLU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic("nn: ReLU: gradient " + dy.String() + " does not match the latest Forward")
 	}
 	r.dx = reuse(r.dx, dy.Shape...)
-	spans(len(dy.Data), reluSpan, func(lo, hi int) {
+	spans(len(dy.Data), passSpan, func(lo, hi int) {
 		dx, y := r.dx.Data[lo:hi], r.y.Data[lo:hi]
 		for i, v := range dy.Data[lo:hi] {
 			dx[i] = keepIf(v, y[i] > 0)

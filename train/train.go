@@ -629,9 +629,7 @@ func (t *Trainer) perSampleBackward(dout *tensor.Tensor, k0, m int, weight float
 }
 
 func (t *Trainer) zeroGrads() {
-	for _, p := range t.params {
-		p.Grad.Zero()
-	}
+	t.each(false, func(_ int, sp span) { clear(t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
 }
 
 func (t *Trainer) scaleGrads(s float32) {
