@@ -39,8 +39,7 @@ type Conv2d struct {
 	dy      *tensor.Tensor // per-sample mode: the output gradient, read by Finish
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout]
-	scaled  []float32      // Finish: one c-scaled output gradient
-	scratch []float32      // a chunk's column gradients
+	scratch []float32      // a chunk's column gradients (Backward) or c-scaled output gradients (Finish)
 	gram    [][]float32    // per-worker scratch for ghostSqNorm
 }
 
@@ -302,19 +301,32 @@ func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch [
 }
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
-// weight-gradient GEMMs on output gradients scaled by f_i. Samples with
-// f_i = 0 are left out.
+// weight-gradient GEMMs on output gradients scaled by f_i, a chunk of
+// samples at a time (in Backward's scratch), each run of samples with
+// f_i ≠ 0 as one accumulating SgemmBatched. Samples with f_i = 0 are left
+// out; the others are added in sample order, as one Sgemm each would.
 func (c *Conv2d) clippedGEMM(f []float32, kk, p int) {
 	m := c.cout * p
-	c.scaled = resize(c.scaled, m)
-	for i, fi := range f {
-		if fi == 0 {
-			continue
+	c.chunks(len(f), m, func(lo, hi int, buf []float32) {
+		parallel(hi-lo, workers(hi-lo), func(_, a, z int) {
+			for i := a; i < z; i++ {
+				if fi := f[lo+i]; fi != 0 {
+					copy(buf[i*m:(i+1)*m], c.dy.Data[(lo+i)*m:(lo+i+1)*m])
+					kernels.Scale(fi, buf[i*m:(i+1)*m])
+				}
+			}
+		})
+		for i := lo; i < hi; {
+			j := i
+			for j < hi && f[j] != 0 {
+				j++
+			}
+			if j > i {
+				kernels.SgemmBatched(false, true, c.cout, kk, p, 1, buf[(i-lo)*m:], p, m, c.cols[i*kk*p:], p, kk*p, 1, c.Weight.Grad.Data, kk, 0, j-i)
+			}
+			i = j + 1
 		}
-		copy(c.scaled, c.dy.Data[i*m:(i+1)*m])
-		kernels.Scale(fi, c.scaled)
-		kernels.Sgemm(false, true, c.cout, kk, p, 1, c.scaled, p, c.cols[i*kk*p:], p, 1, c.Weight.Grad.Data, kk)
-	}
+	})
 }
 
 // sum is Σ v accumulated in float64.

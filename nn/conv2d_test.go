@@ -1,9 +1,11 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -48,6 +50,44 @@ func TestConv2dPerSample(t *testing.T) {
 					checkPerSample(t, m, x, ids(4), squareLoss(randTensor(rng, y.Shape...)), medianClip)
 				})
 			}
+		}
+	}
+}
+
+// TestConv2dClippedGEMM checks the ghost rule's clipped weight gradient
+// against one Sgemm per sample on its f-scaled output gradient, bit for
+// bit, with samples of factor 0 (one with a NaN gradient) left out.
+func TestConv2dClippedGEMM(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := NewConv2d("conv", 3, 5, 3, 1, 1, false)
+	c.rule = ruleGhost
+	randomize(rng, c, 0.5)
+	x := randTensor(rng, 7, 3, 6, 6)
+	dy := randTensor(rng, 7, 5, 6, 6)
+	f := []float32{0.5, 0, 0.25, 0, 0, 1, 0.125}
+	m := 5 * 36
+	for i := range m {
+		dy.Data[3*m+i] = float32(math.NaN()) // sample 3, dropped
+	}
+	ctx := &Context{}
+	c.Forward(ctx, x)
+	ctx.BeginPerSample(7)
+	c.Backward(ctx, dy)
+	ctx.Finish(f)
+	ctx.EndPerSample()
+	kk := 3 * 9
+	want := make([]float32, 5*kk)
+	for i, fi := range f {
+		if fi == 0 {
+			continue
+		}
+		scaled := append([]float32(nil), dy.Data[i*m:(i+1)*m]...)
+		kernels.Scale(fi, scaled)
+		kernels.Sgemm(false, true, 5, kk, 36, 1, scaled, 36, c.cols[i*kk*36:], 36, 1, want, kk)
+	}
+	for j, w := range want {
+		if got := c.Weight.Grad.Data[j]; math.Float32bits(got) != math.Float32bits(w) {
+			t.Fatalf("weight gradient %d: %g, want %g", j, got, w)
 		}
 	}
 }
