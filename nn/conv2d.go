@@ -133,10 +133,8 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 			// Channels in parallel, each adding its samples in order.
 			db := c.Bias.Grad.Data
 			parallel(c.cout, workers(b*c.cout*p/passSpan), func(_, lo, hi int) {
-				for co := lo; co < hi; co++ {
-					for i := range b {
-						db[co] += sum(dy.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p])
-					}
+				for i := range b {
+					addRowSums(db[lo:hi], dy.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], p)
 				}
 			})
 		}
@@ -231,9 +229,8 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 			}
 			if c.Bias != nil {
 				pb := c.psB[i*cout : (i+1)*cout]
-				for co := range pb {
-					pb[co] = sum(dy.Data[(i*cout+co)*p : (i*cout+co+1)*p])
-				}
+				clear(pb)
+				addRowSums(pb, dyi, p)
 				s += kernels.SqNorm(pb)
 			}
 			sq[i] += s
@@ -329,11 +326,32 @@ func (c *Conv2d) clippedGEMM(f []float32, kk, p int) {
 	})
 }
 
-// sum is Σ v accumulated in float64.
-func sum(v []float32) float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x)
+// addRowSums adds to dst[r] the sum of row r of src (rows of n floats),
+// each accumulated in float64 in order and rounded once. Four rows run
+// side by side: one chain of dependent additions runs at the adder's
+// latency, four overlap, and each row's sum is the same as alone.
+func addRowSums(dst, src []float32, n int) {
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		a, b := src[r*n:(r+1)*n], src[(r+1)*n:(r+2)*n]
+		c, d := src[(r+2)*n:(r+3)*n], src[(r+3)*n:(r+4)*n]
+		var s0, s1, s2, s3 float64
+		for j, v := range a {
+			s0 += float64(v)
+			s1 += float64(b[j])
+			s2 += float64(c[j])
+			s3 += float64(d[j])
+		}
+		dst[r] += float32(s0)
+		dst[r+1] += float32(s1)
+		dst[r+2] += float32(s2)
+		dst[r+3] += float32(s3)
 	}
-	return float32(s)
+	for ; r < len(dst); r++ {
+		var s float64
+		for _, v := range src[r*n : (r+1)*n] {
+			s += float64(v)
+		}
+		dst[r] += float32(s)
+	}
 }

@@ -92,6 +92,32 @@ func TestConv2dClippedGEMM(t *testing.T) {
 	}
 }
 
+// TestAddRowSums checks the four-row sums against one row at a time, bit
+// for bit, for every count of leftover rows.
+func TestAddRowSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for rows := range 10 {
+		for _, n := range []int{0, 1, 7, 64} {
+			src := randTensor(rng, max(1, rows*n)).Data[:rows*n]
+			dst := randTensor(rng, max(1, rows)).Data[:rows]
+			want := append([]float32(nil), dst...)
+			for r := range want {
+				var s float64
+				for _, v := range src[r*n : (r+1)*n] {
+					s += float64(v)
+				}
+				want[r] += float32(s)
+			}
+			addRowSums(dst, src, n)
+			for r := range want {
+				if math.Float32bits(dst[r]) != math.Float32bits(want[r]) {
+					t.Fatalf("%d rows of %d: row %d sums to %g, want %g", rows, n, r, dst[r], want[r])
+				}
+			}
+		}
+	}
+}
+
 func TestConv2dRule(t *testing.T) {
 	// AlexNet-CIFAR's convolutions: 32×32 and 16×16 outputs materialise,
 	// the 8×8 ones use the ghost norm (materialising would take more memory
