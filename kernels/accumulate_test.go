@@ -16,7 +16,7 @@ func TestAccumulateBatched(t *testing.T) {
 	for _, g := range []gemmCase{
 		{transB: true, m: 8, n: 9, k: 10, alpha: 1, beta: 1}, // too small to cut
 		// A convolution's weight gradient dY·Uᵀ (conv3 of AlexNet at a
-		// quarter width, and wider than one block of C).
+		// quarter width).
 		{transB: true, m: 96, n: 432, k: 64, alpha: 1, beta: 1},
 		{transB: true, m: 300, n: 1000, k: 70, alpha: 1, beta: 1, pad: 3},
 		// Several K slices and row blocks, odd edges, other scalars.
@@ -54,7 +54,8 @@ func TestAccumulateBatched(t *testing.T) {
 // BenchmarkAccumulate times AlexNet's convolution weight gradients, Σ_i
 // dY_i·U_iᵀ over 64 images into one C: "sequential" is one Sgemm per image
 // (each split among the goroutines), "blocked" is SgemmBatched with
-// strideC 0 (C cut into column blocks, every image on each block).
+// strideC 0 (C cut into a column block per goroutine, every image on
+// each block).
 func BenchmarkAccumulate(b *testing.B) {
 	for _, s := range []struct {
 		name    string
