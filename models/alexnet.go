@@ -39,7 +39,10 @@ var DefaultAlexNet = AlexNetConfig{Classes: 100, WidthDiv: 1, Dropout: 0.5, InCh
 //
 // with torchvision's parameter names (features.0.weight, …,
 // classifier.6.bias) and PyTorch's default initialisation drawn, layer by
-// layer in that order, from a generator seeded with seed.
+// layer in that order, from a generator seeded with seed. Each
+// convolution's ReLU is fused into it (nn.Conv2d.ReLU, the same results as
+// the two layers), so the Sequential holds no ReLU layer after a
+// convolution.
 func NewAlexNet(cfg AlexNetConfig, seed uint64) (nn.Sequential, error) {
 	switch {
 	case cfg.Classes < 1:
@@ -55,17 +58,19 @@ func NewAlexNet(cfg AlexNetConfig, seed uint64) (nn.Sequential, error) {
 	}
 	w := func(n int) int { return max(1, n/cfg.WidthDiv) }
 	c1, c2, c3, c4, c5, hidden := w(64), w(192), w(384), w(256), w(256), w(4096)
-	conv := func(i, cin, cout, k, pad int) *nn.Conv2d {
-		return nn.NewConv2d(fmt.Sprintf("features.%d", i), cin, cout, k, 1, pad, true)
+	convReLU := func(i, cin, cout, k, pad int) *nn.Conv2d {
+		c := nn.NewConv2d(fmt.Sprintf("features.%d", i), cin, cout, k, 1, pad, true)
+		c.ReLU = true
+		return c
 	}
-	first := conv(0, in, c1, 3, 1)
+	first := convReLU(0, in, c1, 3, 1)
 	first.NoInputGrad = true // the images' gradient is never used
 	m := nn.Sequential{
-		first, &nn.ReLU{}, nn.NewMaxPool2d(2, 2),
-		conv(3, c1, c2, 5, 2), &nn.ReLU{}, nn.NewMaxPool2d(2, 2),
-		conv(6, c2, c3, 3, 1), &nn.ReLU{},
-		conv(8, c3, c4, 3, 1), &nn.ReLU{},
-		conv(10, c4, c5, 3, 1), &nn.ReLU{}, nn.NewMaxPool2d(2, 2),
+		first, nn.NewMaxPool2d(2, 2),
+		convReLU(3, c1, c2, 5, 2), nn.NewMaxPool2d(2, 2),
+		convReLU(6, c2, c3, 3, 1),
+		convReLU(8, c3, c4, 3, 1),
+		convReLU(10, c4, c5, 3, 1), nn.NewMaxPool2d(2, 2),
 		nn.NewAdaptiveAvgPool2d(6, 6), &nn.Flatten{},
 		nn.NewDropout(cfg.Dropout), nn.NewLinear("classifier.1", c5*36, hidden, true), &nn.ReLU{},
 		nn.NewDropout(cfg.Dropout), nn.NewLinear("classifier.4", hidden, hidden, true), &nn.ReLU{},

@@ -29,6 +29,13 @@ type Conv2d struct {
 	// NoInputGrad makes Backward skip the input gradient and return nil: set
 	// it on a model's first layer, whose input gradient nobody uses.
 	NoInputGrad bool
+	// ReLU makes the layer a convolution followed by a ReLU: the output is
+	// max(conv(x), 0), computed in the pass that adds the bias, and
+	// Backward masks the output gradient in the pass that sums the bias
+	// gradient, instead of a ReLU layer's two more passes over the output.
+	// The results are those of Conv2d and ReLU one after the other, bit
+	// for bit.
+	ReLU bool
 
 	cin, cout, k, stride, pad int
 	rule                      rule
@@ -36,7 +43,8 @@ type Conv2d struct {
 	x       *tensor.Tensor
 	cols    []float32 // [B, cin·k·k, P] unfolded inputs of the latest Forward
 	y, dx   *tensor.Tensor
-	dy      *tensor.Tensor // per-sample mode: the output gradient, read by Finish
+	dpre    *tensor.Tensor // with ReLU: the gradient of the output before the ReLU
+	dy      *tensor.Tensor // per-sample mode: the output gradient (before the ReLU), read by Finish
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout]
 	scratch []float32      // a chunk's column gradients (Backward) or c-scaled output gradients (Finish)
@@ -94,14 +102,25 @@ func (c *Conv2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		}
 	})
 	kernels.SgemmBatched(false, false, c.cout, p, kk, 1, c.Weight.Value.Data, kk, 0, c.cols, p, kk*p, 0, c.y.Data, p, c.cout*p, b)
-	if c.Bias != nil {
-		bias := c.Bias.Value.Data
+	if c.Bias != nil || c.ReLU {
 		parallel(b, workers(b), func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				for co, v := range bias {
+				for co := range c.cout {
 					row := c.y.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p]
-					for j := range row {
-						row[j] += v
+					switch {
+					case c.Bias == nil:
+						reluRow(row, row)
+					case c.ReLU:
+						v := c.Bias.Value.Data[co]
+						for j, u := range row {
+							u += v
+							row[j] = keepIf(u, !(u < 0))
+						}
+					default:
+						v := c.Bias.Value.Data[co]
+						for j := range row {
+							row[j] += v
+						}
 					}
 				}
 			}
@@ -123,21 +142,35 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if dy.Len() != b*c.cout*p {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", c.Weight.Name, dy, x))
 	}
-	if ctx.PerSample() {
-		c.perSample(ctx, dy, b, h, w, ow)
-	} else {
-		// Σ_i dY_i·U_iᵀ, added in sample order (SgemmBatched keeps a
-		// block of the weight gradient in cache over all samples).
-		kernels.SgemmBatched(false, true, c.cout, kk, p, 1, dy.Data, p, c.cout*p, c.cols, p, kk*p, 1, c.Weight.Grad.Data, kk, 0, b)
-		if c.Bias != nil {
-			// Channels in parallel, each adding its samples in order.
-			db := c.Bias.Grad.Data
-			parallel(c.cout, workers(b*c.cout*p/passSpan), func(_, lo, hi int) {
-				for i := range b {
-					addRowSums(db[lo:hi], dy.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], p)
-				}
-			})
+	plain := !ctx.PerSample()
+	if c.ReLU || (plain && c.Bias != nil) {
+		// One pass over dy: the ReLU's mask (dy becomes the gradient of
+		// the output before the ReLU) and, in the plain mode, the bias
+		// gradient; channels in parallel, each adding its samples in
+		// order.
+		in := dy
+		if c.ReLU {
+			c.dpre = reuse(c.dpre, dy.Shape...)
+			dy = c.dpre
 		}
+		parallel(c.cout, workers(b*c.cout*p/passSpan), func(_, lo, hi int) {
+			for i := range b {
+				rows := dy.Data[(i*c.cout+lo)*p : (i*c.cout+hi)*p]
+				if c.ReLU {
+					reluGradRows(rows, in.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], c.y.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p])
+				}
+				if plain && c.Bias != nil {
+					addRowSums(c.Bias.Grad.Data[lo:hi], rows, p)
+				}
+			}
+		})
+	}
+	if plain {
+		// Σ_i dY_i·U_iᵀ, added in sample order (SgemmBatched shares out
+		// column blocks of the weight gradient, every sample on each).
+		kernels.SgemmBatched(false, true, c.cout, kk, p, 1, dy.Data, p, c.cout*p, c.cols, p, kk*p, 1, c.Weight.Grad.Data, kk, 0, b)
+	} else {
+		c.perSample(ctx, dy, b, h, w, ow)
 	}
 	if c.NoInputGrad {
 		return nil

@@ -54,6 +54,69 @@ func TestConv2dPerSample(t *testing.T) {
 	}
 }
 
+// TestConv2dReLU checks the fused ReLU against Conv2d and ReLU one after
+// the other (each checked against finite differences on its own), bit for
+// bit: output, input gradient, weight gradients and per-sample norms, in
+// the plain and the per-sample mode (every rule); and the fused layer's
+// per-sample mode against the brute force. (Finite differences of the
+// fused layer itself would cross the ReLU's kink wherever an output lies
+// within the step of zero.)
+func TestConv2dReLU(t *testing.T) {
+	for _, tc := range convCases {
+		for _, bias := range []bool{true, false} {
+			t.Run(tc.name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(11, 12))
+				fused := NewConv2d("conv", tc.cin, tc.cout, tc.k, tc.stride, tc.pad, bias)
+				fused.ReLU = true
+				randomize(rng, fused, 0.5)
+				x := randTensor(rng, 3, tc.cin, tc.h, tc.w)
+				y := fused.Forward(&Context{}, x)
+				checkPerSample(t, fused, x, ids(3), squareLoss(randTensor(rng, y.Shape...)), medianClip)
+
+				apart := NewConv2d("conv", tc.cin, tc.cout, tc.k, tc.stride, tc.pad, bias)
+				for i, p := range apart.Params() {
+					copy(p.Value.Data, fused.Params()[i].Value.Data)
+				}
+				dy := randTensor(rng, y.Shape...)
+				for _, r := range []rule{ruleAuto, ruleGhost, ruleMaterialise} {
+					for _, perSample := range []bool{false, true} {
+						fused.rule, apart.rule = r, r
+						var got, want []float32
+						for _, m := range []Layer{fused, Sequential{apart, &ReLU{}}} {
+							for _, p := range m.Params() {
+								p.Grad.Zero()
+							}
+							ctx := &Context{}
+							out := append([]float32(nil), m.Forward(ctx, x).Data...)
+							if perSample {
+								ctx.BeginPerSample(3)
+							}
+							dx := m.Backward(ctx, dy).Data
+							out = append(out, dx...)
+							if perSample {
+								for _, sq := range ctx.SqNorms() {
+									out = append(out, float32(sq))
+								}
+								ctx.Finish([]float32{0.5, 0, 2})
+								ctx.EndPerSample()
+							}
+							for _, p := range m.Params() {
+								out = append(out, p.Grad.Data...)
+							}
+							got, want = want, out
+						}
+						for j := range want {
+							if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+								t.Fatalf("rule %v, per-sample %v: value %d fused %g, apart %g", r, perSample, j, got[j], want[j])
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestConv2dClippedGEMM checks the ghost rule's clipped weight gradient
 // against one Sgemm per sample on its f-scaled output gradient, bit for
 // bit, with samples of factor 0 (one with a NaN gradient) left out.

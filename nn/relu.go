@@ -19,12 +19,7 @@ const passSpan = 1 << 15
 // Forward returns max(x, 0); NaN stays NaN, as in PyTorch.
 func (r *ReLU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	r.y = reuse(r.y, x.Shape...)
-	spans(len(x.Data), passSpan, func(lo, hi int) {
-		y := r.y.Data[lo:hi]
-		for i, v := range x.Data[lo:hi] {
-			y[i] = keepIf(v, !(v < 0))
-		}
-	})
+	spans(len(x.Data), passSpan, func(lo, hi int) { reluRow(r.y.Data[lo:hi], x.Data[lo:hi]) })
 	return r.y
 }
 
@@ -34,13 +29,25 @@ func (r *ReLU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic("nn: ReLU: gradient " + dy.String() + " does not match the latest Forward")
 	}
 	r.dx = reuse(r.dx, dy.Shape...)
-	spans(len(dy.Data), passSpan, func(lo, hi int) {
-		dx, y := r.dx.Data[lo:hi], r.y.Data[lo:hi]
-		for i, v := range dy.Data[lo:hi] {
-			dx[i] = keepIf(v, y[i] > 0)
-		}
-	})
+	spans(len(dy.Data), passSpan, func(lo, hi int) { reluGradRows(r.dx.Data[lo:hi], dy.Data[lo:hi], r.y.Data[lo:hi]) })
 	return r.dx
+}
+
+// reluRow stores max(x, 0) into y (len(x) elements); NaN stays NaN.
+func reluRow(y, x []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = keepIf(v, !(v < 0))
+	}
+}
+
+// reluGradRows stores into dx the elements of dy where the ReLU's output y
+// is positive, +0 elsewhere (len(dy) elements).
+func reluGradRows(dx, dy, y []float32) {
+	dx, y = dx[:len(dy)], y[:len(dy)]
+	for i, v := range dy {
+		dx[i] = keepIf(v, y[i] > 0)
+	}
 }
 
 // keepIf is v if keep and +0 otherwise, by masking v's bits: the compiler
