@@ -47,7 +47,7 @@ type Conv2d struct {
 	dy      *tensor.Tensor // per-sample mode: the output gradient (before the ReLU), read by Finish
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout]
-	scratch []float32      // a chunk's column gradients (Backward) or c-scaled output gradients (Finish)
+	scratch []float32      // each goroutine's column gradients (Backward), a chunk's c-scaled output gradients (Finish)
 	gram    [][]float32    // per-worker scratch for ghostSqNorm
 }
 
@@ -95,38 +95,44 @@ func (c *Conv2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	c.x = x
 	c.cols = resize(c.cols, b*kk*p)
 	c.y = reuse(c.y, b, c.cout, oh, ow)
-	img := c.cin * h * w
-	parallel(b, workers(b), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			kernels.Im2col(x.Data[i*img:(i+1)*img], c.cin, h, w, c.k, c.k, c.stride, c.pad, c.cols[i*kk*p:(i+1)*kk*p])
-		}
-	})
-	kernels.SgemmBatched(false, false, c.cout, p, kk, 1, c.Weight.Value.Data, kk, 0, c.cols, p, kk*p, 0, c.y.Data, p, c.cout*p, b)
-	if c.Bias != nil || c.ReLU {
-		parallel(b, workers(b), func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				for co := range c.cout {
-					row := c.y.Data[(i*c.cout+co)*p : (i*c.cout+co+1)*p]
-					switch {
-					case c.Bias == nil:
-						reluRow(row, row)
-					case c.ReLU:
-						v := c.Bias.Value.Data[co]
-						for j, u := range row {
-							u += v
-							row[j] = keepIf(u, !(u < 0))
-						}
-					default:
-						v := c.Bias.Value.Data[co]
-						for j := range row {
-							row[j] += v
-						}
-					}
-				}
-			}
-		})
-	}
+	img, out := c.cin*h*w, c.cout*p
+	// Per image, on one goroutine: unfold it, convolve it while its
+	// columns are in cache, then add the bias and apply the ReLU while
+	// its output is.
+	kernels.SgemmEach(false, false, c.cout, p, kk, 1, c.Weight.Value.Data, kk, p, 0, p, b,
+		func(_, i int) ([]float32, []float32) {
+			cols := c.cols[i*kk*p : (i+1)*kk*p]
+			kernels.Im2col(x.Data[i*img:(i+1)*img], c.cin, h, w, c.k, c.k, c.stride, c.pad, cols)
+			return cols, c.y.Data[i*out : (i+1)*out]
+		},
+		func(_, i int) { c.finishOutput(c.y.Data[i*out:(i+1)*out], p) })
 	return c.y
+}
+
+// finishOutput adds the bias to one image's output y [cout,p] and applies
+// the ReLU, as the layers would one after the other.
+func (c *Conv2d) finishOutput(y []float32, p int) {
+	if c.Bias == nil && !c.ReLU {
+		return
+	}
+	for co := range c.cout {
+		row := y[co*p : (co+1)*p]
+		switch {
+		case c.Bias == nil:
+			reluRow(row, row)
+		case c.ReLU:
+			v := c.Bias.Value.Data[co]
+			for j, u := range row {
+				u += v
+				row[j] = keepIf(u, !(u < 0))
+			}
+		default:
+			v := c.Bias.Value.Data[co]
+			for j := range row {
+				row[j] += v
+			}
+		}
+	}
 }
 
 // Backward returns the input gradient and produces the weight gradients as
@@ -176,31 +182,30 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		return nil
 	}
 	c.dx = reuse(c.dx, x.Shape...)
-	img := c.cin * h * w
-	c.chunks(b, kk*p, func(lo, hi int, buf []float32) {
-		kernels.SgemmBatched(true, false, kk, p, c.cout, 1, c.Weight.Value.Data, kk, 0, dy.Data[lo*c.cout*p:], p, c.cout*p, 0, buf, p, kk*p, hi-lo)
-		parallel(hi-lo, workers(hi-lo), func(_, a, z int) {
-			for i := a; i < z; i++ {
-				dx := c.dx.Data[(lo+i)*img : (lo+i+1)*img]
-				clear(dx)
-				kernels.Col2im(buf[i*kk*p:(i+1)*kk*p], c.cin, h, w, c.k, c.k, c.stride, c.pad, dx)
-			}
+	// Per image, on one goroutine: its column gradients Wᵀ·dY_i into that
+	// goroutine's scratch, folded onto the input gradient while in cache.
+	img, out := c.cin*h*w, c.cout*p
+	c.scratch = resize(c.scratch, runtime.GOMAXPROCS(0)*kk*p)
+	kernels.SgemmEach(true, false, kk, p, c.cout, 1, c.Weight.Value.Data, kk, p, 0, p, b,
+		func(w, i int) ([]float32, []float32) {
+			return dy.Data[i*out : (i+1)*out], c.scratch[w*kk*p : (w+1)*kk*p]
+		},
+		func(wk, i int) {
+			dx := c.dx.Data[i*img : (i+1)*img]
+			clear(dx)
+			kernels.Col2im(c.scratch[wk*kk*p:(wk+1)*kk*p], c.cin, h, w, c.k, c.k, c.stride, c.pad, dx)
 		})
-	})
 	return c.dx
 }
 
-// chunkFloats is the scratch that Backward's column gradients may take. A
-// chunk of samples shares one packing of the transposed weight (SgemmBatched
-// with strideA 0); on small images (AlexNet's 8×8 layers) that packing costs
-// a sizeable part of a sample's product, so chunks of one sample per thread
-// spent much of the input gradient packing (profile in README.md).
+// chunkFloats bounds the scratch that Finish's scaled output gradients
+// take (clippedGEMM).
 const chunkFloats = 1 << 22
 
 // chunks runs f over consecutive blocks of samples [lo,hi), each of about
 // chunkFloats/per samples and at least as many as there are threads, handing
 // it scratch of per elements per sample. It bounds the scratch memory to a
-// few samples' while sharing the weight's packing among many.
+// few samples' while letting one call handle many.
 func (c *Conv2d) chunks(b, per int, f func(lo, hi int, buf []float32)) {
 	n := max(1, min(b, max(runtime.GOMAXPROCS(0), chunkFloats/per)))
 	c.scratch = resize(c.scratch, n*per)
@@ -332,7 +337,7 @@ func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch [
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
 // weight-gradient GEMMs on output gradients scaled by f_i, a chunk of
-// samples at a time (in Backward's scratch), each run of samples with
+// samples at a time (in Backward's scratch, free by then), each run of samples with
 // f_i ≠ 0 as one accumulating SgemmBatched. Samples with f_i = 0 are left
 // out; the others are added in sample order, as one Sgemm each would.
 func (c *Conv2d) clippedGEMM(f []float32, kk, p int) {
