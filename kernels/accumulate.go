@@ -1,5 +1,7 @@
 package kernels
 
+import "sync/atomic"
+
 // accumulateBatched is SgemmBatched for a batch of products that all add
 // into one C (strideC 0; a convolution's weight gradient summed over the
 // images) on several goroutines. C is cut into one column block per
@@ -22,7 +24,9 @@ func accumulateBatched(threads int, pre []float32, transA, transB bool, m, n, k 
 	if workers <= 1 || m*kern.nr*k <= smallWork || alpha == 0 || k == 0 {
 		return false
 	}
-	parallelFor(workers, func(w, workers int) {
+	var slot atomic.Int64
+	parallelFor(workers, func(_, _ int) {
+		w := int(slot.Add(1)) - 1
 		j0, j1 := w*tiles/workers*kern.nr, min(n, (w+1)*tiles/workers*kern.nr)
 		for i := range batch {
 			sgemmPre(kern, 1, pre, transA, transB, m, j1-j0, k, alpha, a[i*strideA:], lda, b[i*strideB+offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)

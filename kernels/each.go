@@ -1,6 +1,9 @@
 package kernels
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // SgemmEach computes batch products C_i = alpha·op(A)·op(B_i) + beta·C_i
 // sharing one A, as SgemmBatched with strideA 0 does, but takes each
@@ -13,8 +16,9 @@ import "runtime"
 // GOMAXPROCS at the call, so per-goroutine scratch can be indexed by it.
 //
 // A is packed once for the whole batch. The products are shared out whole
-// among the goroutines where SgemmBatched would do so (enough products per
-// goroutine); otherwise they run one after another on the calling goroutine
+// among the goroutines, each taking the next one not yet taken, where
+// SgemmBatched would share them out (enough products per goroutine);
+// otherwise they run one after another on the calling goroutine
 // (w = 0), each split among the goroutines. Either way every C_i is
 // bit-identical to a lone Sgemm's, at any GOMAXPROCS. operands and done for
 // different i may run concurrently and must not share what they write.
@@ -46,8 +50,13 @@ func SgemmEach(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		}
 		return
 	}
-	parallelFor(min(threads, batch), func(w, workers int) {
-		for i := w * batch / workers; i < (w+1)*batch/workers; i++ {
+	// Each goroutine takes a slot w for its scratch, then the next product
+	// not yet taken, so one slowed down by another job on its core takes
+	// fewer.
+	var slot, next atomic.Int64
+	parallelFor(min(threads, batch), func(_, _ int) {
+		w := int(slot.Add(1)) - 1
+		for i := int(next.Add(1)) - 1; i < batch; i = int(next.Add(1)) - 1 {
 			one(w, i, 1)
 		}
 	})
