@@ -13,7 +13,8 @@ import (
 // thus still in that core's cache when the product reads it, and done finds
 // C_i there (to fold it back onto an image, or to add a bias): one pass over
 // memory where separate passes over the batch would take three. w is below
-// GOMAXPROCS at the call, so per-goroutine scratch can be indexed by it.
+// min(GOMAXPROCS at the call, batch), so per-goroutine scratch can be
+// indexed by it.
 //
 // A is packed once for the whole batch. The products are shared out whole
 // among the goroutines, each taking the next one not yet taken, where

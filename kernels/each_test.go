@@ -46,9 +46,12 @@ func TestSgemmEach(t *testing.T) {
 					cScratch[w] = make([]float32, len(c0))
 				}
 				got := make([][]float32, tc.batch)
-				var calls atomic.Int32
+				var calls, badSlot atomic.Int32
 				SgemmEach(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, ldb, g.beta, ldc, tc.batch,
 					func(w, i int) ([]float32, []float32) {
+						if w >= min(procs, tc.batch) {
+							badSlot.Add(1)
+						}
 						copy(bScratch[w], bs[i])
 						copy(cScratch[w], cs[i])
 						return bScratch[w], cScratch[w]
@@ -57,6 +60,9 @@ func TestSgemmEach(t *testing.T) {
 						calls.Add(1)
 						got[i] = append([]float32(nil), cScratch[w]...)
 					})
+				if badSlot.Load() != 0 {
+					t.Fatalf("%v: a goroutine slot at or above min(GOMAXPROCS, batch)", g)
+				}
 				if n := int(calls.Load()); n != tc.batch {
 					t.Fatalf("%v: done called %d times for %d products", g, n, tc.batch)
 				}

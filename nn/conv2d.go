@@ -185,10 +185,10 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	// Per image, on one goroutine: its column gradients Wᵀ·dY_i into that
 	// goroutine's scratch, folded onto the input gradient while in cache.
 	img, out := c.cin*h*w, c.cout*p
-	c.scratch = resize(c.scratch, runtime.GOMAXPROCS(0)*kk*p)
+	c.scratch = resize(c.scratch, min(runtime.GOMAXPROCS(0), b)*kk*p)
 	kernels.SgemmEach(true, false, kk, p, c.cout, 1, c.Weight.Value.Data, kk, p, 0, p, b,
-		func(w, i int) ([]float32, []float32) {
-			return dy.Data[i*out : (i+1)*out], c.scratch[w*kk*p : (w+1)*kk*p]
+		func(wk, i int) ([]float32, []float32) {
+			return dy.Data[i*out : (i+1)*out], c.scratch[wk*kk*p : (wk+1)*kk*p]
 		},
 		func(wk, i int) {
 			dx := c.dx.Data[i*img : (i+1)*img]
@@ -337,9 +337,10 @@ func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch [
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
 // weight-gradient GEMMs on output gradients scaled by f_i, a chunk of
-// samples at a time (in Backward's scratch, free by then), each run of samples with
-// f_i ≠ 0 as one accumulating SgemmBatched. Samples with f_i = 0 are left
-// out; the others are added in sample order, as one Sgemm each would.
+// samples at a time (in Backward's scratch, free by then), each run of
+// samples with f_i ≠ 0 as one accumulating SgemmBatched. Samples with
+// f_i = 0 are left out; the others are added in sample order, as one Sgemm
+// each would.
 func (c *Conv2d) clippedGEMM(f []float32, kk, p int) {
 	m := c.cout * p
 	c.chunks(len(f), m, func(lo, hi int, buf []float32) {
