@@ -12,15 +12,16 @@ import (
 // from its t input rows and output-gradient rows (the ghost norm), in
 // T²(kx+ky) multiply-adds instead of the T·kx·ky of forming the gradient.
 //
-// Where the CPU has a Gram tile kernel (AVX-512), both operands are
-// transposed once into [k][T] with T padded to whole 16×16 tiles, only the
-// tiles on and above the diagonal of each (symmetric) Gram matrix are formed,
-// and the sum is the diagonal tiles' dot product plus twice the others'. This
-// halves the flops of forming the two matrices in full, as Sgemm does, and
-// packs each operand once where Sgemm packs it twice (as A and as Bᵀ).
-// Elsewhere the two matrices are formed by Sgemm. The result depends only on
-// the arguments and the kernel in use, not on GOMAXPROCS: the work is serial.
-// It panics if a slice is too short.
+// Where the CPU has Gram kernels (AVX-512), only the square tiles on and
+// above the diagonal of each (symmetric) Gram matrix are formed, from the
+// operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
+// outer products of columns. The sum is then the diagonal tiles' dot product
+// plus twice the others'. This halves the flops of forming the two matrices
+// in full, as Sgemm does, and packs nothing, where Sgemm would transpose
+// each operand twice (as A and as Bᵀ). Elsewhere the two matrices are
+// formed by Sgemm. The result depends only on the arguments and the kernel
+// in use, not on GOMAXPROCS: the work is serial. It panics if a slice is
+// too short.
 func GramDot(cols bool, t int, x []float32, kx int, y []float32, ky int) float64 {
 	if t < 0 || kx < 0 || ky < 0 || len(x) < t*kx || len(y) < t*ky {
 		panic(fmt.Sprintf("kernels: GramDot: %d vectors of %d and %d values in %d and %d elements", t, kx, ky, len(x), len(y)))
@@ -28,71 +29,95 @@ func GramDot(cols bool, t int, x []float32, kx int, y []float32, ky int) float64
 	if t == 0 || kx == 0 || ky == 0 {
 		return 0
 	}
-	if gramTile == nil {
+	var side int // of the tiles
+	switch {
+	case !cols && gramRowsTile != nil:
+		side = 4
+	case cols && gramColsTile != nil:
+		side = 16
+	default:
 		return gramDotSgemm(cols, t, x, kx, y, ky)
 	}
-	tp := roundUp(t, gramSize)
-	nt := tp / gramSize
-	tiles := nt * (nt + 1) / 2 * gramSize * gramSize
-	buf := getGramScratch((kx+ky)*tp + 2*tiles)
+	nt := ceilDiv(t, side)
+	sq := side * side
+	tiles := nt * (nt + 1) / 2 * sq
+	pad := 0 // floats of padded copies of the operands
+	if cols {
+		pad = (kx + ky) * nt * side
+	} else if t%side != 0 {
+		pad = (kx + ky) * side
+	}
+	buf := getGramScratch(2*tiles + pad)
 	defer gramScratch.Put(buf)
-	s := *buf
-	xt, yt := s[:kx*tp], s[kx*tp:(kx+ky)*tp]
-	gx, gy := s[(kx+ky)*tp:][:tiles], s[(kx+ky)*tp+tiles:][:tiles]
-	gramTranspose(cols, t, x, kx, xt, tp)
-	gramTranspose(cols, t, y, ky, yt, tp)
-	gramUpper(xt, kx, tp, gx)
-	gramUpper(yt, ky, tp, gy)
-	d := nt * gramSize * gramSize // the diagonal tiles come first
+	gx, gy, rest := (*buf)[:tiles], (*buf)[tiles:2*tiles], (*buf)[2*tiles:]
+	if cols {
+		gramCols(t, x, kx, rest[:kx*nt*side], gx)
+		gramCols(t, y, ky, rest[kx*nt*side:], gy)
+	} else {
+		gramRows(t, x, kx, rest, gx)
+		gramRows(t, y, ky, rest[min(len(rest), kx*side):], gy)
+	}
+	d := nt * sq // the diagonal tiles come first
 	return Dot(gx[:d], gy[:d]) + 2*Dot(gx[d:], gy[d:])
 }
 
-const (
-	// gramSize is the side of the square tiles of gramTile.
-	gramSize = 16
-	// gramKC is how many steps of the sum gramUpper takes for all tiles
-	// before the next: a 16-wide column block of that many steps (16 KiB)
-	// stays in L1 while it is reused along a row of tiles.
-	gramKC = 256
-)
+// gramSlice is the most floats of the operand that gramRows and gramCols
+// sweep for every tile before the next slice of the sums: 1 MiB, so that the
+// slice stays in L2 while it is read a row (or column) of tiles at a time.
+const gramSlice = 1 << 18
 
-// gramTranspose stores the t vectors of v (rows or, with cols, columns;
-// k values each) as the columns of dst [k][tp], zeroing columns t..tp-1.
-func gramTranspose(cols bool, t int, v []float32, k int, dst []float32, tp int) {
-	if cols {
-		for p := range k {
-			d := dst[p*tp : (p+1)*tp]
-			clear(d[copy(d, v[p*t:(p+1)*t]):])
+// gramRows stores the 4×4 tiles on and above the diagonal of VVᵀ in g,
+// the nt diagonal tiles first, then the others by rows of tiles, from the t
+// rows of v [t,k]; pad (4·k floats, when 4 does not divide t) holds the last
+// rows padded with zero rows.
+func gramRows(t int, v []float32, k int, pad, g []float32) {
+	nt := ceilDiv(t, 4)
+	block := func(i int) []float32 { return v[4*i*k:] }
+	if full := t / 4; full < nt {
+		pad = pad[:4*k]
+		clear(pad[copy(pad, v[4*full*k:t*k]):])
+		block = func(i int) []float32 {
+			if i == full {
+				return pad
+			}
+			return v[4*i*k:]
 		}
-		return
 	}
-	if best.transposed(v, k, k, dst, tp, t) {
-		return
-	}
-	for p := range k {
-		d := dst[p*tp : (p+1)*tp]
-		for r := range t {
-			d[r] = v[r*k+p]
+	kc := max(16, gramSlice/t&^15)
+	for pc := 0; pc < k; pc += kc {
+		n := min(kc, k-pc)
+		off := nt * 16
+		for i := range nt {
+			a := block(i)[pc:]
+			gramRowsTile(n, a, a, k, g[i*16:(i+1)*16], pc > 0)
+			for j := i + 1; j < nt; j++ {
+				gramRowsTile(n, a, block(j)[pc:], k, g[off:off+16], pc > 0)
+				off += 16
+			}
 		}
-		clear(d[t:])
 	}
 }
 
-// gramUpper forms the tiles on and above the diagonal of VᵀV from vt [k][tp]
-// (the vectors as columns), the nt diagonal tiles first, then the others row
-// of tiles by row, each stored as 16×16 contiguous floats.
-func gramUpper(vt []float32, k, tp int, g []float32) {
-	nt := tp / gramSize
-	const sq = gramSize * gramSize
-	for pc := 0; pc < k; pc += gramKC {
-		kc := min(gramKC, k-pc)
+// gramCols is gramRows for the t columns of v [k,t] with 16×16 tiles, from
+// a copy of v in vt [k][16·nt] padded with zero columns.
+func gramCols(t int, v []float32, k int, vt, g []float32) {
+	tp := len(vt) / k
+	for p := range k {
+		d := vt[p*tp : (p+1)*tp]
+		clear(d[copy(d, v[p*t:(p+1)*t]):])
+	}
+	nt := tp / 16
+	const sq = 16 * 16
+	kc := max(1, gramSlice/tp)
+	for pc := 0; pc < k; pc += kc {
+		n := min(kc, k-pc)
 		base := vt[pc*tp:]
 		off := nt * sq
 		for i := range nt {
-			a := base[i*gramSize:]
-			gramTile(kc, a, a, tp, g[i*sq:(i+1)*sq], pc > 0)
+			a := base[i*16:]
+			gramColsTile(n, a, a, tp, g[i*sq:(i+1)*sq], pc > 0)
 			for j := i + 1; j < nt; j++ {
-				gramTile(kc, a, base[j*gramSize:], tp, g[off:off+sq], pc > 0)
+				gramColsTile(n, a, base[j*16:], tp, g[off:off+sq], pc > 0)
 				off += sq
 			}
 		}
@@ -114,7 +139,7 @@ func gramDotSgemm(cols bool, t int, x []float32, kx int, y []float32, ky int) fl
 	return Dot(gx, gy)
 }
 
-// gramScratch pools GramDot's buffers (transposed operands and tiles).
+// gramScratch pools GramDot's buffers (tiles and padded operands).
 var gramScratch sync.Pool
 
 func getGramScratch(n int) *[]float32 {

@@ -2,23 +2,35 @@
 
 package kernels
 
-// gramTileAVX512 computes c[r·16+j] = Σ_{p<k} a[p·ld+r]·b[p·ld+j] for r, j <
+// gramColsAVX512 computes c[16r+j] = Σ_{p<k} a[p·ld+r]·b[p·ld+j] for r, j <
 // 16, adding the sum into c when acc is set (gram_amd64.s).
 //
 //go:noescape
-func gramTileAVX512(k int, a, b *float32, ld int, c *float32, acc bool)
+func gramColsAVX512(k int, a, b *float32, ld int, c *float32, acc bool)
 
-// gramTile is GramDot's tile kernel, nil where the micro-kernel in use has
-// none: one 16×16 tile of a Gram matrix from column blocks a and b of the
-// transposed operand [k][ld].
-var gramTile = gramTileFor(best)
+// gramRowsAVX512 computes c[4j+i] = Σ_{p<16k+tail} a[i·ld+p]·b[j·ld+p] for
+// i, j < 4, adding the sum into c when acc is set (gram_amd64.s).
+//
+//go:noescape
+func gramRowsAVX512(k int, a, b *float32, ld, tail int, c *float32, acc bool)
 
-func gramTileFor(kern *microKernel) func(k int, a, b []float32, ld int, c []float32, acc bool) {
+// GramDot's tile kernels, nil where the micro-kernel in use has none. Over
+// the first k values of each vector, gramRowsTile forms a 4×4 tile (stored
+// transposed) from rows 0..3 of a and of b [4,ld]; gramColsTile a 16×16 tile
+// from columns 0..15 of a and of b [k,ld]. Both add into c when acc is set.
+var gramRowsTile, gramColsTile = gramTiles(best)
+
+func gramTiles(kern *microKernel) (rows, cols func(k int, a, b []float32, ld int, c []float32, acc bool)) {
 	if kern != avx512 {
-		return nil
+		return nil, nil
 	}
-	return func(k int, a, b []float32, ld int, c []float32, acc bool) {
-		_, _, _ = a[(k-1)*ld+gramSize-1], b[(k-1)*ld+gramSize-1], c[gramSize*gramSize-1] // the extent the assembly touches
-		gramTileAVX512(k, &a[0], &b[0], ld, &c[0], acc)
+	rows = func(k int, a, b []float32, ld int, c []float32, acc bool) {
+		_, _, _ = a[3*ld+k-1], b[3*ld+k-1], c[15] // the extent the assembly touches
+		gramRowsAVX512(k/16, &a[0], &b[0], ld, k%16, &c[0], acc)
 	}
+	cols = func(k int, a, b []float32, ld int, c []float32, acc bool) {
+		_, _, _ = a[(k-1)*ld+15], b[(k-1)*ld+15], c[255] // the extent the assembly touches
+		gramColsAVX512(k, &a[0], &b[0], ld, &c[0], acc)
+	}
+	return rows, cols
 }

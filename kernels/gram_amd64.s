@@ -2,12 +2,12 @@
 
 #include "textflag.h"
 
-// func gramTileAVX512(k int, a, b *float32, ld int, c *float32, acc bool)
+// func gramColsAVX512(k int, a, b *float32, ld int, c *float32, acc bool)
 //
 // c[r·16+j] (+)= Σ_{p<k} a[p·ld+r]·b[p·ld+j] for r, j < 16: one 16×16 tile
 // of a Gram matrix from two column blocks of the transposed operand, rows
 // in Z0–Z15, each step one load of b and sixteen broadcast FMAs of a.
-TEXT ·gramTileAVX512(SB), NOSPLIT, $0-41
+TEXT ·gramColsAVX512(SB), NOSPLIT, $0-41
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), DX
@@ -32,8 +32,8 @@ TEXT ·gramTileAVX512(SB), NOSPLIT, $0-41
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	TESTQ CX, CX
-	JZ gram_store
-gram_loop:
+	JZ gramcols_store
+gramcols_loop:
 	VMOVUPS (AX)(DX*1), Z16
 	VFMADD231PS.BCST 0(AX), Z16, Z0
 	VFMADD231PS.BCST 4(AX), Z16, Z1
@@ -53,11 +53,11 @@ gram_loop:
 	VFMADD231PS.BCST 60(AX), Z16, Z15
 	ADDQ SI, AX
 	DECQ CX
-	JNZ gram_loop
-gram_store:
+	JNZ gramcols_loop
+gramcols_store:
 	MOVBLZX acc+40(FP), BX
 	TESTQ BX, BX
-	JZ gram_write
+	JZ gramcols_write
 	VADDPS 0(DI), Z0, Z0
 	VADDPS 64(DI), Z1, Z1
 	VADDPS 128(DI), Z2, Z2
@@ -74,7 +74,7 @@ gram_store:
 	VADDPS 832(DI), Z13, Z13
 	VADDPS 896(DI), Z14, Z14
 	VADDPS 960(DI), Z15, Z15
-gram_write:
+gramcols_write:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -91,5 +91,158 @@ gram_write:
 	VMOVUPS Z13, 832(DI)
 	VMOVUPS Z14, 896(DI)
 	VMOVUPS Z15, 960(DI)
+	VZEROUPPER
+	RET
+
+// func gramRowsAVX512(k int, a, b *float32, ld, tail int, c *float32, acc bool)
+//
+// c[4j+i] (+)= Σ_{p<16k+tail} a[i·ld+p]·b[j·ld+p] for i, j < 4: a 4×4 tile
+// (stored transposed) of a Gram matrix from rows of the untransposed
+// operand, as sixteen dot products of rows a_i and b_j: Z_{4i+j} sums 16
+// lanes of products, 16 values of each row a step, the last tail values
+// under a mask. A tree of lane shuffles then reduces the sixteen
+// accumulators to one vector, lane 4j+i holding Z_{4i+j}'s sum.
+TEXT ·gramRowsAVX512(SB), NOSPLIT, $0-49
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ b+16(FP), BX
+	MOVQ ld+24(FP), SI
+	SHLQ $2, SI
+	LEAQ (SI)(SI*2), R8 // 3 rows
+	MOVQ c+40(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ gramrows_tail
+gramrows_loop:
+	VMOVUPS (AX), Z16
+	VMOVUPS (AX)(SI*1), Z17
+	VMOVUPS (AX)(SI*2), Z18
+	VMOVUPS (AX)(R8*1), Z19
+	VMOVUPS (BX), Z20
+	VMOVUPS (BX)(SI*1), Z21
+	VMOVUPS (BX)(SI*2), Z22
+	VMOVUPS (BX)(R8*1), Z23
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z21, Z16, Z1
+	VFMADD231PS Z22, Z16, Z2
+	VFMADD231PS Z23, Z16, Z3
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z21, Z17, Z5
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z23, Z17, Z7
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z22, Z18, Z10
+	VFMADD231PS Z23, Z18, Z11
+	VFMADD231PS Z20, Z19, Z12
+	VFMADD231PS Z21, Z19, Z13
+	VFMADD231PS Z22, Z19, Z14
+	VFMADD231PS Z23, Z19, Z15
+	ADDQ $64, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ gramrows_loop
+gramrows_tail:
+	MOVQ tail+32(FP), CX
+	TESTQ CX, CX
+	JZ gramrows_reduce
+	MOVL $1, DX
+	SHLL CX, DX
+	DECL DX
+	KMOVW DX, K1
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z (AX)(SI*1), K1, Z17
+	VMOVUPS.Z (AX)(SI*2), K1, Z18
+	VMOVUPS.Z (AX)(R8*1), K1, Z19
+	VMOVUPS.Z (BX), K1, Z20
+	VMOVUPS.Z (BX)(SI*1), K1, Z21
+	VMOVUPS.Z (BX)(SI*2), K1, Z22
+	VMOVUPS.Z (BX)(R8*1), K1, Z23
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z21, Z16, Z1
+	VFMADD231PS Z22, Z16, Z2
+	VFMADD231PS Z23, Z16, Z3
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z21, Z17, Z5
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z23, Z17, Z7
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z22, Z18, Z10
+	VFMADD231PS Z23, Z18, Z11
+	VFMADD231PS Z20, Z19, Z12
+	VFMADD231PS Z21, Z19, Z13
+	VFMADD231PS Z22, Z19, Z14
+	VFMADD231PS Z23, Z19, Z15
+gramrows_reduce:
+	// Halves: Z_k = (Z_2k, Z_2k+1), eight partial sums of each.
+	VSHUFF32X4 $0x44, Z1, Z0, Z24
+	VSHUFF32X4 $0xEE, Z1, Z0, Z25
+	VADDPS Z25, Z24, Z0
+	VSHUFF32X4 $0x44, Z3, Z2, Z24
+	VSHUFF32X4 $0xEE, Z3, Z2, Z25
+	VADDPS Z25, Z24, Z1
+	VSHUFF32X4 $0x44, Z5, Z4, Z24
+	VSHUFF32X4 $0xEE, Z5, Z4, Z25
+	VADDPS Z25, Z24, Z2
+	VSHUFF32X4 $0x44, Z7, Z6, Z24
+	VSHUFF32X4 $0xEE, Z7, Z6, Z25
+	VADDPS Z25, Z24, Z3
+	VSHUFF32X4 $0x44, Z9, Z8, Z24
+	VSHUFF32X4 $0xEE, Z9, Z8, Z25
+	VADDPS Z25, Z24, Z4
+	VSHUFF32X4 $0x44, Z11, Z10, Z24
+	VSHUFF32X4 $0xEE, Z11, Z10, Z25
+	VADDPS Z25, Z24, Z5
+	VSHUFF32X4 $0x44, Z13, Z12, Z24
+	VSHUFF32X4 $0xEE, Z13, Z12, Z25
+	VADDPS Z25, Z24, Z6
+	VSHUFF32X4 $0x44, Z15, Z14, Z24
+	VSHUFF32X4 $0xEE, Z15, Z14, Z25
+	VADDPS Z25, Z24, Z7
+	// Quarters: 128-bit lane L of Z_m holds four partial sums of Z_4m+L.
+	VSHUFF32X4 $0x88, Z1, Z0, Z24
+	VSHUFF32X4 $0xDD, Z1, Z0, Z25
+	VADDPS Z25, Z24, Z0
+	VSHUFF32X4 $0x88, Z3, Z2, Z24
+	VSHUFF32X4 $0xDD, Z3, Z2, Z25
+	VADDPS Z25, Z24, Z1
+	VSHUFF32X4 $0x88, Z5, Z4, Z24
+	VSHUFF32X4 $0xDD, Z5, Z4, Z25
+	VADDPS Z25, Z24, Z2
+	VSHUFF32X4 $0x88, Z7, Z6, Z24
+	VSHUFF32X4 $0xDD, Z7, Z6, Z25
+	VADDPS Z25, Z24, Z3
+	// Within the lanes: pairs, then the final sums.
+	VUNPCKLPS Z1, Z0, Z24
+	VUNPCKHPS Z1, Z0, Z25
+	VADDPS Z25, Z24, Z0
+	VUNPCKLPS Z3, Z2, Z24
+	VUNPCKHPS Z3, Z2, Z25
+	VADDPS Z25, Z24, Z1
+	VSHUFPS $0x44, Z1, Z0, Z24
+	VSHUFPS $0xEE, Z1, Z0, Z25
+	VADDPS Z25, Z24, Z0
+	MOVBLZX acc+48(FP), DX
+	TESTQ DX, DX
+	JZ gramrows_write
+	VADDPS (DI), Z0, Z0
+gramrows_write:
+	VMOVUPS Z0, (DI)
 	VZEROUPPER
 	RET

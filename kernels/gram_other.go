@@ -2,5 +2,5 @@
 
 package kernels
 
-// gramTile is nil: GramDot forms its Gram matrices with Sgemm.
-var gramTile func(k int, a, b []float32, ld int, c []float32, acc bool)
+// GramDot's tile kernels are nil: it forms its Gram matrices with Sgemm.
+var gramRowsTile, gramColsTile func(k int, a, b []float32, ld int, c []float32, acc bool)

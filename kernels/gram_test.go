@@ -9,7 +9,7 @@ import (
 
 // TestGramDot checks GramDot, on every path this build has, against |YᵀX|²
 // formed in float64 from the vectors: sizes straddle the 16×16 tiles (t 15,
-// 16, 17) and the 256-step slices of the sum (k 256, 257), vectors as rows
+// 16, 17) the 16-value steps of the rows kernel and the slices of the sums, vectors as rows
 // and as columns, in buffers followed by NaN so that a read past them shows.
 // The vectors share a common part, so that the Gram matrices' off-diagonal
 // entries weigh as much as the diagonal (independent random vectors would
@@ -24,6 +24,7 @@ func TestGramDot(t *testing.T) {
 		for _, c := range []struct{ t, kx, ky int }{
 			{1, 5, 3}, {2, 1, 1}, {15, 7, 40}, {16, 16, 16}, {17, 33, 9},
 			{64, 128, 512}, {50, 257, 100}, {33, 300, 600}, {100, 24, 256},
+			{300, 1000, 20}, // more than one slice of the sums (gramSlice)
 		} {
 			for _, cols := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/t=%d/kx=%d/ky=%d/cols=%v", p.name, c.t, c.kx, c.ky, cols), func(t *testing.T) {
