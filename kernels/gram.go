@@ -89,10 +89,14 @@ func gramRows(t int, v []float32, k int, pad, g []float32) {
 		off := nt * 16
 		for i := range nt {
 			a := block(i)[pc:]
-			gramRowsTile(n, a, a, k, g[i*16:(i+1)*16], pc > 0)
-			for j := i + 1; j < nt; j++ {
-				gramRowsTile(n, a, block(j)[pc:], k, g[off:off+16], pc > 0)
-				off += 16
+			gramRowsTile(n, a, a, k, g[i*16:], 1, pc > 0)
+			// The blocks after i, as one call for those in v and one
+			// for the padded last block.
+			for j := i + 1; j < nt; {
+				m := max(1, min(nt, t/4)-j)
+				gramRowsTile(n, a, block(j)[pc:], k, g[off:], m, pc > 0)
+				off += 16 * m
+				j += m
 			}
 		}
 	}

@@ -94,22 +94,36 @@ gramcols_write:
 	VZEROUPPER
 	RET
 
-// func gramRowsAVX512(k int, a, b *float32, ld, tail int, c *float32, acc bool)
+// func gramRowsAVX512(k int, a, b *float32, ld, tail int, c *float32, n int, acc bool)
 //
-// c[4j+i] (+)= Σ_{p<16k+tail} a[i·ld+p]·b[j·ld+p] for i, j < 4: a 4×4 tile
-// (stored transposed) of a Gram matrix from rows of the untransposed
-// operand, as sixteen dot products of rows a_i and b_j: Z_{4i+j} sums 16
-// lanes of products, 16 values of each row a step, the last tail values
-// under a mask. A tree of lane shuffles then reduces the sixteen
-// accumulators to one vector, lane 4j+i holding Z_{4i+j}'s sum.
-TEXT ·gramRowsAVX512(SB), NOSPLIT, $0-49
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
+// For each of n tiles t, rows 4t..4t+3 of b:
+// c[16t+4j+i] (+)= Σ_{p<16k+tail} a[i·ld+p]·b[(4t+j)·ld+p] for i, j < 4,
+// a 4×4 tile (stored transposed) of a Gram matrix from rows of the
+// untransposed operand, as sixteen dot products of rows a_i and b_j:
+// Z_{4i+j} sums 16 lanes of products, 16 values of each row a step, the
+// last tail values under a mask. A tree of lane shuffles then reduces the
+// sixteen accumulators to one vector, lane 4j+i holding Z_{4i+j}'s sum.
+TEXT ·gramRowsAVX512(SB), NOSPLIT, $0-57
 	MOVQ ld+24(FP), SI
 	SHLQ $2, SI
 	LEAQ (SI)(SI*2), R8 // 3 rows
+	LEAQ (SI)(SI*1), R11
+	ADDQ R11, R11 // 4 rows
+	MOVQ b+16(FP), R10
 	MOVQ c+40(FP), DI
+	MOVQ n+48(FP), R9
+	MOVQ tail+32(FP), CX
+	MOVL $1, DX
+	SHLL CX, DX
+	DECL DX
+	KMOVW DX, K1
+	MOVBLZX acc+56(FP), R12
+	TESTQ R9, R9
+	JZ gramrows_done
+gramrows_tile:
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ R10, BX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -161,10 +175,6 @@ gramrows_tail:
 	MOVQ tail+32(FP), CX
 	TESTQ CX, CX
 	JZ gramrows_reduce
-	MOVL $1, DX
-	SHLL CX, DX
-	DECL DX
-	KMOVW DX, K1
 	VMOVUPS.Z (AX), K1, Z16
 	VMOVUPS.Z (AX)(SI*1), K1, Z17
 	VMOVUPS.Z (AX)(SI*2), K1, Z18
@@ -238,11 +248,15 @@ gramrows_reduce:
 	VSHUFPS $0x44, Z1, Z0, Z24
 	VSHUFPS $0xEE, Z1, Z0, Z25
 	VADDPS Z25, Z24, Z0
-	MOVBLZX acc+48(FP), DX
-	TESTQ DX, DX
+	TESTQ R12, R12
 	JZ gramrows_write
 	VADDPS (DI), Z0, Z0
 gramrows_write:
 	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	ADDQ R11, R10
+	DECQ R9
+	JNZ gramrows_tile
+gramrows_done:
 	VZEROUPPER
 	RET
