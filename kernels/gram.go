@@ -17,11 +17,12 @@ import (
 // operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
 // outer products of columns. The sum is then the diagonal tiles' dot product
 // plus twice the others'. This halves the flops of forming the two matrices
-// in full, as Sgemm does, and packs nothing, where Sgemm would transpose
-// each operand twice (as A and as Bᵀ). Elsewhere the two matrices are
-// formed by Sgemm. The result depends only on the arguments and the kernel
-// in use, not on GOMAXPROCS: the work is serial. It panics if a slice is
-// too short.
+// in full, as Sgemm does, and replaces Sgemm's two transposing packs of
+// each operand (as A and as Bᵀ) by no copy (rows; the last partial block of
+// 4 is padded) or one plain copy padded to whole tiles (columns). Elsewhere
+// the two matrices are formed by Sgemm. The result depends only on the
+// arguments and the kernel in use, not on GOMAXPROCS: the work is serial.
+// It panics if a slice is too short.
 func GramDot(cols bool, t int, x []float32, kx int, y []float32, ky int) float64 {
 	if t < 0 || kx < 0 || ky < 0 || len(x) < t*kx || len(y) < t*ky {
 		panic(fmt.Sprintf("kernels: GramDot: %d vectors of %d and %d values in %d and %d elements", t, kx, ky, len(x), len(y)))

@@ -8,9 +8,10 @@ import (
 )
 
 // TestGramDot checks GramDot, on every path this build has, against |YᵀX|²
-// formed in float64 from the vectors: sizes straddle the 16×16 tiles (t 15,
-// 16, 17) the 16-value steps of the rows kernel and the slices of the sums, vectors as rows
-// and as columns, in buffers followed by NaN so that a read past them shows.
+// formed in float64 from the vectors: sizes straddle the 4×4 and 16×16 tiles
+// (t 15, 16, 17, 33, 50), the 16-value steps of the rows kernel (kx 5 … 257)
+// and the slices of the sums, vectors as rows and as columns, in buffers
+// followed by NaN so that a read past them shows.
 // The vectors share a common part, so that the Gram matrices' off-diagonal
 // entries weigh as much as the diagonal (independent random vectors would
 // leave them near 0, hiding a wrong or missing off-diagonal tile).
