@@ -15,3 +15,14 @@ var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512CD
 //
 //go:noescape
 func fillAVX512(src *pcg, jump *pcgJumps, cub *[256][4]float64, pow2 *[34]float64, xi *float64, n int) int
+
+// sampleNormsAVX512 is sampleNorms for n (a positive multiple of 8) samples.
+//
+//go:noescape
+func sampleNormsAVX512(x, noise *float64, n, d int, norms *float64)
+
+// weightedSumAVX512 is weightedSum for the coordinates j < 16 of sum[0:]
+// whose bit is set in mask; n > 0.
+//
+//go:noescape
+func weightedSumAVX512(w *float64, n int, noise *float64, d int, sum *float64, mask uint16) float64

@@ -8,3 +8,11 @@ const useAVX512 = false
 func fillAVX512(*pcg, *pcgJumps, *[256][4]float64, *[34]float64, *float64, int) int {
 	panic("quadratic: fillAVX512 without AVX-512")
 }
+
+func sampleNormsAVX512(_, _ *float64, _, _ int, _ *float64) {
+	panic("quadratic: sampleNormsAVX512 without AVX-512")
+}
+
+func weightedSumAVX512(*float64, int, *float64, int, *float64, uint16) float64 {
+	panic("quadratic: weightedSumAVX512 without AVX-512")
+}

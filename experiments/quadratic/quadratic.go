@@ -295,6 +295,7 @@ type sim struct {
 	noise    []float64             // n×d
 	mean     []float64             // ξ̄
 	norms, w []float64             // per sample
+	ones     []float64             // n ones: weightedSum's weights for ξ̄
 	dir      []float64
 }
 
@@ -307,10 +308,14 @@ func newSim(c Config) *sim {
 		mean:  make([]float64, c.Dim),
 		norms: make([]float64, c.N),
 		w:     make([]float64, c.N),
+		ones:  make([]float64, c.N),
 		dir:   make([]float64, c.Dim),
 	}
 	for m := range s.x {
 		s.x[m] = make([]float64, c.Dim)
+	}
+	for k := range s.ones {
+		s.ones[k] = 1
 	}
 	return s
 }
@@ -334,16 +339,10 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 		s.ests[m] = meth.estimator()
 		plain = plain || !s.ests[m].PerSample()
 	}
-	d := c.Dim
 	for t := range c.T {
 		noise.fill(src, s.noise)
 		if plain {
-			clear(s.mean)
-			for k := 0; k < len(s.noise); k += d {
-				for j, v := range s.noise[k : k+d] {
-					s.mean[j] += v
-				}
-			}
+			weightedSum(s.ones, s.noise, s.mean)
 			for j := range s.mean {
 				s.mean[j] /= float64(c.N)
 			}
@@ -352,23 +351,9 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 			record(m, t, norm(x))
 			e := s.ests[m]
 			if e.PerSample() {
-				for k := range s.norms {
-					var sq float64
-					for j, v := range s.noise[k*d : (k+1)*d] {
-						y := x[j] + v
-						sq += y * y
-					}
-					s.norms[k] = math.Sqrt(sq)
-				}
+				sampleNorms(x, s.noise, s.norms)
 				estimator.Weights(e, s.norms, s.w)
-				var sw float64
-				clear(s.dir)
-				for k, w := range s.w {
-					sw += w
-					for j, v := range s.noise[k*d : (k+1)*d] {
-						s.dir[j] += w * v
-					}
-				}
+				sw := weightedSum(s.w, s.noise, s.dir)
 				for j, v := range x {
 					s.dir[j] += sw * v
 				}
