@@ -2,12 +2,21 @@
 
 #include "textflag.h"
 
+// Constants of fillAVX512.
+DATA rowMask<>+0(SB)/8, $0x3fc     // bits 2..9: a segment's row of cub, in float64s
+GLOBL rowMask<>(SB), RODATA|NOPTR, $8
+DATA mant53<>+0(SB)/8, $0x1fffffffffffff
+GLOBL mant53<>(SB), RODATA|NOPTR, $8
+
 // func fillAVX512(src *pcg, jump *pcgJumps, cub *[256][4]float64, pow2 *[34]float64, xi *float64, n int) int
 //
 // Eight values per iteration, lane k from the state k+1 steps after the
 // group's state s (A_k·s + C_k, pcgJump), the same operations as
 // pareto.cubic and withSign in the same order. It stops before a group with
-// a word below 2^31 (the far tail) and returns how many values it wrote.
+// a word whose 63 low bits start with 15 or more zeros (z ≥ 15; 2^−15 of
+// all words: the far tail, and the values whose power of two is beyond the
+// sixteen pow2 entries held in two registers) and returns how many values
+// it wrote.
 TEXT ·fillAVX512(SB), NOSPLIT, $0-56
 	MOVQ src+0(FP), DI
 	MOVQ jump+8(FP), SI
@@ -22,13 +31,15 @@ TEXT ·fillAVX512(SB), NOSPLIT, $0-56
 	VMOVDQU64 128(SI), Z24      // C_k high words
 	VMOVDQU64 192(SI), Z23      // C_k low words
 	VPSRLQ $32, Z20, Z21        // A_k low words' top halves
+	VMOVUPD 0(R9), Z31          // pow2[0..7]
+	VMOVUPD 64(R9), Z19         // pow2[8..15]
 	MOVQ $0xffffffff, AX
 	VPBROADCASTQ AX, Z25
 	MOVQ $1, AX
 	VPBROADCASTQ AX, Z26
 	MOVQ $0xda942042e4dd58b5, AX
 	VPBROADCASTQ AX, Z27
-	MOVQ $0x80000000, AX
+	MOVQ $0x0002000000000000, AX // 2^49
 	VPBROADCASTQ AX, Z28
 	MOVQ $0x8000000000000000, AX
 	VPBROADCASTQ AX, Z29
@@ -41,36 +52,33 @@ loop:
 	CMPQ AX, R11
 	JGT done
 
-	// The eight states A_k·s + C_k mod 2^128, with s = (BX, CX).
+	// The eight states A_k·s + C_k mod 2^128, with s = (BX, CX): first
+	// lo·aLo from four 32×32-bit products.
 	VPBROADCASTQ CX, Z0
 	MOVQ CX, AX
 	SHRQ $32, AX
 	VPBROADCASTQ AX, Z1
 	VPBROADCASTQ BX, Z2
-	VPMULUDQ Z20, Z0, Z3        // lo·aLo, low halves
-	VPMULUDQ Z21, Z0, Z4
-	VPMULUDQ Z20, Z1, Z5
-	VPMULUDQ Z21, Z1, Z6
+	VPMULUDQ Z20, Z0, Z3        // ll
+	VPMULUDQ Z21, Z0, Z4        // lh
+	VPMULUDQ Z20, Z1, Z5        // hl
+	VPMULUDQ Z21, Z1, Z6        // hh
 	VPSRLQ $32, Z3, Z7
-	VPANDQ Z25, Z4, Z8
-	VPADDQ Z8, Z7, Z7
-	VPANDQ Z25, Z5, Z8
-	VPADDQ Z8, Z7, Z7           // middle column
-	VPSRLQ $32, Z4, Z8
-	VPADDQ Z8, Z6, Z6
-	VPSRLQ $32, Z5, Z8
-	VPADDQ Z8, Z6, Z6
-	VPSRLQ $32, Z7, Z8
-	VPADDQ Z8, Z6, Z6           // high word of lo·aLo
-	VPANDQ Z25, Z3, Z3
-	VPSLLQ $32, Z7, Z7
-	VPORQ Z7, Z3, Z3            // low word of lo·aLo
+	VPADDQ Z7, Z5, Z5           // t = hl + ll>>32
+	VPANDQ Z25, Z5, Z7
+	VPADDQ Z7, Z4, Z4           // w = lh + t mod 2^32
+	VPSRLQ $32, Z5, Z5
+	VPADDQ Z5, Z6, Z6
+	VPSRLQ $32, Z4, Z7
+	VPADDQ Z7, Z6, Z6           // high word of lo·aLo: hh + t>>32 + w>>32
+	VPSLLQ $32, Z4, Z4
+	VPTERNLOGQ $0xf8, Z25, Z3, Z4 // low word of lo·aLo: w<<32 | ll mod 2^32
 	VPMULLQ Z20, Z2, Z8         // hi·aLo
 	VPADDQ Z8, Z6, Z6
 	VPMULLQ Z22, Z0, Z8         // lo·aHi
 	VPADDQ Z8, Z6, Z6
-	VPADDQ Z23, Z3, Z9          // state, low word
-	VPCMPUQ $1, Z3, Z9, K1      // carry
+	VPADDQ Z23, Z4, Z9          // state, low word
+	VPCMPUQ $1, Z4, Z9, K1      // carry
 	VPADDQ Z24, Z6, Z10
 	VPADDQ Z26, Z10, K1, Z10    // state, high word
 
@@ -82,39 +90,38 @@ loop:
 	VPXORQ Z12, Z11, Z11
 	VPORQ Z26, Z9, Z12
 	VPMULLQ Z12, Z11, Z11       // the words u
-	VPCMPUQ $1, Z28, Z11, K2    // u < 2^31: the far tail
-	KORTESTW K2, K2
+	VPADDQ Z11, Z11, Z12
+	VPORQ Z26, Z12, Z12         // w = u<<1 | 1
+	VPCMPUQ $1, Z28, Z12, K2    // w < 2^49: z ≥ 15
+	KORTESTB K2, K2
 	JNE done
 
 	// U^(-1/p) = pow2[z+1]·cubic(m), as pareto.cubic.
-	VPSLLQ $1, Z11, Z12
-	VPORQ Z26, Z12, Z12         // w = u<<1 | 1
 	VPLZCNTQ Z12, Z13           // z
-	VPADDQ Z26, Z13, Z13        // z+1
+	VPADDQ Z26, Z13, Z13        // z+1, at most 15
 	VPSLLVQ Z13, Z12, Z12       // f = w << (z+1)
-	VPSRLQ $56, Z12, Z14
-	VPSLLQ $2, Z14, Z14         // the segment's row of cub, in float64s
-	VPSLLQ $8, Z12, Z12
-	VPSRLQ $11, Z12, Z12
+	VPSRLQ $54, Z12, Z14
+	VPANDQ.BCST rowMask<>(SB), Z14, Z14 // the segment's row of cub, f>>56 · 4
+	VPSRLQ $3, Z12, Z12
+	VPANDQ.BCST mant53<>(SB), Z12, Z12 // f<<8>>11
 	VCVTUQQ2PD Z12, Z12
 	VMULPD Z30, Z12, Z12        // t
-	KXNORW K3, K3, K3
+	KXNORB K3, K3, K3
 	VGATHERQPD 24(R8)(Z14*8), K3, Z15
-	KXNORW K3, K3, K3
+	KXNORB K3, K3, K3
 	VGATHERQPD 16(R8)(Z14*8), K3, Z16
-	KXNORW K3, K3, K3
+	KXNORB K3, K3, K3
 	VGATHERQPD 8(R8)(Z14*8), K3, Z17
-	KXNORW K3, K3, K3
+	KXNORB K3, K3, K3
 	VGATHERQPD 0(R8)(Z14*8), K3, Z18
-	KXNORW K3, K3, K3
-	VGATHERQPD 0(R9)(Z13*8), K3, Z19
+	VPERMI2PD Z19, Z31, Z13     // pow2[z+1]
 	VMULPD Z15, Z12, Z15        // t·c3
 	VADDPD Z15, Z16, Z15        // c2 + …
 	VMULPD Z15, Z12, Z15
 	VADDPD Z15, Z17, Z15        // c1 + …
 	VMULPD Z15, Z12, Z15
 	VADDPD Z15, Z18, Z15        // c0 + …
-	VMULPD Z15, Z19, Z15        // pow2[z+1]·…
+	VMULPD Z15, Z13, Z15        // pow2[z+1]·…
 	VPANDQ Z29, Z11, Z11
 	VPXORQ Z11, Z15, Z15        // the sign of u
 	VMOVUPD Z15, (R10)(R12*8)
