@@ -10,13 +10,18 @@ GLOBL mant53<>(SB), RODATA|NOPTR, $8
 
 // func fillAVX512(src *pcg, jump *pcgJumps, cub *[256][4]float64, pow2 *[34]float64, xi *float64, n int) int
 //
-// Eight values per iteration, lane k from the state k+1 steps after the
+// Eight values per group, lane k from the state k+1 steps after the
 // group's state s (A_k·s + C_k, pcgJump), the same operations as
 // pareto.cubic and withSign in the same order. It stops before a group with
 // a word whose 63 low bits start with 15 or more zeros (z ≥ 15; 2^−15 of
 // all words: the far tail, and the values whose power of two is beyond the
 // sixteen pow2 entries held in two registers) and returns how many values
 // it wrote.
+//
+// The loop is software-pipelined: an iteration computes the next group's
+// words (the generator, whose multiplications have long latencies)
+// interleaved with the current group's values, so that the two chains of
+// dependent instructions overlap.
 TEXT ·fillAVX512(SB), NOSPLIT, $0-56
 	MOVQ src+0(FP), DI
 	MOVQ jump+8(FP), SI
@@ -46,23 +51,19 @@ TEXT ·fillAVX512(SB), NOSPLIT, $0-56
 	MOVQ $0x3ca0000000000000, AX // 2^-53
 	VPBROADCASTQ AX, Z30
 	XORQ R12, R12
-
-loop:
-	LEAQ 8(R12), AX
-	CMPQ AX, R11
-	JGT done
-
-	// The eight states A_k·s + C_k mod 2^128, with s = (BX, CX): first
-	// lo·aLo from four 32×32-bit products.
-	VPBROADCASTQ CX, Z0
-	MOVQ CX, AX
-	SHRQ $32, AX
-	VPBROADCASTQ AX, Z1
-	VPBROADCASTQ BX, Z2
-	VPMULUDQ Z20, Z0, Z3        // ll
-	VPMULUDQ Z21, Z0, Z4        // lh
+	CMPQ R11, $8
+	JLT done
+	// The eight states A_k·s + C_k mod 2^128, with s = (BX, CX) broadcast
+	// from memory (src): first lo·aLo from four 32×32-bit products.
+	MOVQ BX, 0(DI)
+	MOVQ CX, 8(DI)
+	VPBROADCASTD 12(DI), Z1     // lo>>32, in the low halves VPMULUDQ reads
+	VPMULUDQ.BCST 8(DI), Z20, Z3 // ll
+	VPMULUDQ.BCST 8(DI), Z21, Z4 // lh
 	VPMULUDQ Z20, Z1, Z5        // hl
 	VPMULUDQ Z21, Z1, Z6        // hh
+	VPMULLQ.BCST 0(DI), Z20, Z8 // hi·aLo
+	VPMULLQ.BCST 8(DI), Z22, Z9 // lo·aHi
 	VPSRLQ $32, Z3, Z7
 	VPADDQ Z7, Z5, Z5           // t = hl + ll>>32
 	VPANDQ Z25, Z5, Z7
@@ -73,60 +74,34 @@ loop:
 	VPADDQ Z7, Z6, Z6           // high word of lo·aLo: hh + t>>32 + w>>32
 	VPSLLQ $32, Z4, Z4
 	VPTERNLOGQ $0xf8, Z25, Z3, Z4 // low word of lo·aLo: w<<32 | ll mod 2^32
-	VPMULLQ Z20, Z2, Z8         // hi·aLo
 	VPADDQ Z8, Z6, Z6
-	VPMULLQ Z22, Z0, Z8         // lo·aHi
-	VPADDQ Z8, Z6, Z6
+	VPADDQ Z9, Z6, Z6
 	VPADDQ Z23, Z4, Z9          // state, low word
 	VPCMPUQ $1, Z4, Z9, K1      // carry
-	VPADDQ Z24, Z6, Z10
-	VPADDQ Z26, Z10, K1, Z10    // state, high word
-
+	VPADDQ Z24, Z6, Z6
+	VPADDQ Z26, Z6, K1, Z6      // state, high word
 	// DXSM.
-	VPSRLQ $32, Z10, Z11
-	VPXORQ Z11, Z10, Z11
-	VPMULLQ Z27, Z11, Z11
-	VPSRLQ $48, Z11, Z12
-	VPXORQ Z12, Z11, Z11
-	VPORQ Z26, Z9, Z12
-	VPMULLQ Z12, Z11, Z11       // the words u
-	VPADDQ Z11, Z11, Z12
-	VPORQ Z26, Z12, Z12         // w = u<<1 | 1
-	VPCMPUQ $1, Z28, Z12, K2    // w < 2^49: z ≥ 15
+	VPSRLQ $32, Z6, Z7
+	VPXORQ Z7, Z6, Z7
+	VPMULLQ Z27, Z7, Z7
+	VPSRLQ $48, Z7, Z8
+	VPXORQ Z8, Z7, Z7
+	VPORQ Z26, Z9, Z8
+	VPMULLQ Z8, Z7, Z11         // the words u
+	VPADDQ Z11, Z11, Z10
+	VPORQ Z26, Z10, Z10         // w = u<<1 | 1
+	VPCMPUQ $1, Z28, Z10, K2    // w < 2^49: z ≥ 15
 	KORTESTB K2, K2
 	JNE done
 
-	// U^(-1/p) = pow2[z+1]·cubic(m), as pareto.cubic.
-	VPLZCNTQ Z12, Z13           // z
-	VPADDQ Z26, Z13, Z13        // z+1, at most 15
-	VPSLLVQ Z13, Z12, Z12       // f = w << (z+1)
-	VPSRLQ $54, Z12, Z14
-	VPANDQ.BCST rowMask<>(SB), Z14, Z14 // the segment's row of cub, f>>56 · 4
-	VPSRLQ $3, Z12, Z12
-	VPANDQ.BCST mant53<>(SB), Z12, Z12 // f<<8>>11
-	VCVTUQQ2PD Z12, Z12
-	VMULPD Z30, Z12, Z12        // t
-	KXNORB K3, K3, K3
-	VGATHERQPD 24(R8)(Z14*8), K3, Z15
-	KXNORB K3, K3, K3
-	VGATHERQPD 16(R8)(Z14*8), K3, Z16
-	KXNORB K3, K3, K3
-	VGATHERQPD 8(R8)(Z14*8), K3, Z17
-	KXNORB K3, K3, K3
-	VGATHERQPD 0(R8)(Z14*8), K3, Z18
-	VPERMI2PD Z19, Z31, Z13     // pow2[z+1]
-	VMULPD Z15, Z12, Z15        // t·c3
-	VADDPD Z15, Z16, Z15        // c2 + …
-	VMULPD Z15, Z12, Z15
-	VADDPD Z15, Z17, Z15        // c1 + …
-	VMULPD Z15, Z12, Z15
-	VADDPD Z15, Z18, Z15        // c0 + …
-	VMULPD Z15, Z13, Z15        // pow2[z+1]·…
-	VPANDQ Z29, Z11, Z11
-	VPXORQ Z11, Z15, Z15        // the sign of u
-	VMOVUPD Z15, (R10)(R12*8)
+loop:
+	// The group at R12 has its words u in Z11 and w in Z10, and (BX, CX)
+	// is the state before it.
+	VMOVDQA64 Z11, Z12
+	VMOVDQA64 Z10, Z13
 
-	// s ← A_8·s + C_8, in scalar registers (lane 7's state).
+	// s ← A_8·s + C_8, in scalar registers (lane 7's state): the state
+	// before the next group.
 	MOVQ CX, AX
 	MULQ 120(SI)                // DX:AX = lo·aLo
 	MOVQ BX, R13
@@ -139,8 +114,81 @@ loop:
 	ADCQ 184(SI), DX
 	MOVQ DX, BX
 	MOVQ AX, CX
+
+	// The next group's words, interleaved with this group's values.
+	// The eight states A_k·s + C_k mod 2^128, with s = (BX, CX) broadcast
+	// from memory (src): first lo·aLo from four 32×32-bit products.
+	MOVQ BX, 0(DI)
+	// U^(-1/p) = pow2[z+1]·cubic(m), as pareto.cubic, for the words u
+	// (Z12) and w (Z13) of the group at R12.
+	VPLZCNTQ Z13, Z14           // z
+	MOVQ CX, 8(DI)
+	VPADDQ Z26, Z14, Z14        // z+1, at most 15
+	VPBROADCASTD 12(DI), Z1     // lo>>32, in the low halves VPMULUDQ reads
+	VPSLLVQ Z14, Z13, Z13       // f = w << (z+1)
+	VPMULUDQ.BCST 8(DI), Z20, Z3 // ll
+	VPSRLQ $54, Z13, Z15
+	VPMULUDQ.BCST 8(DI), Z21, Z4 // lh
+	VPMULUDQ Z20, Z1, Z5        // hl
+	VPANDQ.BCST rowMask<>(SB), Z15, Z15 // the segment's row of cub, f>>56 · 4
+	VPMULUDQ Z21, Z1, Z6        // hh
+	VPSRLQ $3, Z13, Z13
+	VPMULLQ.BCST 0(DI), Z20, Z8 // hi·aLo
+	VPANDQ.BCST mant53<>(SB), Z13, Z13 // f<<8>>11
+	VPMULLQ.BCST 8(DI), Z22, Z9 // lo·aHi
+	VPSRLQ $32, Z3, Z7
+	VCVTUQQ2PD Z13, Z13
+	VPADDQ Z7, Z5, Z5           // t = hl + ll>>32
+	VMULPD Z30, Z13, Z13        // t
+	VPANDQ Z25, Z5, Z7
+	KXNORB K3, K3, K3
+	VPADDQ Z7, Z4, Z4           // w = lh + t mod 2^32
+	VGATHERQPD 24(R8)(Z15*8), K3, Z16
+	VPSRLQ $32, Z5, Z5
+	VPADDQ Z5, Z6, Z6
+	KXNORB K3, K3, K3
+	VPSRLQ $32, Z4, Z7
+	VGATHERQPD 16(R8)(Z15*8), K3, Z17
+	VPADDQ Z7, Z6, Z6           // high word of lo·aLo: hh + t>>32 + w>>32
+	KXNORB K3, K3, K3
+	VPSLLQ $32, Z4, Z4
+	VPTERNLOGQ $0xf8, Z25, Z3, Z4 // low word of lo·aLo: w<<32 | ll mod 2^32
+	VGATHERQPD 8(R8)(Z15*8), K3, Z18
+	VPADDQ Z8, Z6, Z6
+	KXNORB K3, K3, K3
+	VPADDQ Z9, Z6, Z6
+	VGATHERQPD 0(R8)(Z15*8), K3, Z0
+	VPADDQ Z23, Z4, Z9          // state, low word
+	VPCMPUQ $1, Z4, Z9, K1      // carry
+	VPERMI2PD Z19, Z31, Z14     // pow2[z+1]
+	VPADDQ Z24, Z6, Z6
+	VMULPD Z16, Z13, Z16        // t·c3
+	VPADDQ Z26, Z6, K1, Z6      // state, high word
+	VADDPD Z16, Z17, Z16        // c2 + …
+	// DXSM.
+	VPSRLQ $32, Z6, Z7
+	VMULPD Z16, Z13, Z16
+	VPXORQ Z7, Z6, Z7
+	VPMULLQ Z27, Z7, Z7
+	VADDPD Z16, Z18, Z16        // c1 + …
+	VPSRLQ $48, Z7, Z8
+	VMULPD Z16, Z13, Z16
+	VPXORQ Z8, Z7, Z7
+	VADDPD Z16, Z0, Z16         // c0 + …
+	VPORQ Z26, Z9, Z8
+	VPMULLQ Z8, Z7, Z11         // the words u
+	VMULPD Z16, Z14, Z16        // pow2[z+1]·…
+	VPADDQ Z11, Z11, Z10
+	VPTERNLOGQ $0x78, Z29, Z12, Z16 // the sign of u: Z16 ^ (u & 1<<63)
+	VPORQ Z26, Z10, Z10         // w = u<<1 | 1
+	VMOVUPD Z16, (R10)(R12*8)
+	VPCMPUQ $1, Z28, Z10, K2    // w < 2^49: z ≥ 15
 	ADDQ $8, R12
-	JMP loop
+	LEAQ 8(R12), AX
+	CMPQ AX, R11
+	JGT done
+	KORTESTB K2, K2
+	JEQ loop
 
 done:
 	MOVQ BX, 0(DI)
