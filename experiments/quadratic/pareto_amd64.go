@@ -21,8 +21,8 @@ func fillAVX512(src *pcg, jump *pcgJumps, cub *[256][4]float64, pow2 *[34]float6
 //go:noescape
 func sampleNormsAVX512(x, noise *float64, n, d int, norms *float64)
 
-// weightedSumAVX512 is weightedSum for the coordinates j < 16 of sum[0:]
-// whose bit is set in mask; n > 0.
+// weightedSumsAVX512 is weightedSums for two sums, for the coordinates
+// j < 16 of sum1[0:] and sum2[0:] whose bit is set in mask; n > 0.
 //
 //go:noescape
-func weightedSumAVX512(w *float64, n int, noise *float64, d int, sum *float64, mask uint16) float64
+func weightedSumsAVX512(w1, w2 *float64, n int, noise *float64, d int, sum1, sum2 *float64, mask uint16) (sw1, sw2 float64)

@@ -13,6 +13,6 @@ func sampleNormsAVX512(_, _ *float64, _, _ int, _ *float64) {
 	panic("quadratic: sampleNormsAVX512 without AVX-512")
 }
 
-func weightedSumAVX512(*float64, int, *float64, int, *float64, uint16) float64 {
-	panic("quadratic: weightedSumAVX512 without AVX-512")
+func weightedSumsAVX512(_, _ *float64, _ int, _ *float64, _ int, _, _ *float64, _ uint16) (float64, float64) {
+	panic("quadratic: weightedSumsAVX512 without AVX-512")
 }

@@ -29,23 +29,32 @@ func sampleNorms(x, noise, norms []float64) {
 	}
 }
 
-// weightedSum sets sum[j] = Σ_k w[k]·ξ_kj for the n = len(w) rows of noise,
-// which have d = len(sum) columns, and returns Σ_k w[k].
-func weightedSum(w, noise, sum []float64) (sw float64) {
-	d := len(sum)
+// weightedSums sets sums[i][j] = Σ_k ws[i][k]·ξ_kj and sw[i] = Σ_k ws[i][k]
+// for the n = len(ws[i]) rows of noise, which have d = len(sums[i])
+// columns. Sums are formed two at a time, and their sums over k are chains
+// of dependent additions: two chains at once take the time of one.
+func weightedSums(noise []float64, ws, sums [][]float64, sw []float64) {
 	if useAVX512 {
-		// Sixteen coordinates at a time, one per lane of two registers.
-		for j := 0; j < d; j += 16 {
-			sw = weightedSumAVX512(&w[0], len(w), &noise[j], d, &sum[j], uint16(1<<min(d-j, 16)-1))
+		for i := 0; i < len(ws); i += 2 {
+			// With an odd number, the last is computed twice.
+			i2 := min(i+1, len(ws)-1)
+			d := len(sums[i])
+			// Sixteen coordinates at a time, one per lane of two registers.
+			for j := 0; j < d; j += 16 {
+				sw[i], sw[i2] = weightedSumsAVX512(&ws[i][0], &ws[i2][0], len(ws[i]), &noise[j], d, &sums[i][j], &sums[i2][j], uint16(1<<min(d-j, 16)-1))
+			}
 		}
-		return sw
+		return
 	}
-	clear(sum)
-	for k, wk := range w {
-		sw += wk
-		for j, v := range noise[k*d : (k+1)*d] {
-			sum[j] += wk * v
+	for i, w := range ws {
+		sum, d := sums[i], len(sums[i])
+		clear(sum)
+		sw[i] = 0
+		for k, wk := range w {
+			sw[i] += wk
+			for j, v := range noise[k*d : (k+1)*d] {
+				sum[j] += wk * v
+			}
 		}
 	}
-	return sw
 }

@@ -55,39 +55,57 @@ coord:
 	VZEROUPPER
 	RET
 
-// func weightedSumAVX512(w *float64, n int, noise *float64, d int, sum *float64, mask uint16) float64
+// func weightedSumsAVX512(w1, w2 *float64, n int, noise *float64, d int, sum1, sum2 *float64, mask uint16) (sw1, sw2 float64)
 //
-// sum[j] = Σ_k w[k]·noise[k·d + j] over k in order, for the coordinates j
-// < 16 whose bits are set in mask (the others are neither read nor
-// written), and Σ_k w[k], as weightedSum does. n is positive.
-TEXT ·weightedSumAVX512(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ n+8(FP), CX
-	MOVQ noise+16(FP), DI
-	MOVQ d+24(FP), DX
-	MOVQ sum+32(FP), R8
-	MOVWLZX mask+40(FP), AX
+// sum1[j] = Σ_k w1[k]·noise[k·d + j] and sum2[j] likewise from w2, over k in
+// order, for the coordinates j < 16 whose bits are set in mask (the others
+// are neither read nor written), and Σ_k w1[k], Σ_k w2[k], as weightedSums
+// does. n is positive.
+TEXT ·weightedSumsAVX512(SB), NOSPLIT, $0-80
+	MOVQ w1+0(FP), SI
+	MOVQ w2+8(FP), R9
+	MOVQ n+16(FP), CX
+	MOVQ noise+24(FP), DI
+	MOVQ d+32(FP), DX
+	MOVQ sum1+40(FP), R8
+	MOVQ sum2+48(FP), R10
+	MOVWLZX mask+56(FP), AX
 	KMOVW AX, K1
 	KSHIFTRW $8, K1, K2
 	SHLQ $3, DX                      // a row, in bytes
+	XORQ BX, BX                      // k
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VXORPD X4, X4, X4
 	VXORPD X5, X5, X5
 
 loop:
-	VBROADCASTSD (SI), Z2
-	VADDSD X2, X5, X5                // Σ w_k
-	VMULPD.Z (DI), Z2, K1, Z3        // w_k·ξ_kj
-	VMULPD.Z 64(DI), Z2, K2, Z4
-	VADDPD Z3, Z0, Z0                // sum_j += w_k·ξ_kj
-	VADDPD Z4, Z1, Z1
-	ADDQ $8, SI
+	VMOVUPD.Z (DI), K1, Z6           // ξ_kj
+	VMOVUPD.Z 64(DI), K2, Z7
+	VBROADCASTSD (SI)(BX*8), Z8      // w1_k
+	VBROADCASTSD (R9)(BX*8), Z9      // w2_k
+	VADDSD X8, X4, X4                // Σ w1_k
+	VADDSD X9, X5, X5
+	VMULPD Z6, Z8, Z10               // w1_k·ξ_kj
+	VMULPD Z7, Z8, Z11
+	VMULPD Z6, Z9, Z12
+	VMULPD Z7, Z9, Z13
+	VADDPD Z10, Z0, Z0               // sum1_j += w1_k·ξ_kj
+	VADDPD Z11, Z1, Z1
+	VADDPD Z12, Z2, Z2
+	VADDPD Z13, Z3, Z3
 	ADDQ DX, DI
-	DECQ CX
-	JNZ loop
+	INCQ BX
+	CMPQ BX, CX
+	JLT loop
 
 	VMOVUPD Z0, K1, (R8)
 	VMOVUPD Z1, K2, 64(R8)
-	VMOVSD X5, ret+48(FP)
+	VMOVUPD Z2, K1, (R10)
+	VMOVUPD Z3, K2, 64(R10)
+	VMOVSD X4, sw1+64(FP)
+	VMOVSD X5, sw2+72(FP)
 	VZEROUPPER
 	RET

@@ -15,15 +15,11 @@ func TestStepReductionsExact(t *testing.T) {
 		for _, d := range []int{1, 2, 8, 10, 15, 16, 17, 19, 33} {
 			noise := make([]float64, n*d)
 			x := make([]float64, d)
-			w := make([]float64, n)
 			for i := range noise {
 				noise[i] = rng.NormFloat64() * math.Exp(4*rng.Float64())
 			}
 			for i := range x {
 				x[i] = rng.NormFloat64()
-			}
-			for i := range w {
-				w[i] = rng.Float64() / float64(n)
 			}
 			norms := make([]float64, n)
 			sampleNorms(x, noise, norms)
@@ -37,24 +33,37 @@ func TestStepReductionsExact(t *testing.T) {
 					t.Fatalf("n=%d d=%d: norm %d = %v, want %v", n, d, k, got, want)
 				}
 			}
-			sum := make([]float64, d+1)
-			sum[d] = 42 // past the end: must stay
-			sw := weightedSum(w, noise, sum[:d])
-			for j := range d {
-				var want float64
-				for k := range n {
-					want += w[k] * noise[k*d+j]
+			for nw := 1; nw <= 3; nw++ {
+				ws, sums := make([][]float64, nw), make([][]float64, nw)
+				for i := range ws {
+					ws[i] = make([]float64, n)
+					for k := range ws[i] {
+						ws[i][k] = rng.Float64() / float64(n)
+					}
+					sums[i] = make([]float64, d+1)
+					sums[i][d] = 42 // past the end: must stay
+					sums[i] = sums[i][:d]
 				}
-				if sum[j] != want {
-					t.Fatalf("n=%d d=%d: sum %d = %v, want %v", n, d, j, sum[j], want)
+				sw := make([]float64, nw)
+				weightedSums(noise, ws, sums, sw)
+				for i, w := range ws {
+					var wantSW float64
+					for k := range n {
+						wantSW += w[k]
+					}
+					if sw[i] != wantSW || sums[i][:d+1][d] != 42 {
+						t.Fatalf("n=%d d=%d sum %d of %d: Σw = %v, want %v; past the end %v, want 42", n, d, i, nw, sw[i], wantSW, sums[i][:d+1][d])
+					}
+					for j := range d {
+						var want float64
+						for k := range n {
+							want += w[k] * noise[k*d+j]
+						}
+						if sums[i][j] != want {
+							t.Fatalf("n=%d d=%d sum %d of %d: [%d] = %v, want %v", n, d, i, nw, j, sums[i][j], want)
+						}
+					}
 				}
-			}
-			var want float64
-			for _, v := range w {
-				want += v
-			}
-			if sw != want || sum[d] != 42 {
-				t.Fatalf("n=%d d=%d: Σw = %v, want %v; sum[d] = %v, want 42", n, d, sw, want, sum[d])
 			}
 		}
 	}
