@@ -86,7 +86,11 @@ func (s *pareto) cubic(w uint64, z int) float64 {
 	f := w << z << 1 // m's fraction bits, the leading 1 dropped
 	i := f >> 56
 	t := float64(f<<8>>11) * 0x1p-53
-	return s.pow2[z+1] * (s.cub[0][i] + t*(s.cub[1][i]+t*(s.cub[2][i]+t*s.cub[3][i])))
+	// Horner's rule, every product rounded (see roundProducts).
+	h := float64(t * s.cub[3][i])
+	h = float64(t * (s.cub[2][i] + h))
+	h = float64(t * (s.cub[1][i] + h))
+	return s.pow2[z+1] * (s.cub[0][i] + h)
 }
 
 // tail returns U^(−1/p) given U < 2^−33, where U·2^33 is uniform on (0, 1)

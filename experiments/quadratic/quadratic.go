@@ -386,7 +386,7 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 			if e.PerSample() {
 				sw := s.sw[s.slot[m]]
 				for j, v := range x {
-					s.dir[j] = sum[j] + sw*v
+					s.dir[j] = sum[j] + float64(sw*v) // see roundProducts
 				}
 			} else {
 				for j, v := range x {
@@ -395,7 +395,7 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 			}
 			step := methods[m].eta * e.Scale(norm(s.dir))
 			for j := range x {
-				x[j] -= step * s.dir[j]
+				x[j] -= float64(step * s.dir[j]) // see roundProducts
 			}
 		}
 	}
@@ -418,7 +418,7 @@ func splitmix(x uint64) uint64 {
 func norm(x []float64) float64 {
 	var s float64
 	for _, v := range x {
-		s += v * v
+		s += float64(v * v)
 	}
 	return math.Sqrt(s)
 }

@@ -7,6 +7,12 @@ import "math"
 // sampleNorms and over samples in weightedSum, whichever path computes
 // them (the AVX-512 kernels vectorise across the other index), so that the
 // experiments' results do not depend on the CPU.
+//
+// roundProducts: wherever the experiments add a product, it is converted
+// to float64 first, which rounds it. Go's spec lets a compiler fuse x*y + z
+// into one rounding otherwise (GOAMD64=v3 does), and the results would then
+// depend on the build and differ from the assembly's, which rounds every
+// product.
 
 // sampleNorms sets norms[k] = |x + ξ_k|, the per-sample gradient norms, for
 // the n = len(norms) rows of noise, which have d = len(x) columns.
@@ -23,7 +29,7 @@ func sampleNorms(x, noise, norms []float64) {
 		var sq float64
 		for j, v := range noise[k*d : (k+1)*d] {
 			y := x[j] + v
-			sq += y * y
+			sq += float64(y * y)
 		}
 		norms[k] = math.Sqrt(sq)
 	}
@@ -53,7 +59,7 @@ func weightedSums(noise []float64, ws, sums [][]float64, sw []float64) {
 		for k, wk := range w {
 			sw[i] += wk
 			for j, v := range noise[k*d : (k+1)*d] {
-				sum[j] += wk * v
+				sum[j] += float64(wk * v)
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func TestStepReductionsExact(t *testing.T) {
 				var sq float64
 				for j := range d {
 					y := x[j] + noise[k*d+j]
-					sq += y * y
+					sq += float64(y * y)
 				}
 				if want := math.Sqrt(sq); got != want {
 					t.Fatalf("n=%d d=%d: norm %d = %v, want %v", n, d, k, got, want)
@@ -57,7 +57,7 @@ func TestStepReductionsExact(t *testing.T) {
 					for j := range d {
 						var want float64
 						for k := range n {
-							want += w[k] * noise[k*d+j]
+							want += float64(w[k] * noise[k*d+j])
 						}
 						if sums[i][j] != want {
 							t.Fatalf("n=%d d=%d sum %d of %d: [%d] = %v, want %v", n, d, i, nw, j, sums[i][j], want)
