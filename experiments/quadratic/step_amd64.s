@@ -28,6 +28,7 @@ TEXT ·sampleNormsAVX512(SB), NOSPLIT, $0-40
 	VPMULLQ laneRows<>(SB), Z10, Z10 // lane k's row offset, k·d
 	MOVQ DX, R9
 	SHLQ $6, R9                      // eight rows, in bytes
+	MOVL $0xff, R11                  // the gathers' mask
 
 block:
 	VPXORQ Z0, Z0, Z0
@@ -35,7 +36,7 @@ block:
 	XORQ BX, BX
 
 coord:
-	KXNORB K1, K1, K1
+	KMOVB R11, K1
 	VPXORQ Z1, Z1, Z1
 	VGATHERQPD (R10)(Z10*8), K1, Z1  // ξ_kj, j = BX
 	VADDPD.BCST (SI)(BX*8), Z1, Z1   // y = x_j + ξ_kj
