@@ -37,8 +37,9 @@ func sampleNorms(x, noise, norms []float64) {
 
 // weightedSums sets sums[i][j] = Σ_k ws[i][k]·ξ_kj and sw[i] = Σ_k ws[i][k]
 // for the n = len(ws[i]) rows of noise, which have d = len(sums[i])
-// columns. Sums are formed two at a time, and their sums over k are chains
-// of dependent additions: two chains at once take the time of one.
+// columns. With AVX-512 the sums are formed two at a time: each is a chain
+// of dependent additions over k, and two chains at once take the time of
+// one.
 func weightedSums(noise []float64, ws, sums [][]float64, sw []float64) {
 	if useAVX512 {
 		for i := 0; i < len(ws); i += 2 {
