@@ -25,7 +25,7 @@ func bitsHash(vals []float64) uint64 {
 // TestResultsPinned pins every curve value of Run and every quantile of
 // HighProb, to the bit, for small configurations that between them take
 // every method and every code path of the simulation (odd batch and
-// dimension sizes too). The hashes are those of the first implementation;
+// dimension sizes too), and for the default one (`psclip quadratic`). The hashes are those of the first implementation;
 // a change to them is a change of the experiments' results, which the
 // paper's tables in README.md were made with.
 func TestResultsPinned(t *testing.T) {
@@ -44,6 +44,7 @@ func TestResultsPinned(t *testing.T) {
 		{"tuned", tuned, 0x6f1357bcbb4a0d05, 0x64ef04fb27f8626},
 		{"all methods", all, 0xc05319ae3344c471, 0x3d7fcfff6490cbd3},
 		{"n=37 d=19", odd, 0xde64af90cfce2001, 0x756a9f12a7f4051a},
+		{"the paper's untuned table", DefaultConfig(), 0x6dadbbd39bbf6c2, 0xa1068fb48bd5f1a8},
 	} {
 		res, err := Run(tc.c)
 		if err != nil {
