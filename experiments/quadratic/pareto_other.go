@@ -8,11 +8,3 @@ const useAVX512 = false
 func fillAVX512(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) int {
 	panic("quadratic: fillAVX512 without AVX-512")
 }
-
-func sampleNormsAVX512(_, _ *float64, _, _ int, _ *float64) {
-	panic("quadratic: sampleNormsAVX512 without AVX-512")
-}
-
-func weightedSumsAVX512(_, _ *float64, _ int, _ *float64, _ int, _, _ *float64, _ uint16) (float64, float64) {
-	panic("quadratic: weightedSumsAVX512 without AVX-512")
-}

@@ -418,7 +418,7 @@ func splitmix(x uint64) uint64 {
 func norm(x []float64) float64 {
 	var s float64
 	for _, v := range x {
-		s += float64(v * v)
+		s += float64(v * v) // see roundProducts
 	}
 	return math.Sqrt(s)
 }

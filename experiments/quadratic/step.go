@@ -4,7 +4,7 @@ import "math"
 
 // The two reductions of a simulation step over the batch's noise ξ, n×d
 // row-major (ξ_k is row k). Both sum in a fixed order, over coordinates in
-// sampleNorms and over samples in weightedSum, whichever path computes
+// sampleNorms and over samples in weightedSums, whichever path computes
 // them (the AVX-512 kernels vectorise across the other index), so that the
 // experiments' results do not depend on the CPU.
 //
