@@ -23,6 +23,10 @@ func TestAccumulateBatched(t *testing.T) {
 		{m: 250, n: 97, k: 600, alpha: 0.5, beta: 0.75},
 		{transA: true, transB: true, m: 13, n: 1200, k: 300, alpha: 2, beta: 1, pad: 1},
 		{transA: true, m: 40, n: 65, k: 33, alpha: 1, beta: 0},
+		// Too few column tiles: row blocks (the first convolution's
+		// weight gradient, 64×27×1024 a product; a transposed A).
+		{transB: true, m: 64, n: 27, k: 1024, alpha: 1, beta: 1},
+		{transA: true, m: 77, n: 9, k: 50, alpha: 0.5, beta: 1, pad: 2},
 	} {
 		const batch = 5
 		a, lda, _, ldb, c, ldc := g.operands(r)
@@ -61,6 +65,7 @@ func BenchmarkAccumulate(b *testing.B) {
 		name    string
 		m, n, k int
 	}{
+		{"conv1", 64, 27, 1024},
 		{"conv2", 192, 1600, 256},
 		{"conv3", 384, 1728, 64},
 		{"conv4", 256, 3456, 64},
