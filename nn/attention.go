@@ -123,34 +123,73 @@ func (a *CausalAttention) out(s []float32, j int) []float32 {
 }
 
 // causalSoftmax turns the t×t scores p into row-wise softmax probabilities
-// over the columns s ≤ row, and zeroes the masked columns s > row.
+// over the columns s ≤ row, and zeroes the masked columns s > row. The
+// exponentials of as many consecutive rows as fit softmaxSpan go to
+// kernels.Exp in one call (a row of T = 64 alone would be eight lanes' work
+// and a call); a longer row is done in blocks by causalSoftmaxRow.
 func causalSoftmax(p []float32, t int) {
-	var e [expBlock]float64
-	for r := range t {
-		row := p[r*t : (r+1)*t]
-		m := row[0]
-		for _, v := range row[1 : r+1] {
-			m = max(m, v)
-		}
-		var sum float32
-		for lo := 0; lo <= r; lo += expBlock {
-			rb := row[lo:min(lo+expBlock, r+1)]
-			eb := e[:len(rb)]
-			for s, v := range rb {
-				eb[s] = float64(v - m)
+	var e [softmaxSpan]float64
+	for r := 0; r < t; {
+		n, end := 0, r
+		for ; end < t && n+end+1 <= len(e); end++ {
+			row := p[end*t : end*t+end+1]
+			m := row[0]
+			for _, v := range row[1:] {
+				m = max(m, v)
 			}
-			expSlice(eb)
-			for s, v := range eb {
-				rb[s] = float32(v)
-				sum += rb[s]
+			for s, v := range row {
+				e[n+s] = float64(v - m)
 			}
+			n += end + 1
 		}
-		inv := 1 / sum
-		for s := range r + 1 {
-			row[s] *= inv
+		if end == r {
+			causalSoftmaxRow(p[r*t:(r+1)*t], r)
+			r++
+			continue
 		}
-		clear(row[r+1:])
+		kernels.Exp(e[:n])
+		n = 0
+		for ; r < end; r++ {
+			row, er := p[r*t:(r+1)*t], e[n:n+r+1]
+			var sum float32
+			for s, v := range er {
+				row[s] = float32(v)
+				sum += row[s]
+			}
+			kernels.Scale(1/sum, row[:r+1])
+			clear(row[r+1:])
+			n += r + 1
+		}
 	}
+}
+
+// softmaxSpan is the number of exponentials causalSoftmax gathers for one
+// call of kernels.Exp.
+const softmaxSpan = 2048
+
+// causalSoftmaxRow is causalSoftmax's step for row r of one row, in blocks
+// of kernels.ExpBlock: the same operations in the same order.
+func causalSoftmaxRow(row []float32, r int) {
+	var e [kernels.ExpBlock]float64
+	m := row[0]
+	for _, v := range row[1 : r+1] {
+		m = max(m, v)
+	}
+	var sum float32
+	for lo := 0; lo <= r; lo += kernels.ExpBlock {
+		rb := row[lo:min(lo+kernels.ExpBlock, r+1)]
+		eb := e[:len(rb)]
+		for s, v := range rb {
+			eb[s] = float64(v - m)
+		}
+		kernels.Exp(eb)
+		for s, v := range eb {
+			rb[s] = float32(v)
+			sum += rb[s]
+		}
+	}
+	kernels.Scale(1/sum, row[:r+1])
+	clear(row[r+1:])
 }
 
 // causalSoftmaxBackward sets ds, the gradient of the scores, from the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -131,5 +132,39 @@ func BenchmarkCausalAttention(b *testing.B) {
 				a.Backward(&Context{}, dy)
 			}
 		})
+	}
+}
+
+// TestCausalSoftmaxBlocks checks causalSoftmax, which feeds kernels.Exp
+// several rows at a time, and rows longer than that in blocks, against the
+// softmax computed per element in float64 with math.Exp.
+func TestCausalSoftmaxBlocks(t *testing.T) {
+	const n = softmaxSpan + 2*kernels.ExpBlock + 22
+	rng := rand.New(rand.NewPCG(9, 10))
+	p := make([]float32, n*n)
+	for i := range p {
+		p[i] = float32(4 * rng.NormFloat64())
+	}
+	scores := append([]float32(nil), p...)
+	causalSoftmax(p, n)
+	for r := range n {
+		row := scores[r*n : (r+1)*n]
+		m := math.Inf(-1)
+		for _, v := range row[:r+1] {
+			m = math.Max(m, float64(v))
+		}
+		var z float64
+		for _, v := range row[:r+1] {
+			z += math.Exp(float64(v) - m)
+		}
+		for s, v := range row {
+			want := 0.0
+			if s <= r {
+				want = math.Exp(float64(v)-m) / z
+			}
+			if got := float64(p[r*n+s]); math.Abs(got-want) > 1e-5*want {
+				t.Fatalf("row %d, column %d: %v, want %v", r, s, got, want)
+			}
+		}
 	}
 }
