@@ -30,6 +30,7 @@ type CausalAttention struct {
 	pd      *tensor.Tensor // probabilities after dropout: p itself without it
 	dp      *tensor.Tensor // gradient of p (then of the scores), [B, H, T, T]
 	y, dqkv *tensor.Tensor
+	exps    [][]float64 // per worker: causalSoftmax's scratch
 }
 
 // Forward computes the attention output for the packed projections x.
@@ -44,17 +45,20 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	a.p = reuse(a.p, b, h, t, t)
 	a.y = reuse(a.y, b, t, d)
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	a.each(func(j int) {
+	for len(a.exps) < workers(b*h) {
+		a.exps = append(a.exps, make([]float64, softmaxSpan))
+	}
+	a.each(func(w, j int) {
 		q, k, _ := a.heads(x.Data, j)
 		p := a.p.Data[j*t*t : (j+1)*t*t]
 		kernels.Sgemm(false, true, t, t, hd, scale, q, 3*d, k, 3*d, 0, p, t)
-		causalSoftmax(p, t)
+		causalSoftmax(p, t, a.exps[w])
 	})
 	a.pd = a.p
 	if a.Drop != nil {
 		a.pd = a.Drop.Forward(ctx, a.p)
 	}
-	a.each(func(j int) {
+	a.each(func(_, j int) {
 		_, _, v := a.heads(x.Data, j)
 		kernels.Sgemm(false, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, v, 3*d, 0, a.out(a.y.Data, j), d)
 	})
@@ -71,7 +75,7 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 	a.dp = reuse(a.dp, b, h, t, t)
 	a.dqkv = reuse(a.dqkv, b, t, 3*d)
 	x, dx := a.qkv.Data, a.dqkv.Data
-	a.each(func(j int) {
+	a.each(func(_, j int) {
 		_, _, v := a.heads(x, j)
 		_, _, dv := a.heads(dx, j)
 		dyj := a.out(dy.Data, j)
@@ -83,7 +87,7 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 		dp = a.Drop.Backward(ctx, a.dp)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	a.each(func(j int) {
+	a.each(func(_, j int) {
 		q, k, _ := a.heads(x, j)
 		dq, dk, _ := a.heads(dx, j)
 		ds := a.dp.Data[j*t*t : (j+1)*t*t]
@@ -97,13 +101,13 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 // Params returns nil: the attention core has no parameters.
 func (a *CausalAttention) Params() []*Param { return nil }
 
-// each runs job(j) for every (sample, head) pair j = sample·NHead + head, in
-// parallel; every job writes only its own blocks.
-func (a *CausalAttention) each(job func(j int)) {
+// each runs job(w, j) for every (sample, head) pair j = sample·NHead + head,
+// in parallel, w being the worker; every job writes only its own blocks.
+func (a *CausalAttention) each(job func(w, j int)) {
 	n := a.b * a.NHead
-	parallel(n, workers(n), func(_, lo, hi int) {
+	parallel(n, workers(n), func(w, lo, hi int) {
 		for j := lo; j < hi; j++ {
-			job(j)
+			job(w, j)
 		}
 	})
 }
@@ -124,19 +128,15 @@ func (a *CausalAttention) out(s []float32, j int) []float32 {
 
 // causalSoftmax turns the t×t scores p into row-wise softmax probabilities
 // over the columns s ≤ row, and zeroes the masked columns s > row. The
-// exponentials of as many consecutive rows as fit softmaxSpan go to
+// exponentials of as many consecutive rows as fit the scratch e go to
 // kernels.Exp in one call (a row of T = 64 alone would be eight lanes' work
 // and a call); a longer row is done in blocks by causalSoftmaxRow.
-func causalSoftmax(p []float32, t int) {
-	var e [softmaxSpan]float64
+func causalSoftmax(p []float32, t int, e []float64) {
 	for r := 0; r < t; {
 		n, end := 0, r
 		for ; end < t && n+end+1 <= len(e); end++ {
 			row := p[end*t : end*t+end+1]
-			m := row[0]
-			for _, v := range row[1:] {
-				m = max(m, v)
-			}
+			m := rowMax(row)
 			for s, v := range row {
 				e[n+s] = float64(v - m)
 			}
@@ -163,18 +163,28 @@ func causalSoftmax(p []float32, t int) {
 	}
 }
 
-// softmaxSpan is the number of exponentials causalSoftmax gathers for one
-// call of kernels.Exp.
+// rowMax returns the largest value of row, or NaN if row[0] is NaN. A NaN
+// elsewhere is passed over, but it makes the row's sum, and so the whole
+// softmax row, NaN as it would have.
+func rowMax(row []float32) float32 {
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// softmaxSpan is the length of causalSoftmax's scratch: the number of
+// exponentials it gathers for one call of kernels.Exp.
 const softmaxSpan = 2048
 
 // causalSoftmaxRow is causalSoftmax's step for row r of one row, in blocks
 // of kernels.ExpBlock: the same operations in the same order.
 func causalSoftmaxRow(row []float32, r int) {
 	var e [kernels.ExpBlock]float64
-	m := row[0]
-	for _, v := range row[1 : r+1] {
-		m = max(m, v)
-	}
+	m := rowMax(row[:r+1])
 	var sum float32
 	for lo := 0; lo <= r; lo += kernels.ExpBlock {
 		rb := row[lo:min(lo+kernels.ExpBlock, r+1)]

@@ -146,7 +146,7 @@ func TestCausalSoftmaxBlocks(t *testing.T) {
 		p[i] = float32(4 * rng.NormFloat64())
 	}
 	scores := append([]float32(nil), p...)
-	causalSoftmax(p, n)
+	causalSoftmax(p, n, make([]float64, softmaxSpan))
 	for r := range n {
 		row := scores[r*n : (r+1)*n]
 		m := math.Inf(-1)
