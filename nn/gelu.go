@@ -75,10 +75,7 @@ func (g *GELU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	}
 	g.dx = reuse(g.dx, dy.Shape...)
 	chunks(dy.Len(), func(lo, hi int) {
-		dx, d := g.dx.Data[lo:hi], g.deriv[lo:hi]
-		for i, v := range dy.Data[lo:hi] {
-			dx[i] = v * d[i]
-		}
+		kernels.Mul(g.dx.Data[lo:hi], dy.Data[lo:hi], g.deriv[lo:hi])
 	})
 	return g.dx
 }

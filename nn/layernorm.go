@@ -137,17 +137,10 @@ func rowStats4(xs [4][]float32) (mean, rstd [4]float64) {
 func (l *LayerNorm) normalise(r int, xr, w []float32, mean, rstd float64) {
 	d := len(xr)
 	l.rstd[r] = float32(rstd)
-	xh, yr := l.xhat[r*d:(r+1)*d], l.y.Data[r*d:(r+1)*d]
-	w = w[:d]
-	for j, v := range xr {
-		h := float32((float64(v) - mean) * rstd)
-		xh[j] = h
-		yr[j] = h * w[j]
-	}
+	yr := l.y.Data[r*d : (r+1)*d]
+	kernels.Normalize(yr, l.xhat[r*d:(r+1)*d], xr, w, mean, rstd)
 	if l.Bias != nil {
-		for j, b := range l.Bias.Value.Data {
-			yr[j] += b
-		}
+		kernels.Add(yr, yr, l.Bias.Value.Data)
 	}
 }
 
@@ -182,7 +175,7 @@ func (l *LayerNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if ctx.PerSample() {
 		l.perSample(ctx, dy)
 	} else {
-		l.accumulate(dy, 0, dy.Rows(), 1, l.Weight.Grad.Data, l.biasGrad())
+		l.accumulate(dy, 0, dy.Rows(), l.Weight.Grad.Data, l.biasGrad())
 	}
 	return l.dx
 }
@@ -230,11 +223,7 @@ func gradSums4(dys, xhs [4][]float32, w []float32) (sg, sgx [4]float32) {
 // x̂ row xh and sums.
 func (l *LayerNorm) inputGrad(r int, dyr, xh, w []float32, sg, sgx float32) {
 	d := len(dyr)
-	dxr, rstd := l.dx.Data[r*d:(r+1)*d], l.rstd[r]
-	xh, w = xh[:d], w[:d]
-	for j, g := range dyr {
-		dxr[j] = rstd * (g*w[j] - sg - xh[j]*sgx)
-	}
+	kernels.NormalizeGrad(l.dx.Data[r*d:(r+1)*d], dyr, xh, w, l.rstd[r], sg, sgx)
 }
 
 func (l *LayerNorm) biasGrad() []float32 {
@@ -244,19 +233,15 @@ func (l *LayerNorm) biasGrad() []float32 {
 	return l.Bias.Grad.Data
 }
 
-// accumulate adds s·Σ_r dy_r⊙x̂_r into gw and s·Σ_r dy_r into gb (if not nil)
+// accumulate adds Σ_r dy_r⊙x̂_r into gw and Σ_r dy_r into gb (if not nil)
 // over the rows [lo, hi).
-func (l *LayerNorm) accumulate(dy *tensor.Tensor, lo, hi int, s float32, gw, gb []float32) {
+func (l *LayerNorm) accumulate(dy *tensor.Tensor, lo, hi int, gw, gb []float32) {
 	d := len(gw)
 	for r := lo; r < hi; r++ {
-		dyr, xh := dy.Data[r*d:(r+1)*d], l.xhat[r*d:(r+1)*d]
-		for j, g := range dyr {
-			gw[j] += s * g * xh[j]
-		}
+		dyr := dy.Data[r*d : (r+1)*d]
+		kernels.AddMul(gw, dyr, l.xhat[r*d:(r+1)*d])
 		if gb != nil {
-			for j, g := range dyr {
-				gb[j] += s * g
-			}
+			kernels.Add(gb, gb, dyr)
 		}
 	}
 }
@@ -282,7 +267,7 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 			if l.Bias != nil {
 				gb = g[d:]
 			}
-			l.accumulate(dy, i*rows, (i+1)*rows, 1, g[:d], gb)
+			l.accumulate(dy, i*rows, (i+1)*rows, g[:d], gb)
 			sq[i] += kernels.SqNorm(g)
 		}
 	})
