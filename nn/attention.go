@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/psclip/psclip/kernels"
@@ -51,7 +52,9 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	a.each(func(w, j int) {
 		q, k, _ := a.heads(x.Data, j)
 		p := a.p.Data[j*t*t : (j+1)*t*t]
-		kernels.Sgemm(false, true, t, t, hd, scale, q, 3*d, k, 3*d, 0, p, t)
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, true, r1-r0, r1, hd, scale, q[r0*3*d:], 3*d, k, 3*d, 0, p[r0*t:], t)
+		}
 		causalSoftmax(p, t, a.exps[w])
 	})
 	a.pd = a.p
@@ -60,7 +63,10 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	}
 	a.each(func(_, j int) {
 		_, _, v := a.heads(x.Data, j)
-		kernels.Sgemm(false, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, v, 3*d, 0, a.out(a.y.Data, j), d)
+		pd, y := a.pd.Data[j*t*t:], a.out(a.y.Data, j)
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, false, r1-r0, hd, r1, 1, pd[r0*t:], t, v, 3*d, 0, y[r0*d:], d)
+		}
 	})
 	return a.y
 }
@@ -78,8 +84,10 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 	a.each(func(_, j int) {
 		_, _, v := a.heads(x, j)
 		_, _, dv := a.heads(dx, j)
-		dyj := a.out(dy.Data, j)
-		kernels.Sgemm(false, true, t, t, hd, 1, dyj, d, v, 3*d, 0, a.dp.Data[j*t*t:], t)
+		dyj, dp := a.out(dy.Data, j), a.dp.Data[j*t*t:]
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, true, r1-r0, r1, hd, 1, dyj[r0*d:], d, v, 3*d, 0, dp[r0*t:], t)
+		}
 		kernels.Sgemm(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, 0, dv, 3*d)
 	})
 	dp := a.dp
@@ -92,7 +100,9 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 		dq, dk, _ := a.heads(dx, j)
 		ds := a.dp.Data[j*t*t : (j+1)*t*t]
 		causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t)
-		kernels.Sgemm(false, false, t, hd, t, scale, ds, t, k, 3*d, 0, dq, 3*d)
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, false, r1-r0, hd, r1, scale, ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
+		}
 		kernels.Sgemm(true, false, t, hd, t, scale, ds, t, q, 3*d, 0, dk, 3*d)
 	})
 	return a.dqkv
@@ -100,6 +110,32 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 
 // Params returns nil: the attention core has no parameters.
 func (a *CausalAttention) Params() []*Param { return nil }
+
+// causalBlocks yields the blocks [r0, r1) of attnBlock query rows that
+// split t positions. The scores and probabilities of rows r0..r1−1 are zero
+// (masked) beyond column r1−1, so the products that produce scores or their
+// gradients, and those that sum over a row's probabilities or score
+// gradients, stop at column r1: about half the flops of the whole t×t
+// products for long sequences. Left out are only terms at the end of a sum
+// that were exact zeros, so every computed element is unchanged, except
+// that a sum with non-finite values beside masked zeros (0·Inf) is no longer
+// NaN. The products that sum over a column (dV = Pᵀ·dY, dK = dSᵀ·Q) would
+// drop zeros at the start of their sums, where the GEMM's blocking of the
+// sum begins, and stay whole.
+func causalBlocks(t int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for r0 := 0; r0 < t; r0 += attnBlock {
+			if !yield(r0, min(r0+attnBlock, t)) {
+				return
+			}
+		}
+	}
+}
+
+// attnBlock is the number of query rows of causalBlocks: at T = 64 (the
+// character GPT) one block, the whole product, as a smaller one would cost
+// more in calls than it saves.
+const attnBlock = 64
 
 // each runs job(w, j) for every (sample, head) pair j = sample·NHead + head,
 // in parallel, w being the worker; every job writes only its own blocks.

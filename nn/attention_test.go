@@ -49,7 +49,8 @@ func naiveAttention(x *tensor.Tensor, nh int) []float64 {
 
 func TestCausalAttentionForward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct{ b, t, d, nh int }{{2, 5, 8, 2}, {1, 1, 4, 1}, {3, 7, 12, 3}} {
+	// The last case spans three of causalBlocks' blocks, one of them cut.
+	for _, tc := range []struct{ b, t, d, nh int }{{2, 5, 8, 2}, {1, 1, 4, 1}, {3, 7, 12, 3}, {2, 2*attnBlock + 13, 8, 2}} {
 		x := randTensor(rng, tc.b, tc.t, 3*tc.d)
 		a := &CausalAttention{NHead: tc.nh}
 		y := a.Forward(&Context{}, x)
@@ -65,6 +66,8 @@ func TestCausalAttentionForward(t *testing.T) {
 func TestCausalAttentionGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	checkGrad(t, &CausalAttention{NHead: 2}, randTensor(rng, 2, 5, 3*4), gradOpt{})
+	// Two of causalBlocks' blocks.
+	checkGrad(t, &CausalAttention{NHead: 1}, randTensor(rng, 1, attnBlock+5, 3*2), gradOpt{})
 }
 
 // The output and gradient are bit-identical whatever GOMAXPROCS is.
