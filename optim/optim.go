@@ -25,17 +25,9 @@
 // The default SGD step (momentum, after the first) and the AdamW step run on
 // kernels.SGDMomentum and kernels.AdamW, whose AVX-512 and AVX2 versions
 // evaluate the same formulas in the same order, so the results are the same
-// bits as the Go loops'. Step cost, for 2²⁰ parameters as one 1024×1024
-// tensor (`go test -bench Step ./optim/`, GOMAXPROCS 1, test binaries of
-// the Go loops and of the kernels alternated three times on the shared
-// 2-core development machine at a load average of about 9.6, so the spread
-// is the machine's):
-//
-//	SGD, momentum 0.9, weight decay   Go 1.7–3.8 ms/step, kernels 0.6–2.1
-//	AdamW, weight decay               Go 8.5–15.2 ms/step, kernels 1.4–3.2
-//
-// SGD streams five arrays and is bound by memory; AdamW's square root and
-// two divisions bound the Go loop, 16 lanes at a time in the kernel.
+// bits as the Go loops'. SGD streams five arrays and is bound by memory;
+// AdamW's square root and two divisions bound a Go loop, and run 16 lanes
+// at a time in the kernel (figures in nn/README.md, "The GPT step").
 package optim
 
 import (
