@@ -42,6 +42,14 @@
 // Axpy forms every element as one fused multiply-add. At L2 speed they run
 // 5–10 times faster than the Go loops (README.md).
 //
+// # Layer passes and optimizer updates
+//
+// Exp, GELUTanh, Add, Mul, AddMul, Normalize, NormalizeGrad, SGDMomentum and
+// AdamW are the elementwise work of the transformer layers and the
+// optimizers. Their AVX-512 and AVX2 assembly performs the portable Go
+// code's operations in its order, without fused multiply-adds, so that their
+// results are the same bits on every path.
+//
 // # Speed
 //
 // On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so
