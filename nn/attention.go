@@ -216,8 +216,9 @@ func rowMax(row []float32) float32 {
 // exponentials it gathers for one call of kernels.Exp.
 const softmaxSpan = 2048
 
-// causalSoftmaxRow is causalSoftmax's step for row r of one row, in blocks
-// of kernels.ExpBlock: the same operations in the same order.
+// causalSoftmaxRow is causalSoftmax for row r alone (columns 0..r live),
+// a row too long for the scratch, in blocks of kernels.ExpBlock: the same
+// operations in the same order.
 func causalSoftmaxRow(row []float32, r int) {
 	var e [kernels.ExpBlock]float64
 	m := rowMax(row[:r+1])
