@@ -4,7 +4,8 @@
 
 // Exp and GELUTanh, eight float64 lanes in a ZMM register, with the
 // portable code's operations in its order (exp.go, gelu.go) and no fused
-// multiply-adds, so that every lane rounds as the Go code does.
+// multiply-adds, so that every lane rounds as the Go code does. Only
+// AVX-512F instructions (16-bit mask moves): the CPUID check is for F alone.
 
 DATA expAbs<>+0(SB)/8, $0x7fffffffffffffff
 GLOBL expAbs<>(SB), RODATA|NOPTR, $8
@@ -57,9 +58,9 @@ GLOBL geluC<>(SB), RODATA|NOPTR, $8
 
 // EXPCHECK jumps to done unless every lane of Z1 is within ±708.
 #define EXPCHECK(done) \
-	VANDPD Z18, Z1, Z2 \
+	VPANDQ Z18, Z1, Z2 \
 	VCMPPD $2, Z19, Z2, K2 \
-	KMOVB K2, R9 \
+	KMOVW K2, R9 \
 	CMPB R9, $0xff \
 	JNE done
 
@@ -79,9 +80,9 @@ GLOBL geluC<>(SB), RODATA|NOPTR, $8
 	VSUBPD Z6, Z5, Z5 \
 	VPANDQ Z24, Z4, Z6 \
 	VPADDQ Z6, Z6, Z6 \
-	KXNORB K1, K1, K1 \
+	KXNORW K1, K1, K1 \
 	VGATHERQPD (R8)(Z6*8), K1, Z7 \
-	KXNORB K1, K1, K1 \
+	KXNORW K1, K1, K1 \
 	VGATHERQPD 8(R8)(Z6*8), K1, Z8 \
 	VPSRAQ $7, Z4, Z9 \
 	VPSLLQ $52, Z9, Z9 \
