@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
 )
 
@@ -72,7 +73,7 @@ type AdamW struct {
 	decay  []float64   // params[i]'s weight decay
 	m, v   [][]float32
 	steps  int
-	k      adamStep // the current step's scalars, for update
+	k      kernels.AdamWConsts // the current step's scalars (but Decay), for update
 }
 
 // NewAdamW returns an AdamW optimizer over the groups. It returns an error
@@ -135,48 +136,24 @@ func (o *AdamW) Step() {
 	// does with Python-float hyperparameters.
 	t := float64(o.steps)
 	lr, b1, b2 := o.cfg.LR, o.cfg.Beta1, o.cfg.Beta2
-	o.k = adamStep{
-		stepSize:      float32(lr / (1 - math.Pow(b1, t))),
-		bc2Sqrt:       float32(math.Sqrt(1 - math.Pow(b2, t))),
-		eps:           float32(o.cfg.Eps),
-		lerpW:         float32(1 - b1),
-		beta2:         float32(b2),
-		oneMinusBeta2: float32(1 - b2),
+	o.k = kernels.AdamWConsts{
+		Lerp:          float32(1 - b1),
+		Beta2:         float32(b2),
+		OneMinusBeta2: float32(1 - b2),
+		BC2Sqrt:       float32(math.Sqrt(1 - math.Pow(b2, t))),
+		Eps:           float32(o.cfg.Eps),
+		StepSize:      float32(lr / (1 - math.Pow(b1, t))),
 	}
 	shard(o.params, o)
 }
 
-// adamStep holds the float32 scalars of one AdamW step.
-type adamStep struct {
-	stepSize, bc2Sqrt, eps, lerpW, beta2, oneMinusBeta2 float32
-}
-
 // update makes Step's update of elements [lo,hi) of parameter i.
 func (o *AdamW) update(i, lo, hi int) {
-	k := o.k
-	w := o.params[i].Value.Data[lo:hi]
-	g := o.params[i].Grad.Data[lo:hi][:len(w)]
-	m, v := o.m[i][lo:hi][:len(w)], o.v[i][lo:hi][:len(w)]
+	c := o.k
 	// torch skips the decay when λ = 0; multiplying by 1 is exact.
-	decay := float32(1 - o.cfg.LR*o.decay[i])
-	for j, x := range w {
-		x *= decay
-		gj := g[j]
-		mj := lerp(m[j], gj, k.lerpW)
-		vj := k.beta2*v[j] + k.oneMinusBeta2*gj*gj
-		m[j], v[j] = mj, vj
-		denom := float32(math.Sqrt(float64(vj)))/k.bc2Sqrt + k.eps
-		w[j] = x - k.stepSize*(mj/denom)
-	}
-}
-
-// lerp is torch.lerp for float32: start + weight·(end − start), computed
-// from the nearer end for accuracy.
-func lerp(start, end, weight float32) float32 {
-	if weight < 0.5 {
-		return start + weight*(end-start)
-	}
-	return end - (end-start)*(1-weight)
+	c.Decay = float32(1 - o.cfg.LR*o.decay[i])
+	w := o.params[i].Value.Data[lo:hi]
+	kernels.AdamW(w, o.params[i].Grad.Data[lo:hi][:len(w)], o.m[i][lo:hi][:len(w)], o.v[i][lo:hi][:len(w)], c)
 }
 
 // State returns the step count and, after the first step, the moment
