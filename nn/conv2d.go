@@ -46,7 +46,7 @@ type Conv2d struct {
 	dpre    *tensor.Tensor // with ReLU: the gradient of the output before the ReLU
 	dy      *tensor.Tensor // per-sample mode: the output gradient (before the ReLU), read by Finish
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
-	psB     []float32      // per-sample bias gradients [B,cout]
+	psB     []float32      // per-sample bias gradients [B,cout], formed by Backward's pass over dy
 	scratch []float32      // each goroutine's column gradients (Backward), a chunk's c-scaled output gradients (Finish)
 	gram    [][]float32    // per-worker scratch for paddedSqNorm
 }
@@ -149,15 +149,19 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", c.Weight.Name, dy, x))
 	}
 	plain := !ctx.PerSample()
-	if c.ReLU || (plain && c.Bias != nil) {
+	if c.ReLU || c.Bias != nil {
 		// One pass over dy: the ReLU's mask (dy becomes the gradient of
-		// the output before the ReLU) and, in the plain mode, the bias
-		// gradient; channels in parallel, each adding its samples in
-		// order.
+		// the output before the ReLU) and the bias gradient, summed over
+		// the samples in the plain mode and per sample (psB) in the
+		// per-sample mode; channels in parallel, each adding its samples
+		// in order.
 		in := dy
 		if c.ReLU {
 			c.dpre = reuse(c.dpre, dy.Shape...)
 			dy = c.dpre
+		}
+		if !plain && c.Bias != nil {
+			c.psB = resize(c.psB, b*c.cout)
 		}
 		parallel(c.cout, workers(b*c.cout*p/passSpan), func(_, lo, hi int) {
 			for i := range b {
@@ -165,8 +169,12 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 				if c.ReLU {
 					reluGradRows(rows, in.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], c.y.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p])
 				}
-				if plain && c.Bias != nil {
+				if c.Bias != nil && plain {
 					addRowSums(c.Bias.Grad.Data[lo:hi], rows, p)
+				} else if c.Bias != nil {
+					pb := c.psB[i*c.cout+lo : i*c.cout+hi]
+					clear(pb)
+					addRowSums(pb, rows, p)
 				}
 			}
 		})
@@ -242,9 +250,6 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 		c.psW = resize(c.psW, b*cout*kk)
 		kernels.SgemmBatched(false, true, cout, kk, p, 1, dy.Data, p, cout*p, c.cols, p, kk*p, 0, c.psW, kk, cout*kk, b)
 	}
-	if c.Bias != nil {
-		c.psB = resize(c.psB, b*cout)
-	}
 	nw := workers(b)
 	for len(c.gram) < nw {
 		c.gram = append(c.gram, nil)
@@ -265,11 +270,8 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 			default:
 				s = kernels.SqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
 			}
-			if c.Bias != nil {
-				pb := c.psB[i*cout : (i+1)*cout]
-				clear(pb)
-				addRowSums(pb, dyi, p)
-				s += kernels.SqNorm(pb)
+			if c.Bias != nil { // psB: from Backward's pass over dy
+				s += kernels.SqNorm(c.psB[i*cout : (i+1)*cout])
 			}
 			sq[i] += s
 		}
