@@ -50,8 +50,18 @@ func TestOpenBLASAgrees(t *testing.T) {
 
 // TestOpenBLASRatio times Sgemm and cblas_sgemm with one and two threads
 // each on the model shapes, alternating between them so that both see the
-// same machine load, and logs the median throughputs and the ratios of the
-// medians and of the best times (the latter is steadier on a busy machine).
+// same machine load, and logs the median throughputs, the ratios of the
+// medians and of the best times (the latter is steadier on a busy machine)
+// and how many cores each kept busy (process CPU time over wall time, the
+// median of the rounds).
+//
+// Each timed call follows an untimed one, as in a loop of products: the
+// helper goroutines and OpenBLAS's threads are then awake. OpenBLAS's
+// threads spin for a while after a call (2²⁸ cycles by default, about a
+// tenth of a second), taking a core from whatever runs next, so ours is
+// timed only once the process is quiet again; otherwise our second
+// goroutine shares a core with a spinning thread, and two threads run no
+// faster than one.
 func TestOpenBLASRatio(t *testing.T) {
 	const rounds = 9
 	for _, threads := range []int{1, 2} {
@@ -60,26 +70,52 @@ func TestOpenBLASRatio(t *testing.T) {
 			openblas.SetThreads(threads)
 			var table strings.Builder
 			fmt.Fprintf(&table, "\n%s kernel, %d thread(s)\n", best.name, threads)
-			fmt.Fprintf(&table, "| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio of medians | ratio of best |\n|---|---|---:|---:|---:|---:|\n")
+			fmt.Fprintf(&table, "| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio of medians | ratio of best | ours cores | OpenBLAS cores |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 			for _, s := range modelShapes {
 				t.Run(s.name, func(t *testing.T) {
 					ours, with := s.setup()
 					theirs := func() { with(openblas.Sgemm) }
-					ours()
-					theirs()
 					var to, tt []time.Duration
+					var co, ct []float64
 					for range rounds {
-						to = append(to, timeIt(ours))
-						tt = append(tt, timeIt(theirs))
+						theirs()
+						w, c := timeCPU(theirs)
+						tt, ct = append(tt, w), append(ct, c)
+						quiesce()
+						ours()
+						w, c = timeCPU(ours)
+						to, co = append(to, w), append(co, c)
 					}
 					mo, mt := median(to), median(tt)
 					op := string("nt"[b2i(s.transA)]) + string("nt"[b2i(s.transB)])
-					fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
-						s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds())
+					fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
+						s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds(),
+						median(co), median(ct))
 				})
 			}
 			t.Log(table.String())
 		})
+	}
+}
+
+// timeCPU runs f once and returns the wall time it took and the process's
+// CPU time over that wall time: how many cores it kept busy.
+func timeCPU(f func()) (time.Duration, float64) {
+	c0, w0 := processCPU(), time.Now()
+	f()
+	w := time.Since(w0)
+	return w, (processCPU() - c0).Seconds() / w.Seconds()
+}
+
+// quiesce waits, up to a second, until no thread of the process has run for
+// 10 ms.
+func quiesce() {
+	for range 100 {
+		c := processCPU()
+		time.Sleep(10 * time.Millisecond)
+		if processCPU()-c < time.Millisecond {
+			return
+		}
 	}
 }
 
@@ -137,22 +173,20 @@ func cpuTime(f func(), reps int) time.Duration {
 	return (threadCPU() - start) / time.Duration(reps)
 }
 
-func threadCPU() time.Duration {
-	const clockThreadCPUTimeID = 3
+// threadCPU and processCPU return the CPU time of the calling thread and of
+// the whole process.
+func threadCPU() time.Duration  { return cpuClock(3) } // CLOCK_THREAD_CPUTIME_ID
+func processCPU() time.Duration { return cpuClock(2) } // CLOCK_PROCESS_CPUTIME_ID
+
+func cpuClock(id uintptr) time.Duration {
 	var ts syscall.Timespec
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, id, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
 		panic(e)
 	}
 	return time.Duration(ts.Nano())
 }
 
-func timeIt(f func()) time.Duration {
-	start := time.Now()
-	f()
-	return time.Since(start)
-}
-
-func median(d []time.Duration) time.Duration {
+func median[T time.Duration | float64](d []T) T {
 	d = slices.Clone(d)
 	slices.Sort(d)
 	return d[len(d)/2]
