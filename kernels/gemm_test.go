@@ -207,7 +207,7 @@ func TestSgemmDeterministic(t *testing.T) {
 }
 
 // TestParallelChunks runs both of gemmParallel's splits, by rows and by
-// columns, with chunks of several sizes, one to three goroutines and op(A)
+// columns, in several numbers of chunks, one to three goroutines and op(A)
 // packed in advance or not, for every micro-kernel: each must give the bits
 // of the serial computation, whichever goroutine takes which chunk.
 func TestParallelChunks(t *testing.T) {
@@ -226,17 +226,17 @@ func TestParallelChunks(t *testing.T) {
 			pre := make([]float32, roundUp(g.m, kern.mr)*g.k)
 			kern.prepackA(g.transA, a, lda, g.m, g.k, g.alpha, pre)
 			for _, workers := range []int{1, 2, 3} {
-				for _, tiles := range []int{1, 2, 3, 7} {
+				for _, chunks := range []int{1, 2, 3, 7} {
 					for _, p := range [][]float32{nil, pre} {
 						got := append([]float32(nil), c...)
-						gemmRows(kern, workers, tiles, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+						gemmRows(kern, workers, chunks, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
 						if !bitsEqual(got, want) {
-							t.Fatalf("%s %v: rows in chunks of %d tiles, %d workers, prepacked %v: differs from serial", kern.name, g, tiles, workers, p != nil)
+							t.Fatalf("%s %v: rows in %d chunks, %d workers, prepacked %v: differs from serial", kern.name, g, chunks, workers, p != nil)
 						}
 						got = append([]float32(nil), c...)
-						gemmCols(kern, workers, tiles, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+						gemmCols(kern, workers, chunks, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
 						if !bitsEqual(got, want) {
-							t.Fatalf("%s %v: columns in chunks of %d tiles, %d workers, prepacked %v: differs from serial", kern.name, g, tiles, workers, p != nil)
+							t.Fatalf("%s %v: columns in %d chunks, %d workers, prepacked %v: differs from serial", kern.name, g, chunks, workers, p != nil)
 						}
 					}
 				}

@@ -52,41 +52,53 @@ const (
 func gemmParallel(kern *microKernel, workers int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	mr, nr := kern.mr, kern.nr
 	mt, nt := ceilDiv(m, mr), ceilDiv(n, nr)
-	rowTiles := clamp(ceilDiv(mt, chunksPerWorker*workers), minRowTiles, kern.mc/mr)
-	colTiles := clamp(ceilDiv(nt, chunksPerWorker*workers), minColTiles, kern.nc/nr)
-	rowShare, colShare := share(mt, rowTiles, mr, workers), share(nt, colTiles, nr, workers)
+	rowChunks := chunkCount(mt, minRowTiles, kern.mc/mr, workers)
+	colChunks := chunkCount(nt, minColTiles, kern.nc/nr, workers)
+	rowShare, colShare := share(mt, rowChunks, mr, workers), share(nt, colChunks, nr, workers)
 	switch {
 	case rowShare == 0 && colShare == 0:
 		return false
 	case rowShare >= colShare:
-		gemmRows(kern, workers, rowTiles, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmRows(kern, workers, rowChunks, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	default:
-		gemmCols(kern, workers, colTiles, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmCols(kern, workers, colChunks, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 	return true
 }
 
-// share estimates how well C splits into chunks of per micro-tiles (of
-// size rows or columns each) out of tiles along one dimension: the share of
-// the goroutines' time spent on the product, as the one given the most
-// chunks sets the time, times the share left by reloading the panels of
-// the shared operand into L1 for every chunk, which costs about as much as
+// chunkCount returns how many chunks to cut tiles micro-tiles into along one
+// dimension: chunksPerWorker per goroutine, or as near as chunks of lo to hi
+// tiles allow, rounded down to a multiple of workers where that leaves
+// more than one. Chunk i is tiles i·tiles/chunks up to (i+1)·tiles/chunks,
+// so chunks differ by one tile at most.
+func chunkCount(tiles, lo, hi, workers int) int {
+	chunks := clamp(chunksPerWorker*workers, ceilDiv(tiles, hi), tiles/lo)
+	if chunks > workers {
+		chunks -= chunks % workers
+	}
+	return chunks
+}
+
+// share estimates how well C splits into chunks of tiles micro-tiles (of
+// size rows or columns each) along one dimension: the share of the
+// goroutines' time spent on the product, as the one given the most chunks
+// sets the time, times the share left by reloading the panels of the
+// shared operand into L1 for every chunk, which costs about as much as
 // reuseWidth rows or columns of computing. It is 0 for a single chunk.
 // (Fitted on the model shapes, two threads: each choice it makes was
 // measured the faster, or within 5 %.)
-func share(tiles, per, size, workers int) float64 {
-	chunks := ceilDiv(tiles, per)
+func share(tiles, chunks, size, workers int) float64 {
 	if chunks < 2 {
 		return 0
 	}
-	width := float64(per * size)
-	return float64(tiles) / float64(min(workers, chunks)*ceilDiv(chunks, workers)*per) * width / (width + reuseWidth)
+	width := float64(tiles*size) / float64(chunks)
+	return float64(chunks) / float64(min(workers, chunks)*ceilDiv(chunks, workers)) * width / (width + reuseWidth)
 }
 
-// gemmRows is gemmParallel with chunks of tiles micro-tile rows, over
-// op(B) packed whole: kc-deep slices one after the other, each holding the
-// nr-column panels of all n columns.
-func gemmRows(kern *microKernel, workers, tiles int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gemmRows is gemmParallel with the rows of C in chunks, over op(B) packed
+// whole: kc-deep slices one after the other, each holding the nr-column
+// panels of all n columns.
+func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	np := roundUp(n, nr)
 	buf := getPrepacked(np * k)
@@ -98,8 +110,9 @@ func gemmRows(kern *microKernel, workers, tiles int, pre []float32, transA, tran
 		pc, j0 := u/groups*kern.kc, u%groups*cols
 		kc := min(kern.kc, k-pc)
 		kern.packB(transB, b, ldb, pc, kc, j0, min(cols, n-j0), pb[pc*np+j0*kc:])
-	}, ceilDiv(m, tiles*mr), func(ws *workspace, i int) {
-		i0, i1 := i*tiles*mr, min(m, (i+1)*tiles*mr)
+	}, chunks, func(ws *workspace, i int) {
+		mt := ceilDiv(m, mr)
+		i0, i1 := i*mt/chunks*mr, min(m, (i+1)*mt/chunks*mr)
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
 			bet := beta
@@ -115,9 +128,9 @@ func gemmRows(kern *microKernel, workers, tiles int, pre []float32, transA, tran
 	})
 }
 
-// gemmCols is gemmParallel with chunks of tiles micro-tile columns, each
-// computed by gemmSerial over op(A) packed whole, as prepackA lays it out.
-func gemmCols(kern *microKernel, workers, tiles int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gemmCols is gemmParallel with the columns of C in chunks, each computed by
+// gemmSerial over op(A) packed whole, as prepackA lays it out.
+func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	units := 0
 	var pack func(u int)
@@ -135,8 +148,9 @@ func gemmCols(kern *microKernel, workers, tiles int, pre []float32, transA, tran
 			kern.packA(transA, a, lda, i0, min(rows, m-i0), pc, kc, alpha, pre[pc*mp+i0*kc:])
 		}
 	}
-	shareOut(kern, workers, tiles*nr, units, pack, ceilDiv(n, tiles*nr), func(ws *workspace, i int) {
-		j0, j1 := i*tiles*nr, min(n, (i+1)*tiles*nr)
+	nt := ceilDiv(n, nr)
+	shareOut(kern, workers, ceilDiv(nt, chunks)*nr, units, pack, chunks, func(ws *workspace, i int) {
+		j0, j1 := i*nt/chunks*nr, min(n, (i+1)*nt/chunks*nr)
 		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 	})
 }
