@@ -52,8 +52,10 @@ func TestOpenBLASAgrees(t *testing.T) {
 // each on the model shapes, alternating between them so that both see the
 // same machine load, and logs the median throughputs, the ratios of the
 // medians and of the best times (the latter is steadier on a busy machine)
-// and how many cores each kept busy (process CPU time over wall time, the
-// median of the rounds).
+// and how many cores each keeps busy (process CPU time over wall time,
+// running back to back for a tenth of a second: fewer than the threads
+// asked for means that the machine did not give them, or that the work did
+// not split).
 //
 // Each timed call follows an untimed one, as in a loop of products: the
 // helper goroutines and OpenBLAS's threads are then awake. OpenBLAS's
@@ -76,21 +78,18 @@ func TestOpenBLASRatio(t *testing.T) {
 					ours, with := s.setup()
 					theirs := func() { with(openblas.Sgemm) }
 					var to, tt []time.Duration
-					var co, ct []float64
 					for range rounds {
 						theirs()
-						w, c := timeCPU(theirs)
-						tt, ct = append(tt, w), append(ct, c)
+						tt = append(tt, timeIt(theirs))
 						quiesce()
 						ours()
-						w, c = timeCPU(ours)
-						to, co = append(to, w), append(co, c)
+						to = append(to, timeIt(ours))
 					}
 					mo, mt := median(to), median(tt)
 					op := string("nt"[b2i(s.transA)]) + string("nt"[b2i(s.transB)])
 					fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
 						s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds(),
-						median(co), median(ct))
+						cores(ours), cores(theirs))
 				})
 			}
 			t.Log(table.String())
@@ -98,13 +97,23 @@ func TestOpenBLASRatio(t *testing.T) {
 	}
 }
 
-// timeCPU runs f once and returns the wall time it took and the process's
-// CPU time over that wall time: how many cores it kept busy.
-func timeCPU(f func()) (time.Duration, float64) {
-	c0, w0 := processCPU(), time.Now()
+func timeIt(f func()) time.Duration {
+	start := time.Now()
 	f()
-	w := time.Since(w0)
-	return w, (processCPU() - c0).Seconds() / w.Seconds()
+	return time.Since(start)
+}
+
+// cores runs f back to back for at least 100 ms, once the process is quiet,
+// and returns the process's CPU time over that wall time. (A thread's CPU
+// time reaches the process's only when it is switched out or at a clock
+// tick, so a single short call cannot be measured this way.)
+func cores(f func()) float64 {
+	quiesce()
+	c0, w0 := processCPU(), time.Now()
+	for time.Since(w0) < 100*time.Millisecond {
+		f()
+	}
+	return (processCPU() - c0).Seconds() / time.Since(w0).Seconds()
 }
 
 // quiesce waits, up to a second, until no thread of the process has run for
@@ -186,7 +195,7 @@ func cpuClock(id uintptr) time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-func median[T time.Duration | float64](d []T) T {
+func median(d []time.Duration) time.Duration {
 	d = slices.Clone(d)
 	slices.Sort(d)
 	return d[len(d)/2]
