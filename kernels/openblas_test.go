@@ -57,8 +57,10 @@ func TestOpenBLASAgrees(t *testing.T) {
 // asked for means that the machine did not give them, or that the work did
 // not split).
 //
-// Each timed call follows an untimed one, as in a loop of products: the
-// helper goroutines and OpenBLAS's threads are then awake. OpenBLAS's
+// Each timed call follows 5 ms of untimed ones, as in a loop of products:
+// the helper goroutines and OpenBLAS's threads are then awake, and the
+// cores busy (a product of a few hundred microseconds timed right after
+// the machine idled ran a fifth slower). OpenBLAS's
 // threads spin for a while after a call (2²⁸ cycles by default, about a
 // tenth of a second), taking a core from whatever runs next, so ours is
 // timed only once the process is quiet again; otherwise our second
@@ -79,10 +81,10 @@ func TestOpenBLASRatio(t *testing.T) {
 					theirs := func() { with(openblas.Sgemm) }
 					var to, tt []time.Duration
 					for range rounds {
-						theirs()
+						warm(theirs)
 						tt = append(tt, timeIt(theirs))
 						quiesce()
-						ours()
+						warm(ours)
 						to = append(to, timeIt(ours))
 					}
 					mo, mt := median(to), median(tt)
@@ -94,6 +96,16 @@ func TestOpenBLASRatio(t *testing.T) {
 			}
 			t.Log(table.String())
 		})
+	}
+}
+
+// warm runs f back to back for 5 ms, at least once.
+func warm(f func()) {
+	for start := time.Now(); ; {
+		f()
+		if time.Since(start) > 5*time.Millisecond {
+			return
+		}
 	}
 }
 
