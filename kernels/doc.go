@@ -42,6 +42,13 @@
 // Axpy forms every element as one fused multiply-add. At L2 speed they run
 // 5–10 times faster than the Go loops (README.md).
 //
+// # Gram matrices
+//
+// GramDot returns ⟨XXᵀ, YYᵀ⟩, the ghost norm of a per-sample gradient
+// YᵀX, forming with AVX-512 kernels only the tiles on and above the
+// diagonal of the two symmetric Gram matrices, from the operands in place
+// (elsewhere by two Sgemm products).
+//
 // # Speed
 //
 // On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so

@@ -18,7 +18,7 @@ import (
 // gradient is g_i = dY_i·U_iᵀ: the Linear rule with the P output positions
 // as the sequence (rule.choose decides between the two).
 //   - ghost: |g_i|² = ⟨U_iᵀU_i, dY_iᵀdY_i⟩ through the two P×P Gram matrices
-//     (ghostSqNorm), and the clipped gradient Σ_i c_i·g_i is formed by the
+//     (kernels.GramDot), and the clipped gradient Σ_i c_i·g_i is formed by the
 //     same per-sample GEMMs as the plain weight gradient, on c-scaled dY_i.
 //   - materialise: g_i is formed by those GEMMs (so the plain weight
 //     gradient's work is not repeated) and the clipped gradient is
@@ -41,7 +41,7 @@ type Conv2d struct {
 	psB     []float32      // per-sample bias gradients [B,cout]
 	scaled  []float32      // Finish: one c-scaled output gradient
 	scratch []float32      // a chunk's column gradients
-	gram    [][]float32    // per-worker scratch for ghostSqNorm
+	gram    [][]float32    // per-worker scratch for paddedSqNorm
 }
 
 // NewConv2d returns a convolution whose parameters are named prefix+".weight"
@@ -196,7 +196,7 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	padded := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
 	ghost := c.rule.choose(p, kk, cout, min(direct, padded)+2*pf*pf*float64(cout))
 	usePadded := padded < direct
-	per := 2 * p * p
+	per := 0 // kernels.GramDot keeps its own scratch
 	if usePadded {
 		per = c.cin*n + n*n + 2*p*p
 	}
@@ -223,7 +223,7 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 			case ghost && usePadded:
 				s = c.paddedSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk])
 			case ghost:
-				s = ghostSqNorm(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout, c.gram[wk])
+				s = kernels.GramDot(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout)
 			default:
 				s = kernels.SqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
 			}

@@ -96,8 +96,11 @@ func (c *Context) Finish(factors []float32) {
 	if len(factors) != len(c.sqNorms) {
 		panic("nn: Finish: wrong number of clip factors")
 	}
-	for _, f := range c.deferred {
-		f(factors)
+	// Last registered first: the layers nearest the input ran their
+	// Backward last, so their activations and gradients are the likeliest
+	// to be still in cache.
+	for i := len(c.deferred) - 1; i >= 0; i-- {
+		c.deferred[i](factors)
 	}
 	clear(c.deferred)
 	c.deferred = c.deferred[:0]

@@ -17,7 +17,7 @@ import (
 // gradient rows [T,out], the sample's weight gradient is g_i = B_iᵀA_i.
 //   - T = 1: |g_i|² = |a_i|²·|b_i|² (ghost norm, O(in+out)).
 //   - ghost: |g_i|² = ⟨A_iA_iᵀ, B_iB_iᵀ⟩ through the two T×T Gram matrices
-//     (ghostSqNorm); the clipped gradient Σ_i c_i g_i is then one GEMM over
+//     (kernels.GramDot); the clipped gradient Σ_i c_i g_i is then one GEMM over
 //     the whole batch with the rows of the narrower of x and dy scaled by
 //     c_i, which replaces the plain weight-gradient GEMM.
 //   - materialise: g_i is formed by per-sample GEMMs that replace the plain
@@ -38,13 +38,13 @@ type Linear struct {
 
 	in, out int
 	rule    rule // forced per-sample rule (tests); ruleAuto in use
+	ghost   bool // the latest per-sample Backward's choice: psW not formed
 
 	x     *tensor.Tensor // input of the latest Forward
 	y, dx *tensor.Tensor // reused output buffers
 	dy    *tensor.Tensor // per-sample mode: the output gradient, read by Finish
 	psW   []float32      // materialised per-sample weight gradients [B,out,in]
 	psB   []float32      // per-sample bias gradients [B,out]
-	gram  [][]float32    // per-worker scratch for ghostSqNorm
 }
 
 // rule selects how a layer computes per-sample gradient norms.
@@ -185,6 +185,7 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 	sq := ctx.SqNorms()
 	in, out := l.in, l.out
 	ghost := l.rule.choose(t, in, out, 2*float64(t)*float64(t)*float64(in+out))
+	l.ghost = ghost
 	if l.Bias != nil {
 		l.psB = resize(l.psB, n*out)
 		clear(l.psB)
@@ -192,16 +193,7 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 	if !ghost {
 		l.psW = resize(l.psW, n*out*in)
 	}
-	nw := workers(n)
-	if ghost && t > 1 {
-		for len(l.gram) < nw {
-			l.gram = append(l.gram, nil)
-		}
-	}
-	parallel(n, nw, func(w, lo, hi int) {
-		if ghost && t > 1 {
-			l.gram[w] = resize(l.gram[w], 2*t*t)
-		}
+	parallel(n, workers(n), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			a := x.Data[i*t*in : (i+1)*t*in]
 			b := dy.Data[i*t*out : (i+1)*t*out]
@@ -214,7 +206,7 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 			case t == 1:
 				s = kernels.SqNorm(a) * kernels.SqNorm(b)
 			default:
-				s = ghostSqNorm(false, t, a, in, b, out, l.gram[w])
+				s = kernels.GramDot(false, t, a, in, b, out)
 			}
 			if l.Bias != nil {
 				pb := l.psB[i*out : (i+1)*out]
@@ -295,24 +287,6 @@ func getScratch(n int) *[]float32 {
 	}
 	*p = resize(*p, n)
 	return p
-}
-
-// ghostSqNorm returns |YᵀX|² = ⟨XXᵀ, YYᵀ⟩ for one sample with t positions:
-// X [t,kx] and Y [t,ky] with positions as rows or, with cols, X [kx,t] and
-// Y [ky,t] with positions as columns (an unfolded image). scratch holds the
-// two t×t Gram matrices. (Forming only their upper strips, as symmetry
-// allows, halves the flops but measured 1.1–3× slower: the GEMM kernel's
-// per-call cost dominates products with few rows.)
-func ghostSqNorm(cols bool, t int, x []float32, kx int, y []float32, ky int, scratch []float32) float64 {
-	gx, gy := scratch[:t*t], scratch[t*t:2*t*t]
-	if cols {
-		kernels.Sgemm(true, false, t, t, kx, 1, x, t, x, t, 0, gx, t)
-		kernels.Sgemm(true, false, t, t, ky, 1, y, t, y, t, 0, gy, t)
-	} else {
-		kernels.Sgemm(false, true, t, t, kx, 1, x, kx, x, kx, 0, gx, t)
-		kernels.Sgemm(false, true, t, t, ky, 1, y, ky, y, ky, 0, gy, t)
-	}
-	return kernels.Dot(gx, gy)
 }
 
 // weightedSum adds Σ_i c_i·g_i into dst, where g holds len(c) vectors of

@@ -58,45 +58,6 @@ func TestLinearPerSample(t *testing.T) {
 	}
 }
 
-// ghostSqNorm against |YᵀX|² formed explicitly in float64, in both layouts.
-func TestGhostSqNorm(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, n := range []int{1, 5, 64} {
-		const kx, ky = 9, 6
-		x, y := randTensor(rng, n, kx).Data, randTensor(rng, n, ky).Data
-		var want float64
-		for a := range ky {
-			for b := range kx {
-				var g float64
-				for p := range n {
-					g += float64(y[p*ky+a]) * float64(x[p*kx+b])
-				}
-				want += g * g
-			}
-		}
-		// The same matrices with positions as columns.
-		xt, yt := make([]float32, n*kx), make([]float32, n*ky)
-		for p := range n {
-			for j := range kx {
-				xt[j*n+p] = x[p*kx+j]
-			}
-			for j := range ky {
-				yt[j*n+p] = y[p*ky+j]
-			}
-		}
-		scratch := make([]float32, 2*n*n)
-		for _, cols := range []bool{false, true} {
-			got := ghostSqNorm(false, n, x, kx, y, ky, scratch)
-			if cols {
-				got = ghostSqNorm(true, n, xt, kx, yt, ky, scratch)
-			}
-			if math.Abs(got-want) > 1e-5*want {
-				t.Errorf("t=%d cols=%v: %v, want %v", n, cols, got, want)
-			}
-		}
-	}
-}
-
 // The automatic rule on the Linear shapes of the models it serves, and the
 // mixed rule it replaces (TestConv2dRule covers the convolutions).
 func TestRuleChoose(t *testing.T) {

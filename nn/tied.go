@@ -20,22 +20,27 @@ import (
 //	|e_i + o_i|² = |e_i|² + |o_i|² + 2⟨e_i, o_i⟩.
 //
 // The head layer adds |o_i|² by its own per-sample rule (ghost or
-// materialised) and the embedding adds |e_i|²; the cross term is computed
-// without materialising o_i:
+// materialised) and the embedding adds |e_i|²; with dE the gradient at the
+// embedding's output, the cross term is
 //
-//	⟨e_i, o_i⟩ = Σ_t ⟨dE_i[t], o_i[tok_t]⟩ = Σ_t Σ_s dLogits_i[s, tok_t]·⟨dE_i[t], h_i[s]⟩,
+//	⟨e_i, o_i⟩ = Σ_t ⟨dE_i[t], o_i[tok_t]⟩,
 //
-// with dE the gradient at the embedding's output: one T×T×d GEMM M_i = dE_i·h_iᵀ
-// per sample and a gather of T² logit gradients. Repeated tokens need no
-// grouping: the sum over t is linear. The head's Backward runs first (it is
-// the last layer), keeps h and dLogits, and the embedding's Backward adds the
-// cross term. Each layer defers its own share of Σ_i c_i·g_i into W.Grad.
+// T dot products of d values when the head materialised o_i. Otherwise it is
+// computed without o_i,
+//
+//	⟨e_i, o_i⟩ = Σ_t Σ_s dLogits_i[s, tok_t]·⟨dE_i[t], h_i[s]⟩,
+//
+// by one T×T×d GEMM M_i = dE_i·h_iᵀ per sample and a gather of T² logit
+// gradients. Repeated tokens need no grouping: the sum over t is linear. The
+// head's Backward runs first (it is the last layer), keeps h and dLogits, and
+// the embedding's Backward adds the cross term. Each layer defers its own
+// share of Σ_i c_i·g_i into W.Grad.
 type TiedHead struct {
 	emb  *Embedding
 	proj *Linear // the projection, with weight emb.Weight
 
 	h, dlogits *tensor.Tensor // kept by a per-sample Backward for the cross term
-	m          []float32      // M_i for every sample, [B, T, T]
+	m          []float32      // M_i for every sample, [B, T, T], when the head uses the ghost norm
 }
 
 // NewTiedHead returns the output projection tied to emb: a Linear layer with
@@ -84,8 +89,21 @@ func (th *TiedHead) addCross(ctx *Context, ids []int32, de *tensor.Tensor) {
 	if !(h.SameShape(de) && len(dl.Shape) == 3 && dl.Shape[0] == b && dl.Shape[1] == t && dl.Shape[2] == v) {
 		panic(fmt.Sprintf("nn: TiedHead: embedding gradient %v, head input %v and logit gradient %v do not match", de, h, dl))
 	}
-	th.m = resize(th.m, b*t*t)
 	sq := ctx.SqNorms()
+	if !th.proj.ghost {
+		parallel(b, workers(b), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				o := th.proj.psW[i*v*d : (i+1)*v*d] // [vocab, d]
+				var cross float64
+				for tt, tok := range ids[i*t : (i+1)*t] {
+					cross += kernels.Dot(de.Data[(i*t+tt)*d:(i*t+tt+1)*d], o[int(tok)*d:])
+				}
+				sq[i] += 2 * cross
+			}
+		})
+		return
+	}
+	th.m = resize(th.m, b*t*t)
 	parallel(b, workers(b), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			m := th.m[i*t*t : (i+1)*t*t]

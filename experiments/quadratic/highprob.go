@@ -85,5 +85,5 @@ func quantile(sorted []float64, q float64) float64 {
 	if i >= len(sorted)-1 {
 		return sorted[len(sorted)-1]
 	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+	return sorted[i] + float64((h-float64(i))*(sorted[i+1]-sorted[i])) // see roundProducts
 }

@@ -18,8 +18,11 @@ import (
 // 2^−33) is replaced by a fresh one scaled by 2^(33/p), so the far tail keeps
 // full resolution.
 type pareto struct {
-	pow2 [34]float64     // pow2[e] = 2^(e/p)
-	cub  [256][4]float64 // m^(−1/p) on segment i: c0 + t(c1 + t(c2 + t·c3))
+	pow2 [34]float64 // pow2[e] = 2^(e/p)
+	// cub[k][i] is coefficient k of m^(−1/p) on segment i,
+	// c0 + t(c1 + t(c2 + t·c3)): by coefficient, so that the vector
+	// sampler looks up each at the segment's index.
+	cub [4][256]float64
 }
 
 func newPareto(p float64) *pareto {
@@ -31,10 +34,10 @@ func newPareto(p float64) *pareto {
 	const h = 1.0 / 256
 	f := func(m float64) float64 { return math.Pow(m, a) }
 	df := func(m float64) float64 { return a * math.Pow(m, a-1) * h } // d/dt
-	for i := range s.cub {
+	for i := range s.cub[0] {
 		m0, m1 := 1+float64(i)*h, 1+float64(i+1)*h
 		f0, f1, d0, d1 := f(m0), f(m1), df(m0), df(m1)
-		s.cub[i] = [4]float64{f0, d0, 3*(f1-f0) - 2*d0 - d1, 2*(f0-f1) + d0 + d1}
+		s.cub[0][i], s.cub[1][i], s.cub[2][i], s.cub[3][i] = f0, d0, 3*(f1-f0)-2*d0-d1, 2*(f0-f1)+d0+d1
 	}
 	return s
 }
@@ -81,9 +84,13 @@ func withSign(v float64, u uint64) float64 {
 // cubic returns U^(−1/p) for U = w/2^64 whose word w has z ≤ 32 leading zeros.
 func (s *pareto) cubic(w uint64, z int) float64 {
 	f := w << z << 1 // m's fraction bits, the leading 1 dropped
-	c := &s.cub[f>>56]
+	i := f >> 56
 	t := float64(f<<8>>11) * 0x1p-53
-	return s.pow2[z+1] * (c[0] + t*(c[1]+t*(c[2]+t*c[3])))
+	// Horner's rule, every product rounded (see roundProducts).
+	h := float64(t * s.cub[3][i])
+	h = float64(t * (s.cub[2][i] + h))
+	h = float64(t * (s.cub[1][i] + h))
+	return s.pow2[z+1] * (s.cub[0][i] + h)
 }
 
 // tail returns U^(−1/p) given U < 2^−33, where U·2^33 is uniform on (0, 1)

@@ -14,4 +14,4 @@ var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512CD
 // values it wrote (a multiple of 8) and leaves src after the last of them.
 //
 //go:noescape
-func fillAVX512(src *pcg, jump *pcgJumps, cub *[256][4]float64, pow2 *[34]float64, xi *float64, n int) int
+func fillAVX512(src *pcg, jump *pcgJumps, cub *[4][256]float64, pow2 *[34]float64, xi *float64, n int) int

@@ -5,6 +5,6 @@ package quadratic
 // Without AVX-512 assembly, pareto.fill takes one value at a time.
 const useAVX512 = false
 
-func fillAVX512(*pcg, *pcgJumps, *[256][4]float64, *[34]float64, *float64, int) int {
+func fillAVX512(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) int {
 	panic("quadratic: fillAVX512 without AVX-512")
 }

@@ -287,30 +287,51 @@ func workers(c Config) int { return max(1, min(runtime.GOMAXPROCS(0), len(c.P)*c
 // sum Σ_k w_k y_k = (Σ_k w_k)·x + Σ_k w_k ξ_k needs no y_k stored. An
 // estimator whose weights do not depend on the norms (SGD, Clip-SGD, NSGD)
 // weights the always-finite samples equally: its sum is x + ξ̄, and the
-// noise mean ξ̄ is computed once per step for all of them.
+// noise mean ξ̄ is computed once per step for all of them. The sums Σ_k w_k ξ_k
+// of a step, one per per-sample method and one with unit weights for ξ̄, are
+// computed together (weightedSums).
 type sim struct {
-	c        Config
-	ests     []estimator.Estimator // per method, fresh for every run
-	x        [][]float64           // per method
-	noise    []float64             // n×d
-	mean     []float64             // ξ̄
-	norms, w []float64             // per sample
+	c     Config
+	ests  []estimator.Estimator // per method, fresh for every run
+	x     [][]float64           // per method
+	noise []float64             // n×d
+	norms []float64             // per sample
+	// slot[m] is method m's weighted sum: ws[slot[m]] its weights (ones
+	// for the methods that average), sums[slot[m]] the sum and
+	// sw[slot[m]] the sum of the weights. The first len(ws) are in use.
+	slot     []int
+	ws, sums [][]float64
+	sw       []float64
+	weights  [][]float64 // per-sample methods' weights, n each; len(c.Methods) of them
+	ones     []float64   // n ones
 	dir      []float64
 }
 
 func newSim(c Config) *sim {
+	nm := len(c.Methods)
 	s := &sim{
-		c:     c,
-		ests:  make([]estimator.Estimator, len(c.Methods)),
-		x:     make([][]float64, len(c.Methods)),
-		noise: make([]float64, c.N*c.Dim),
-		mean:  make([]float64, c.Dim),
-		norms: make([]float64, c.N),
-		w:     make([]float64, c.N),
-		dir:   make([]float64, c.Dim),
+		c:       c,
+		ests:    make([]estimator.Estimator, nm),
+		x:       make([][]float64, nm),
+		noise:   make([]float64, c.N*c.Dim),
+		norms:   make([]float64, c.N),
+		slot:    make([]int, nm),
+		ws:      make([][]float64, 0, nm+1),
+		sums:    make([][]float64, nm+1),
+		sw:      make([]float64, nm+1),
+		weights: make([][]float64, nm),
+		ones:    make([]float64, c.N),
+		dir:     make([]float64, c.Dim),
 	}
 	for m := range s.x {
 		s.x[m] = make([]float64, c.Dim)
+		s.weights[m] = make([]float64, c.N)
+	}
+	for i := range s.sums {
+		s.sums[i] = make([]float64, c.Dim)
+	}
+	for k := range s.ones {
+		s.ones[k] = 1
 	}
 	return s
 }
@@ -329,57 +350,52 @@ func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func
 	for m := 1; m < len(s.x); m++ {
 		copy(s.x[m], x1)
 	}
-	plain := false
+	s.ws = s.ws[:0]
+	mean := -1 // the slot of ξ̄
 	for m, meth := range methods {
 		s.ests[m] = meth.estimator()
-		plain = plain || !s.ests[m].PerSample()
+		switch {
+		case s.ests[m].PerSample():
+			s.slot[m] = len(s.ws)
+			s.ws = append(s.ws, s.weights[m])
+		case mean < 0:
+			mean = len(s.ws)
+			s.ws = append(s.ws, s.ones)
+			fallthrough
+		default:
+			s.slot[m] = mean
+		}
 	}
-	d := c.Dim
 	for t := range c.T {
 		noise.fill(src, s.noise)
-		if plain {
-			clear(s.mean)
-			for k := 0; k < len(s.noise); k += d {
-				for j, v := range s.noise[k : k+d] {
-					s.mean[j] += v
-				}
+		for m, x := range s.x {
+			record(m, t, norm(x))
+			if e := s.ests[m]; e.PerSample() {
+				sampleNorms(x, s.noise, s.norms)
+				estimator.Weights(e, s.norms, s.weights[m])
 			}
-			for j := range s.mean {
-				s.mean[j] /= float64(c.N)
+		}
+		weightedSums(s.noise, s.ws, s.sums[:len(s.ws)], s.sw)
+		if mean >= 0 {
+			for j := range s.sums[mean] {
+				s.sums[mean][j] /= float64(c.N)
 			}
 		}
 		for m, x := range s.x {
-			record(m, t, norm(x))
-			e := s.ests[m]
+			e, sum := s.ests[m], s.sums[s.slot[m]]
 			if e.PerSample() {
-				for k := range s.norms {
-					var sq float64
-					for j, v := range s.noise[k*d : (k+1)*d] {
-						y := x[j] + v
-						sq += y * y
-					}
-					s.norms[k] = math.Sqrt(sq)
-				}
-				estimator.Weights(e, s.norms, s.w)
-				var sw float64
-				clear(s.dir)
-				for k, w := range s.w {
-					sw += w
-					for j, v := range s.noise[k*d : (k+1)*d] {
-						s.dir[j] += w * v
-					}
-				}
+				sw := s.sw[s.slot[m]]
 				for j, v := range x {
-					s.dir[j] += sw * v
+					s.dir[j] = sum[j] + float64(sw*v) // see roundProducts
 				}
 			} else {
 				for j, v := range x {
-					s.dir[j] = v + s.mean[j]
+					s.dir[j] = v + sum[j]
 				}
 			}
 			step := methods[m].eta * e.Scale(norm(s.dir))
 			for j := range x {
-				x[j] -= step * s.dir[j]
+				x[j] -= float64(step * s.dir[j]) // see roundProducts
 			}
 		}
 	}
@@ -402,7 +418,7 @@ func splitmix(x uint64) uint64 {
 func norm(x []float64) float64 {
 	var s float64
 	for _, v := range x {
-		s += v * v
+		s += float64(v * v) // see roundProducts
 	}
 	return math.Sqrt(s)
 }

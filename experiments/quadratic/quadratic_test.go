@@ -488,7 +488,19 @@ func TestPCGMatchesMathRand(t *testing.T) {
 // in a row.
 func TestParetoFillFarTail(t *testing.T) {
 	s := newPareto(1.2)
-	for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
+	for _, sign := range []uint64{0, 1 << 63} {
+		for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
+			farTail(t, s, tiny, sign|(1<<20+1))
+		}
+	}
+}
+
+// farTail checks fill on a stream whose words at the positions tiny are
+// u (the first in the far tail: at most 32 leading zeros after its top bit,
+// the sign, is dropped).
+func farTail(t *testing.T, s *pareto, tiny []int, u uint64) {
+	t.Helper()
+	{
 		// Work backwards from the state after the last word: each tiny
 		// word u = 2^20+1 (z = 43 for u<<1|1) needs its state's hi to
 		// give an odd DXSM factor m, then lo = u·m⁻¹ mod 2^64.
@@ -502,7 +514,7 @@ func TestParetoFillFarTail(t *testing.T) {
 				for dxsm(h, 1)&1 == 0 {
 					h++
 				}
-				next = [2]uint64{h, (1<<20 + 1) * inverse64(dxsm(h, 1))}
+				next = [2]uint64{h, u * inverse64(dxsm(h, 1))}
 			}
 			states[k] = pcgBack(next)
 			next = states[k]
@@ -513,7 +525,7 @@ func TestParetoFillFarTail(t *testing.T) {
 		s.fill(got, xi)
 		paretoRef(s, want, ref)
 		if !slices.Equal(xi, ref) {
-			t.Errorf("tiny words at %v: fill %v, want %v", tiny, xi, ref)
+			t.Errorf("tiny words %#x at %v: fill %v, want %v", u, tiny, xi, ref)
 		}
 		if math.Abs(ref[tiny[0]]) < s.pow2[33] {
 			t.Errorf("tiny words at %v: value %v, want one from the far tail", tiny, ref[tiny[0]])

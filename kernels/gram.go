@@ -1,0 +1,157 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+)
+
+// GramDot returns ⟨XXᵀ, YYᵀ⟩ = Σ_{r,s} (x_r·x_s)(y_r·y_s) for t vectors x_r of
+// kx values and y_r of ky values, held as the rows of X [t,kx] and Y [t,ky]
+// or, with cols, as the columns of X [kx,t] and Y [ky,t]. It equals |YᵀX|²,
+// the squared norm of Σ_r y_r x_rᵀ: a linear layer's per-sample gradient
+// from its t input rows and output-gradient rows (the ghost norm), in
+// T²(kx+ky) multiply-adds instead of the T·kx·ky of forming the gradient.
+//
+// Where the CPU has Gram kernels (AVX-512), only the square tiles on and
+// above the diagonal of each (symmetric) Gram matrix are formed, from the
+// operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
+// outer products of columns. The sum is then the diagonal tiles' dot product
+// plus twice the others'. This halves the flops of forming the two matrices
+// in full, as Sgemm does, and replaces Sgemm's two transposing packs of
+// each operand (as A and as Bᵀ) by no copy (rows; the last partial block of
+// 4 is padded) or one plain copy padded to whole tiles (columns). Elsewhere
+// the two matrices are formed by Sgemm. The result depends only on the
+// arguments and the kernel in use, not on GOMAXPROCS: the work is serial.
+// It panics if a slice is too short.
+func GramDot(cols bool, t int, x []float32, kx int, y []float32, ky int) float64 {
+	if t < 0 || kx < 0 || ky < 0 || len(x) < t*kx || len(y) < t*ky {
+		panic(fmt.Sprintf("kernels: GramDot: %d vectors of %d and %d values in %d and %d elements", t, kx, ky, len(x), len(y)))
+	}
+	if t == 0 || kx == 0 || ky == 0 {
+		return 0
+	}
+	var side int // of the tiles
+	switch {
+	case !cols && gramRowsTile != nil:
+		side = 4
+	case cols && gramColsTile != nil:
+		side = 16
+	default:
+		return gramDotSgemm(cols, t, x, kx, y, ky)
+	}
+	nt := ceilDiv(t, side)
+	sq := side * side
+	tiles := nt * (nt + 1) / 2 * sq
+	pad := 0 // floats of padded copies of the operands
+	if cols {
+		pad = (kx + ky) * nt * side
+	} else if t%side != 0 {
+		pad = (kx + ky) * side
+	}
+	buf := getGramScratch(2*tiles + pad)
+	defer gramScratch.Put(buf)
+	gx, gy, rest := (*buf)[:tiles], (*buf)[tiles:2*tiles], (*buf)[2*tiles:]
+	if cols {
+		gramCols(t, x, kx, rest[:kx*nt*side], gx)
+		gramCols(t, y, ky, rest[kx*nt*side:], gy)
+	} else {
+		gramRows(t, x, kx, rest, gx)
+		gramRows(t, y, ky, rest[min(len(rest), kx*side):], gy)
+	}
+	d := nt * sq // the diagonal tiles come first
+	return Dot(gx[:d], gy[:d]) + 2*Dot(gx[d:], gy[d:])
+}
+
+// gramSlice is the most floats of the operand that gramRows and gramCols
+// sweep for every tile before the next slice of the sums: 1 MiB, so that the
+// slice stays in L2 while it is read a row (or column) of tiles at a time.
+const gramSlice = 1 << 18
+
+// gramRows stores the 4×4 tiles on and above the diagonal of VVᵀ in g,
+// the nt diagonal tiles first, then the others by rows of tiles, from the t
+// rows of v [t,k]; pad (4·k floats, when 4 does not divide t) holds the last
+// rows padded with zero rows.
+func gramRows(t int, v []float32, k int, pad, g []float32) {
+	nt := ceilDiv(t, 4)
+	block := func(i int) []float32 { return v[4*i*k:] }
+	if full := t / 4; full < nt {
+		pad = pad[:4*k]
+		clear(pad[copy(pad, v[4*full*k:t*k]):])
+		block = func(i int) []float32 {
+			if i == full {
+				return pad
+			}
+			return v[4*i*k:]
+		}
+	}
+	kc := max(16, gramSlice/t&^15)
+	for pc := 0; pc < k; pc += kc {
+		n := min(kc, k-pc)
+		off := nt * 16
+		for i := range nt {
+			a := block(i)[pc:]
+			gramRowsTile(n, a, a, k, g[i*16:], 1, pc > 0)
+			// The blocks after i, as one call for those in v and one
+			// for the padded last block.
+			for j := i + 1; j < nt; {
+				m := max(1, min(nt, t/4)-j)
+				gramRowsTile(n, a, block(j)[pc:], k, g[off:], m, pc > 0)
+				off += 16 * m
+				j += m
+			}
+		}
+	}
+}
+
+// gramCols is gramRows for the t columns of v [k,t] with 16×16 tiles, from
+// a copy of v in vt [k][16·nt] padded with zero columns.
+func gramCols(t int, v []float32, k int, vt, g []float32) {
+	tp := len(vt) / k
+	for p := range k {
+		d := vt[p*tp : (p+1)*tp]
+		clear(d[copy(d, v[p*t:(p+1)*t]):])
+	}
+	nt := tp / 16
+	const sq = 16 * 16
+	kc := max(1, gramSlice/tp)
+	for pc := 0; pc < k; pc += kc {
+		n := min(kc, k-pc)
+		base := vt[pc*tp:]
+		off := nt * sq
+		for i := range nt {
+			a := base[i*16:]
+			gramColsTile(n, a, a, tp, g[i*sq:(i+1)*sq], pc > 0)
+			for j := i + 1; j < nt; j++ {
+				gramColsTile(n, a, base[j*16:], tp, g[off:off+sq], pc > 0)
+				off += sq
+			}
+		}
+	}
+}
+
+// gramDotSgemm is GramDot by two full Sgemm products.
+func gramDotSgemm(cols bool, t int, x []float32, kx int, y []float32, ky int) float64 {
+	buf := getGramScratch(2 * t * t)
+	defer gramScratch.Put(buf)
+	gx, gy := (*buf)[:t*t], (*buf)[t*t:]
+	if cols {
+		Sgemm(true, false, t, t, kx, 1, x, t, x, t, 0, gx, t)
+		Sgemm(true, false, t, t, ky, 1, y, t, y, t, 0, gy, t)
+	} else {
+		Sgemm(false, true, t, t, kx, 1, x, kx, x, kx, 0, gx, t)
+		Sgemm(false, true, t, t, ky, 1, y, ky, y, ky, 0, gy, t)
+	}
+	return Dot(gx, gy)
+}
+
+// gramScratch pools GramDot's buffers (tiles and padded operands).
+var gramScratch sync.Pool
+
+func getGramScratch(n int) *[]float32 {
+	p, _ := gramScratch.Get().(*[]float32)
+	if p == nil {
+		p = new([]float32)
+	}
+	*p = grow(*p, n)
+	return p
+}

@@ -1,0 +1,124 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGramDot checks GramDot, on every path this build has, against |YᵀX|²
+// formed in float64 from the vectors: sizes straddle the 4×4 and 16×16 tiles
+// (t 15, 16, 17, 33, 50), the 16-value steps of the rows kernel (kx 5 … 257)
+// and the slices of the sums, vectors as rows and as columns, in buffers
+// followed by NaN so that a read past them shows.
+// The vectors share a common part, so that the Gram matrices' off-diagonal
+// entries weigh as much as the diagonal (independent random vectors would
+// leave them near 0, hiding a wrong or missing off-diagonal tile).
+func TestGramDot(t *testing.T) {
+	paths := []struct {
+		name string
+		f    func(cols bool, t int, x []float32, kx int, y []float32, ky int) float64
+	}{{"GramDot", GramDot}, {"sgemm", gramDotSgemm}}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, p := range paths {
+		for _, c := range []struct{ t, kx, ky int }{
+			{1, 5, 3}, {2, 1, 1}, {15, 7, 40}, {16, 16, 16}, {17, 33, 9},
+			{64, 128, 512}, {50, 257, 100}, {33, 300, 600}, {100, 24, 256},
+			{300, 1000, 20}, // more than one slice of the sums (gramSlice)
+		} {
+			for _, cols := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/t=%d/kx=%d/ky=%d/cols=%v", p.name, c.t, c.kx, c.ky, cols), func(t *testing.T) {
+					x := correlated(r, cols, c.t, c.kx, 1)
+					y := correlated(r, cols, c.t, c.ky, 2)
+					got := p.f(cols, c.t, x, c.kx, y, c.ky)
+					want, mag := gramDotRef(cols, c.t, x, c.kx, y, c.ky)
+					if math.Abs(got-want) > 1e-5*mag {
+						t.Errorf("got %.9g, want %.9g (relative error %.2g of Σ|g_ab|² %.4g)", got, want, math.Abs(got-want)/mag, mag)
+					}
+				})
+			}
+		}
+	}
+}
+
+// correlated returns t vectors of k values (rows, or columns with cols) that
+// are a common random vector plus independent noise of a third of its size,
+// at offset off of a buffer that holds NaN beyond them.
+func correlated(r *rand.Rand, cols bool, t, k, off int) []float32 {
+	_, v := randVec(r, t*k, off)
+	common := make([]float32, k)
+	for i := range common {
+		common[i] = float32(r.NormFloat64())
+	}
+	for row := range t {
+		for i, c := range common {
+			j := row*k + i
+			if cols {
+				j = i*t + row
+			}
+			v[j] = c + v[j]/3
+		}
+	}
+	return v
+}
+
+// gramDotRef returns |YᵀX|² and Σ_{a,b} Σ_r |y_r[a]·x_r[b]| squared (the
+// scale of its rounding errors), in float64.
+func gramDotRef(cols bool, t int, x []float32, kx int, y []float32, ky int) (sq, mag float64) {
+	at := func(v []float32, k, r, i int) float64 {
+		if cols {
+			return float64(v[i*t+r])
+		}
+		return float64(v[r*k+i])
+	}
+	for a := range ky {
+		for b := range kx {
+			var g, m float64
+			for r := range t {
+				p := at(y, ky, r, a) * at(x, kx, r, b)
+				g += p
+				m += math.Abs(p)
+			}
+			sq += g * g
+			mag += m * m
+		}
+	}
+	return sq, mag
+}
+
+func TestGramDotEmpty(t *testing.T) {
+	if got := GramDot(false, 0, nil, 3, nil, 4); got != 0 {
+		t.Errorf("t = 0: %v, want 0", got)
+	}
+	if got := GramDot(false, 3, make([]float32, 3), 1, nil, 0); got != 0 {
+		t.Errorf("ky = 0: %v, want 0", got)
+	}
+}
+
+// BenchmarkGramDot times one sample's ghost norm on the GPTs' layer shapes
+// (positions, inputs, outputs), by GramDot and by two Sgemm products.
+func BenchmarkGramDot(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name      string
+		t, kx, ky int
+	}{
+		{"char/c_attn", 64, 128, 384}, {"char/c_fc", 64, 128, 512}, {"char/mlp.c_proj", 64, 512, 128},
+		{"gpt384/c_attn", 256, 384, 1152}, {"gpt384/c_fc", 256, 384, 1536}, {"gpt384/mlp.c_proj", 256, 1536, 384},
+	} {
+		_, x := randVec(r, c.t*c.kx, 0)
+		_, y := randVec(r, c.t*c.ky, 0)
+		for _, p := range []struct {
+			name string
+			f    func(cols bool, t int, x []float32, kx int, y []float32, ky int) float64
+		}{{"GramDot", GramDot}, {"sgemm", gramDotSgemm}} {
+			b.Run(c.name+"/"+p.name, func(b *testing.B) {
+				for b.Loop() {
+					p.f(false, c.t, x, c.kx, y, c.ky)
+				}
+				b.ReportMetric(float64(c.t*c.t*(c.kx+c.ky))*float64(b.N)/b.Elapsed().Seconds()/1e9, "full-GMAC/s")
+			})
+		}
+	}
+}
