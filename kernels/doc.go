@@ -52,6 +52,14 @@
 // diagonal of the two symmetric Gram matrices, from the operands in place
 // (elsewhere by two Sgemm products).
 //
+// # Layer passes and optimizer updates
+//
+// Exp, GELUTanh, Add, Mul, AddMul, Normalize, NormalizeGrad, SGDMomentum and
+// AdamW are the elementwise work of the transformer layers and the
+// optimizers. Their AVX-512 and AVX2 assembly performs the portable Go
+// code's operations in its order, without fused multiply-adds, so that their
+// results are the same bits on every path.
+//
 // # Speed
 //
 // On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/psclip/psclip/kernels"
@@ -30,6 +31,7 @@ type CausalAttention struct {
 	pd      *tensor.Tensor // probabilities after dropout: p itself without it
 	dp      *tensor.Tensor // gradient of p (then of the scores), [B, H, T, T]
 	y, dqkv *tensor.Tensor
+	exps    [][]float64 // per worker: causalSoftmax's scratch
 }
 
 // Forward computes the attention output for the packed projections x.
@@ -44,19 +46,27 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	a.p = reuse(a.p, b, h, t, t)
 	a.y = reuse(a.y, b, t, d)
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	a.each(func(j int) {
+	for len(a.exps) < workers(b*h) {
+		a.exps = append(a.exps, make([]float64, softmaxSpan))
+	}
+	a.each(func(w, j int) {
 		q, k, _ := a.heads(x.Data, j)
 		p := a.p.Data[j*t*t : (j+1)*t*t]
-		kernels.Sgemm(false, true, t, t, hd, scale, q, 3*d, k, 3*d, 0, p, t)
-		causalSoftmax(p, t)
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, true, r1-r0, r1, hd, scale, q[r0*3*d:], 3*d, k, 3*d, 0, p[r0*t:], t)
+		}
+		causalSoftmax(p, t, a.exps[w])
 	})
 	a.pd = a.p
 	if a.Drop != nil {
 		a.pd = a.Drop.Forward(ctx, a.p)
 	}
-	a.each(func(j int) {
+	a.each(func(_, j int) {
 		_, _, v := a.heads(x.Data, j)
-		kernels.Sgemm(false, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, v, 3*d, 0, a.out(a.y.Data, j), d)
+		pd, y := a.pd.Data[j*t*t:], a.out(a.y.Data, j)
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, false, r1-r0, hd, r1, 1, pd[r0*t:], t, v, 3*d, 0, y[r0*d:], d)
+		}
 	})
 	return a.y
 }
@@ -71,11 +81,13 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 	a.dp = reuse(a.dp, b, h, t, t)
 	a.dqkv = reuse(a.dqkv, b, t, 3*d)
 	x, dx := a.qkv.Data, a.dqkv.Data
-	a.each(func(j int) {
+	a.each(func(_, j int) {
 		_, _, v := a.heads(x, j)
 		_, _, dv := a.heads(dx, j)
-		dyj := a.out(dy.Data, j)
-		kernels.Sgemm(false, true, t, t, hd, 1, dyj, d, v, 3*d, 0, a.dp.Data[j*t*t:], t)
+		dyj, dp := a.out(dy.Data, j), a.dp.Data[j*t*t:]
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, true, r1-r0, r1, hd, 1, dyj[r0*d:], d, v, 3*d, 0, dp[r0*t:], t)
+		}
 		kernels.Sgemm(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, 0, dv, 3*d)
 	})
 	dp := a.dp
@@ -83,12 +95,14 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 		dp = a.Drop.Backward(ctx, a.dp)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	a.each(func(j int) {
+	a.each(func(_, j int) {
 		q, k, _ := a.heads(x, j)
 		dq, dk, _ := a.heads(dx, j)
 		ds := a.dp.Data[j*t*t : (j+1)*t*t]
 		causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t)
-		kernels.Sgemm(false, false, t, hd, t, scale, ds, t, k, 3*d, 0, dq, 3*d)
+		for r0, r1 := range causalBlocks(t) {
+			kernels.Sgemm(false, false, r1-r0, hd, r1, scale, ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
+		}
 		kernels.Sgemm(true, false, t, hd, t, scale, ds, t, q, 3*d, 0, dk, 3*d)
 	})
 	return a.dqkv
@@ -97,13 +111,39 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 // Params returns nil: the attention core has no parameters.
 func (a *CausalAttention) Params() []*Param { return nil }
 
-// each runs job(j) for every (sample, head) pair j = sample·NHead + head, in
-// parallel; every job writes only its own blocks.
-func (a *CausalAttention) each(job func(j int)) {
+// causalBlocks yields the blocks [r0, r1) of attnBlock query rows that
+// split t positions. The scores and probabilities of rows r0..r1−1 are zero
+// (masked) beyond column r1−1, so the products that produce scores or their
+// gradients, and those that sum over a row's probabilities or score
+// gradients, stop at column r1: about half the flops of the whole t×t
+// products for long sequences. Left out are only terms at the end of a sum
+// that were exact zeros, so every computed element is unchanged, except
+// that a sum with non-finite values beside masked zeros (0·Inf) is no longer
+// NaN. The products that sum over a column (dV = Pᵀ·dY, dK = dSᵀ·Q) would
+// drop zeros at the start of their sums, where the GEMM's blocking of the
+// sum begins, and stay whole.
+func causalBlocks(t int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for r0 := 0; r0 < t; r0 += attnBlock {
+			if !yield(r0, min(r0+attnBlock, t)) {
+				return
+			}
+		}
+	}
+}
+
+// attnBlock is the number of query rows of causalBlocks: at T = 64 (the
+// character GPT) one block, the whole product, as a smaller one would cost
+// more in calls than it saves.
+const attnBlock = 64
+
+// each runs job(w, j) for every (sample, head) pair j = sample·NHead + head,
+// in parallel, w being the worker; every job writes only its own blocks.
+func (a *CausalAttention) each(job func(w, j int)) {
 	n := a.b * a.NHead
-	parallel(n, workers(n), func(_, lo, hi int) {
+	parallel(n, workers(n), func(w, lo, hi int) {
 		for j := lo; j < hi; j++ {
-			job(j)
+			job(w, j)
 		}
 	})
 }
@@ -123,34 +163,80 @@ func (a *CausalAttention) out(s []float32, j int) []float32 {
 }
 
 // causalSoftmax turns the t×t scores p into row-wise softmax probabilities
-// over the columns s ≤ row, and zeroes the masked columns s > row.
-func causalSoftmax(p []float32, t int) {
-	var e [expBlock]float64
-	for r := range t {
-		row := p[r*t : (r+1)*t]
-		m := row[0]
-		for _, v := range row[1 : r+1] {
-			m = max(m, v)
-		}
-		var sum float32
-		for lo := 0; lo <= r; lo += expBlock {
-			rb := row[lo:min(lo+expBlock, r+1)]
-			eb := e[:len(rb)]
-			for s, v := range rb {
-				eb[s] = float64(v - m)
+// over the columns s ≤ row, and zeroes the masked columns s > row. The
+// exponentials of as many consecutive rows as fit the scratch e go to
+// kernels.Exp in one call (a row of T = 64 alone would be eight lanes' work
+// and a call); a longer row is done in blocks by causalSoftmaxRow.
+func causalSoftmax(p []float32, t int, e []float64) {
+	for r := 0; r < t; {
+		n, end := 0, r
+		for ; end < t && n+end+1 <= len(e); end++ {
+			row := p[end*t : end*t+end+1]
+			m := rowMax(row)
+			for s, v := range row {
+				e[n+s] = float64(v - m)
 			}
-			expSlice(eb)
-			for s, v := range eb {
-				rb[s] = float32(v)
-				sum += rb[s]
+			n += end + 1
+		}
+		if end == r {
+			causalSoftmaxRow(p[r*t:(r+1)*t], r)
+			r++
+			continue
+		}
+		kernels.Exp(e[:n])
+		n = 0
+		for ; r < end; r++ {
+			row, er := p[r*t:(r+1)*t], e[n:n+r+1]
+			var sum float32
+			for s, v := range er {
+				row[s] = float32(v)
+				sum += row[s]
 			}
+			kernels.Scale(1/sum, row[:r+1])
+			clear(row[r+1:])
+			n += r + 1
 		}
-		inv := 1 / sum
-		for s := range r + 1 {
-			row[s] *= inv
-		}
-		clear(row[r+1:])
 	}
+}
+
+// rowMax returns the largest value of row, or NaN if row[0] is NaN. A NaN
+// elsewhere is passed over, but it makes the row's sum, and so the whole
+// softmax row, NaN as it would have.
+func rowMax(row []float32) float32 {
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// softmaxSpan is the length of causalSoftmax's scratch: the number of
+// exponentials it gathers for one call of kernels.Exp.
+const softmaxSpan = 2048
+
+// causalSoftmaxRow is causalSoftmax for row r alone (columns 0..r live),
+// a row too long for the scratch, in blocks of kernels.ExpBlock: the same
+// operations in the same order.
+func causalSoftmaxRow(row []float32, r int) {
+	var e [kernels.ExpBlock]float64
+	m := rowMax(row[:r+1])
+	var sum float32
+	for lo := 0; lo <= r; lo += kernels.ExpBlock {
+		rb := row[lo:min(lo+kernels.ExpBlock, r+1)]
+		eb := e[:len(rb)]
+		for s, v := range rb {
+			eb[s] = float64(v - m)
+		}
+		kernels.Exp(eb)
+		for s, v := range eb {
+			rb[s] = float32(v)
+			sum += rb[s]
+		}
+	}
+	kernels.Scale(1/sum, row[:r+1])
+	clear(row[r+1:])
 }
 
 // causalSoftmaxBackward sets ds, the gradient of the scores, from the

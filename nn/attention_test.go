@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -48,7 +49,8 @@ func naiveAttention(x *tensor.Tensor, nh int) []float64 {
 
 func TestCausalAttentionForward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct{ b, t, d, nh int }{{2, 5, 8, 2}, {1, 1, 4, 1}, {3, 7, 12, 3}} {
+	// The last case spans three of causalBlocks' blocks, one of them cut.
+	for _, tc := range []struct{ b, t, d, nh int }{{2, 5, 8, 2}, {1, 1, 4, 1}, {3, 7, 12, 3}, {2, 2*attnBlock + 13, 8, 2}} {
 		x := randTensor(rng, tc.b, tc.t, 3*tc.d)
 		a := &CausalAttention{NHead: tc.nh}
 		y := a.Forward(&Context{}, x)
@@ -64,6 +66,8 @@ func TestCausalAttentionForward(t *testing.T) {
 func TestCausalAttentionGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	checkGrad(t, &CausalAttention{NHead: 2}, randTensor(rng, 2, 5, 3*4), gradOpt{})
+	// Two of causalBlocks' blocks.
+	checkGrad(t, &CausalAttention{NHead: 1}, randTensor(rng, 1, attnBlock+5, 3*2), gradOpt{})
 }
 
 // The output and gradient are bit-identical whatever GOMAXPROCS is.
@@ -131,5 +135,39 @@ func BenchmarkCausalAttention(b *testing.B) {
 				a.Backward(&Context{}, dy)
 			}
 		})
+	}
+}
+
+// TestCausalSoftmaxBlocks checks causalSoftmax, which feeds kernels.Exp
+// several rows at a time, and rows longer than that in blocks, against the
+// softmax computed per element in float64 with math.Exp.
+func TestCausalSoftmaxBlocks(t *testing.T) {
+	const n = softmaxSpan + 2*kernels.ExpBlock + 22
+	rng := rand.New(rand.NewPCG(9, 10))
+	p := make([]float32, n*n)
+	for i := range p {
+		p[i] = float32(4 * rng.NormFloat64())
+	}
+	scores := append([]float32(nil), p...)
+	causalSoftmax(p, n, make([]float64, softmaxSpan))
+	for r := range n {
+		row := scores[r*n : (r+1)*n]
+		m := math.Inf(-1)
+		for _, v := range row[:r+1] {
+			m = math.Max(m, float64(v))
+		}
+		var z float64
+		for _, v := range row[:r+1] {
+			z += math.Exp(float64(v) - m)
+		}
+		for s, v := range row {
+			want := 0.0
+			if s <= r {
+				want = math.Exp(float64(v)-m) / z
+			}
+			if got := float64(p[r*n+s]); math.Abs(got-want) > 1e-5*want {
+				t.Fatalf("row %d, column %d: %v, want %v", r, s, got, want)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -29,8 +30,6 @@ type GELU struct {
 	deriv []float32 // gelu'(x) of the latest Forward
 }
 
-const geluC = 0.7978845608028654 // √(2/π)
-
 // elementwiseChunk is the number of elements per parallel task of an
 // elementwise layer: large enough to amortise the goroutine hand-off.
 const elementwiseChunk = 16384
@@ -40,7 +39,7 @@ func (g *GELU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	g.x = x
 	g.y = reuse(g.y, x.Shape...)
 	g.deriv = resize(g.deriv, x.Len())
-	f := geluTanh
+	f := kernels.GELUTanh
 	if g.Exact {
 		f = geluErf
 	}
@@ -48,28 +47,6 @@ func (g *GELU) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		f(x.Data[lo:hi], g.y.Data[lo:hi], g.deriv[lo:hi])
 	})
 	return g.y
-}
-
-// geluTanh sets y to the tanh approximation of gelu at x and d to its
-// derivative, elementwise, a block of expBlock at a time for expSlice.
-func geluTanh(x, y, d []float32) {
-	var e [expBlock]float64
-	for lo := 0; lo < len(x); lo += expBlock {
-		xb := x[lo:min(lo+expBlock, len(x))]
-		eb, yb, db := e[:len(xb)], y[lo:lo+len(xb)], d[lo:lo+len(xb)]
-		for i, v := range xb {
-			x := float64(v)
-			eb[i] = -2 * geluC * (x + 0.044715*x*x*x) // −2u
-		}
-		expSlice(eb)
-		for i, v := range xb {
-			x := float64(v)
-			du := geluC * (1 + 3*0.044715*x*x) // u'(x)
-			s := 1 / (1 + eb[i])
-			// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
-			yb[i], db[i] = float32(x*s), float32(s+2*x*s*(1-s)*du)
-		}
-	}
 }
 
 // geluErf sets y to x·Φ(x) and d to its derivative Φ(x) + x·φ(x),
@@ -84,6 +61,13 @@ func geluErf(x, y, d []float32) {
 	}
 }
 
+// exp returns e^x by kernels.Exp, for callers with one value at a time.
+func exp(x float64) float64 {
+	v := [1]float64{x}
+	kernels.Exp(v[:])
+	return v[0]
+}
+
 // Backward multiplies dy by gelu'(x).
 func (g *GELU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if !dy.SameShape(g.x) {
@@ -91,9 +75,7 @@ func (g *GELU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	}
 	g.dx = reuse(g.dx, dy.Shape...)
 	chunks(dy.Len(), func(lo, hi int) {
-		for i, v := range dy.Data[lo:hi] {
-			g.dx.Data[lo+i] = v * g.deriv[lo+i]
-		}
+		kernels.Mul(g.dx.Data[lo:hi], dy.Data[lo:hi], g.deriv[lo:hi])
 	})
 	return g.dx
 }

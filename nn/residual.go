@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -39,10 +40,7 @@ func (r *Residual) Params() []*Param { return r.F.Params() }
 // add sets z = x + y elementwise, in parallel.
 func add(z, x, y []float32) {
 	chunks(len(z), func(lo, hi int) {
-		y := y[lo:hi]
-		for i, v := range x[lo:hi] {
-			z[lo+i] = v + y[i]
-		}
+		kernels.Add(z[lo:hi], x[lo:hi], y[lo:hi])
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
 )
 
@@ -134,36 +135,20 @@ func (o *AdamW) Step() {
 	// does with Python-float hyperparameters.
 	t := float64(o.steps)
 	lr, b1, b2 := o.cfg.LR, o.cfg.Beta1, o.cfg.Beta2
-	stepSize := float32(lr / (1 - math.Pow(b1, t)))
-	bc2Sqrt := float32(math.Sqrt(1 - math.Pow(b2, t)))
-	eps := float32(o.cfg.Eps)
-	lerpW := float32(1 - b1)
-	beta2, oneMinusBeta2 := float32(b2), float32(1-b2)
+	c := kernels.AdamWConsts{
+		Lerp:          float32(1 - b1),
+		Beta2:         float32(b2),
+		OneMinusBeta2: float32(1 - b2),
+		BC2Sqrt:       float32(math.Sqrt(1 - math.Pow(b2, t))),
+		Eps:           float32(o.cfg.Eps),
+		StepSize:      float32(lr / (1 - math.Pow(b1, t))),
+	}
 	for i, p := range o.params {
-		w := p.Value.Data
-		g := p.Grad.Data[:len(w)]
-		m, v := o.m[i][:len(w)], o.v[i][:len(w)]
 		// torch skips the decay when λ = 0; multiplying by 1 is exact.
-		decay := float32(1 - lr*o.decay[i])
-		for j, x := range w {
-			x *= decay
-			gj := g[j]
-			mj := lerp(m[j], gj, lerpW)
-			vj := beta2*v[j] + oneMinusBeta2*gj*gj
-			m[j], v[j] = mj, vj
-			denom := float32(math.Sqrt(float64(vj)))/bc2Sqrt + eps
-			w[j] = x - stepSize*(mj/denom)
-		}
+		c.Decay = float32(1 - lr*o.decay[i])
+		w := p.Value.Data
+		kernels.AdamW(w, p.Grad.Data[:len(w)], o.m[i][:len(w)], o.v[i][:len(w)], c)
 	}
-}
-
-// lerp is torch.lerp for float32: start + weight·(end − start), computed
-// from the nearer end for accuracy.
-func lerp(start, end, weight float32) float32 {
-	if weight < 0.5 {
-		return start + weight*(end-start)
-	}
-	return end - (end-start)*(1-weight)
 }
 
 // State returns the step count and, after the first step, the moment

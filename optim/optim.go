@@ -22,18 +22,12 @@
 // and the state and stays there. Keeping non-finite steps away from the
 // optimizer is the caller's job (package train skips such steps).
 //
-// Step cost, for 2²⁰ parameters as one 1024×1024 tensor, measured as
-// thread CPU time (best of 5 × 20 steps) on the shared 2-core development
-// machine under a load average of about 12, so the figures are upper bounds:
-//
-//	SGD, momentum 0.9, weight decay    1.3–1.9 ms/step  (2.9 ms with the
-//	                                   case tests inside one loop, same run)
-//	AdamW, weight decay                4.2–4.5 ms/step
-//
-// `go test -bench Step ./optim/` measures wall time (3.3–5.4 ms and
-// 10–19 ms in the same session; the machine's load dominates). Each step
-// streams its tensors once; AdamW's square root and division dominate its
-// cost.
+// The default SGD step (momentum, after the first) and the AdamW step run on
+// kernels.SGDMomentum and kernels.AdamW, whose AVX-512 and AVX2 versions
+// evaluate the same formulas in the same order, so the results are the same
+// bits as the Go loops'. SGD streams five arrays and is bound by memory;
+// AdamW's square root and two divisions bound a Go loop, and run 16 lanes
+// at a time in the kernel (figures in nn/README.md, "The GPT step").
 package optim
 
 import (

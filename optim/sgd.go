@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
 )
 
@@ -101,11 +102,7 @@ func (o *SGD) Step() {
 				w[j] = x - lr*(d+mu*bj)
 			}
 		default:
-			for j, x := range w {
-				bj := mu*b[j] + (g[j] + wd*x)
-				b[j] = bj
-				w[j] = x - lr*bj
-			}
+			kernels.SGDMomentum(w, g, b, lr, wd, mu)
 		}
 	}
 	o.steps++

@@ -1,16 +1,18 @@
-package nn
+package kernels
 
 import (
 	"math"
 	"math/big"
 )
 
-// expSlice sets v[i] = e^v[i] to within 0.51 ulp, for the layers' hot loops
-// (GELU, the attention softmax): 2× the speed of math.Exp, whose amd64
-// assembly is one long serial chain (BenchmarkExp; nn/README.md has the
-// figures). It works on a slice because the call is what costs: the
-// evaluation is too large to inline (so is math.Exp), and a call per value,
-// which spills every register, halves GELU's speed.
+// Exp sets v[i] = e^v[i] to within 0.51 ulp, for the layers' hot loops
+// (GELU, the attention softmax): 2× the speed of math.Exp in Go, whose amd64
+// assembly is one long serial chain, and 8 (AVX-512) or 4 (AVX2) values at
+// a time in assembly (BenchmarkExp; nn/README.md and README.md have the
+// figures). It works on a slice because
+// the call is what costs: the evaluation is too large to inline (so is
+// math.Exp), and a call per value, which spills every register, halves
+// GELU's speed.
 //
 // It is the table method of ARM's optimized-routines exp: x = (k/N)·ln2 + r
 // with k = round(x·N/ln2), N = 128, so |r| ≤ ln2/256; then
@@ -30,7 +32,14 @@ import (
 // Arguments outside ±708, where the result would overflow or leave the
 // normal range, and NaN are passed to math.Exp, so overflow (+Inf), the
 // subnormal results, underflow to 0, ±Inf and NaN are exactly math.Exp's.
-func expSlice(v []float64) {
+//
+// The assembly evaluates the same operations in the same order, without
+// fused multiply-adds, so its results are bit-identical to the portable
+// code's (TestExpAssembly).
+func Exp(v []float64) { expImpl(v) }
+
+// expGo is Exp in portable Go.
+func expGo(v []float64) {
 	for i, x := range v {
 		if !(math.Abs(x) <= 708) {
 			v[i] = math.Exp(x)
@@ -52,16 +61,9 @@ func expSlice(v []float64) {
 	}
 }
 
-// exp returns e^x by expSlice, for callers with one value at a time.
-func exp(x float64) float64 {
-	v := [1]float64{x}
-	expSlice(v[:])
-	return v[0]
-}
-
-// expBlock is the length of the float64 blocks that loops over float32 data
-// fill for expSlice: a few hundred bytes on the stack.
-const expBlock = 64
+// ExpBlock is the length of the float64 blocks that loops over float32 data
+// fill for Exp: a few hundred bytes on the stack.
+const ExpBlock = 64
 
 const (
 	expBits    = 7

@@ -1,0 +1,6 @@
+//go:build purego || !amd64
+
+package kernels
+
+// elem is the implementation of the elementwise passes in use.
+var elem = elemGo

@@ -1,0 +1,212 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// The optimizers' updates (update.go), 16 (AVX-512) or 8 (AVX2) float32
+// lanes at a time, n a positive multiple of 16: the portable code's
+// roundings in its order, no fused multiply-adds. AdamW's √v is VSQRTPS,
+// the correctly rounded float32 square root, which equals the float64 root
+// rounded to float32 (53 ≥ 2·24 + 2 bits: the double rounding is
+// innocuous). Registers: the scalars of AdamWConsts in 8–14 in field order,
+// 1 − Lerp in 15.
+
+DATA updateOne<>+0(SB)/4, $0x3f800000 // 1
+GLOBL updateOne<>(SB), RODATA|NOPTR, $4
+
+// func sgdMomentumAVX512(w, grad, b *float32, n int, lr, wd, mu float32)
+TEXT ·sgdMomentumAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS lr+32(FP), Z13
+	VBROADCASTSS wd+36(FP), Z14
+	VBROADCASTSS mu+40(FP), Z15
+	XORQ AX, AX
+sgdLoop:
+	VMOVUPS (DI)(AX*4), Z0
+	VMULPS Z14, Z0, Z1
+	VADDPS (SI)(AX*4), Z1, Z1
+	VMULPS (DX)(AX*4), Z15, Z2
+	VADDPS Z1, Z2, Z2
+	VMOVUPS Z2, (DX)(AX*4)
+	VMULPS Z13, Z2, Z3
+	VSUBPS Z3, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT sgdLoop
+	VZEROUPPER
+	RET
+
+// func adamWAVX512(w, grad, m, v *float32, n int, c *AdamWConsts, near bool)
+TEXT ·adamWAVX512(SB), NOSPLIT, $0-49
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), R8
+	VBROADCASTSS 0(R8), Z8
+	VBROADCASTSS 4(R8), Z9
+	VBROADCASTSS 8(R8), Z10
+	VBROADCASTSS 12(R8), Z11
+	VBROADCASTSS 16(R8), Z12
+	VBROADCASTSS 20(R8), Z13
+	VBROADCASTSS 24(R8), Z14
+	VBROADCASTSS updateOne<>(SB), Z15
+	VSUBPS Z9, Z15, Z15
+	XORQ AX, AX
+	MOVBLZX near+48(FP), R9
+	TESTQ R9, R9
+	JZ adamFar
+adamNear:
+	VMULPS (DI)(AX*4), Z8, Z0
+	VMOVUPS (SI)(AX*4), Z1
+	VMOVUPS (DX)(AX*4), Z2
+	VSUBPS Z2, Z1, Z3
+	VMULPS Z9, Z3, Z3
+	VADDPS Z3, Z2, Z2
+	VMULPS (BX)(AX*4), Z10, Z4
+	VMULPS Z11, Z1, Z5
+	VMULPS Z1, Z5, Z5
+	VADDPS Z5, Z4, Z4
+	VMOVUPS Z2, (DX)(AX*4)
+	VMOVUPS Z4, (BX)(AX*4)
+	VSQRTPS Z4, Z5
+	VDIVPS Z12, Z5, Z5
+	VADDPS Z13, Z5, Z5
+	VDIVPS Z5, Z2, Z6
+	VMULPS Z14, Z6, Z6
+	VSUBPS Z6, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT adamNear
+	JMP adamDone
+adamFar:
+	VMULPS (DI)(AX*4), Z8, Z0
+	VMOVUPS (SI)(AX*4), Z1
+	VMOVUPS (DX)(AX*4), Z2
+	VSUBPS Z2, Z1, Z3
+	VMULPS Z15, Z3, Z3
+	VSUBPS Z3, Z1, Z2
+	VMULPS (BX)(AX*4), Z10, Z4
+	VMULPS Z11, Z1, Z5
+	VMULPS Z1, Z5, Z5
+	VADDPS Z5, Z4, Z4
+	VMOVUPS Z2, (DX)(AX*4)
+	VMOVUPS Z4, (BX)(AX*4)
+	VSQRTPS Z4, Z5
+	VDIVPS Z12, Z5, Z5
+	VADDPS Z13, Z5, Z5
+	VDIVPS Z5, Z2, Z6
+	VMULPS Z14, Z6, Z6
+	VSUBPS Z6, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT adamFar
+	JMP adamDone
+adamDone:
+	VZEROUPPER
+	RET
+
+// func sgdMomentumAVX2(w, grad, b *float32, n int, lr, wd, mu float32)
+TEXT ·sgdMomentumAVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS lr+32(FP), Y13
+	VBROADCASTSS wd+36(FP), Y14
+	VBROADCASTSS mu+40(FP), Y15
+	XORQ AX, AX
+sgdLoop:
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS Y14, Y0, Y1
+	VADDPS (SI)(AX*4), Y1, Y1
+	VMULPS (DX)(AX*4), Y15, Y2
+	VADDPS Y1, Y2, Y2
+	VMOVUPS Y2, (DX)(AX*4)
+	VMULPS Y13, Y2, Y3
+	VSUBPS Y3, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT sgdLoop
+	VZEROUPPER
+	RET
+
+// func adamWAVX2(w, grad, m, v *float32, n int, c *AdamWConsts, near bool)
+TEXT ·adamWAVX2(SB), NOSPLIT, $0-49
+	MOVQ w+0(FP), DI
+	MOVQ grad+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), R8
+	VBROADCASTSS 0(R8), Y8
+	VBROADCASTSS 4(R8), Y9
+	VBROADCASTSS 8(R8), Y10
+	VBROADCASTSS 12(R8), Y11
+	VBROADCASTSS 16(R8), Y12
+	VBROADCASTSS 20(R8), Y13
+	VBROADCASTSS 24(R8), Y14
+	VBROADCASTSS updateOne<>(SB), Y15
+	VSUBPS Y9, Y15, Y15
+	XORQ AX, AX
+	MOVBLZX near+48(FP), R9
+	TESTQ R9, R9
+	JZ adamFar
+adamNear:
+	VMULPS (DI)(AX*4), Y8, Y0
+	VMOVUPS (SI)(AX*4), Y1
+	VMOVUPS (DX)(AX*4), Y2
+	VSUBPS Y2, Y1, Y3
+	VMULPS Y9, Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VMULPS (BX)(AX*4), Y10, Y4
+	VMULPS Y11, Y1, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS Y5, Y4, Y4
+	VMOVUPS Y2, (DX)(AX*4)
+	VMOVUPS Y4, (BX)(AX*4)
+	VSQRTPS Y4, Y5
+	VDIVPS Y12, Y5, Y5
+	VADDPS Y13, Y5, Y5
+	VDIVPS Y5, Y2, Y6
+	VMULPS Y14, Y6, Y6
+	VSUBPS Y6, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT adamNear
+	JMP adamDone
+adamFar:
+	VMULPS (DI)(AX*4), Y8, Y0
+	VMOVUPS (SI)(AX*4), Y1
+	VMOVUPS (DX)(AX*4), Y2
+	VSUBPS Y2, Y1, Y3
+	VMULPS Y15, Y3, Y3
+	VSUBPS Y3, Y1, Y2
+	VMULPS (BX)(AX*4), Y10, Y4
+	VMULPS Y11, Y1, Y5
+	VMULPS Y1, Y5, Y5
+	VADDPS Y5, Y4, Y4
+	VMOVUPS Y2, (DX)(AX*4)
+	VMOVUPS Y4, (BX)(AX*4)
+	VSQRTPS Y4, Y5
+	VDIVPS Y12, Y5, Y5
+	VADDPS Y13, Y5, Y5
+	VDIVPS Y5, Y2, Y6
+	VMULPS Y14, Y6, Y6
+	VSUBPS Y6, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT adamFar
+	JMP adamDone
+adamDone:
+	VZEROUPPER
+	RET

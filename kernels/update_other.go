@@ -1,0 +1,6 @@
+//go:build purego || !amd64
+
+package kernels
+
+// update is the implementation of the optimizers' updates in use.
+var update = updateGo
