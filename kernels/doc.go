@@ -18,7 +18,10 @@
 // with -tags purego, a 2×4 pure-Go micro-kernel runs the same driver; the
 // environment variable PSCLIP_KERNEL (avx2, go) forces a slower kernel. Work
 // is shared among GOMAXPROCS goroutines by splitting C on micro-tile
-// boundaries, never K, so results are bit-identical for any GOMAXPROCS.
+// boundaries, never K, so results are bit-identical for any GOMAXPROCS; the
+// goroutines take chunks of C from a shared counter, and those helping the
+// caller are kept between calls (blocked when idle for 100 µs), so that
+// products called one after another start on every core at once.
 // Products of at most 8³ multiply-adds skip packing, packing buffers are
 // pooled, and SgemmBatched packs an A shared by every product (a convolution
 // weight, strideA 0) once; a product with one block of rows (a batch-64
@@ -64,7 +67,10 @@
 // thread CPU time on one thread against OpenBLAS 0.3.21: 0.95–1.62× on the
 // AlexNet-CIFAR and GPT layer shapes with AVX-512 (GPT-2's qkv product
 // 0.93–1.01 across runs), and with the AVX2 kernels 0.95–1.25× except fc1's
-// input gradient (0.89) and a product with a transposed A (0.87). The portable
-// kernel runs 512³ at about 8.7 GFLOP/s a core. README.md has the tables,
-// the before/after figures and the commands that reproduce them.
+// input gradient (0.89) and a product with a transposed A (0.87). With the
+// other jobs kept off the cores (real-time priority), wall clock, one and two
+// threads, every shape was at 0.95× OpenBLAS or above with both kernels;
+// two threads ran single products at 1.9–2.0 cores. The portable kernel
+// runs 512³ at about 9–10 GFLOP/s a core. README.md has the tables, the
+// before/after figures and the commands that reproduce them.
 package kernels

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C, where op(X) is X or Xᵀ as
@@ -69,8 +70,11 @@ func SgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 		}
 		return
 	}
-	parallelFor(min(threads, batch), func(w, workers int) {
-		for i := w * batch / workers; i < (w+1)*batch/workers; i++ {
+	// Each goroutine takes the next product not yet taken, so one slowed
+	// down by another job on its core takes fewer.
+	var next atomic.Int64
+	parallelFor(min(threads, batch), func() {
+		for i := int(next.Add(1)) - 1; i < batch; i = int(next.Add(1)) - 1 {
 			one(i, 1)
 		}
 	})
@@ -130,80 +134,12 @@ func sgemmPre(kern *microKernel, threads int, pre []float32, transA, transB bool
 		sgemmSmall(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	mt, nt := ceilDiv(m, kern.mr), ceilDiv(n, kern.nr)
-	workers := min(threads, max(1, m*n*k/minThreadWork))
-	// Sharing out rows costs nothing extra (B is packed jointly, A by rows),
-	// so it is the rule; only C with too few row tiles to balance is split by
-	// columns instead, each worker then packing all of the (short) A.
-	splitM := mt >= nt || mt >= 4*workers
-	if splitM {
-		workers = min(workers, mt)
-	} else {
-		workers = min(workers, nt)
+	if workers := min(threads, m*n*k/minThreadWork); workers > 1 && gemmParallel(kern, workers, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return
 	}
-	tiles := nt
-	switch {
-	case workers <= 1:
-		ws := getWorkspace(kern, n)
-		gemmSerial(kern, ws, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		workspaces.Put(ws)
-	case splitM:
-		gemmSplitM(kern, workers, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	default:
-		// As in gemmSplitM, splits fall on micro-tile boundaries.
-		parallelFor(workers, func(w, workers int) {
-			t0, t1 := w*tiles/workers, (w+1)*tiles/workers
-			j0, j1 := t0*kern.nr, min(n, t1*kern.nr)
-			ws := getWorkspace(kern, j1-j0)
-			gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
-			workspaces.Put(ws)
-		})
-	}
-}
-
-// gemmSplitM is gemmSerial with the rows of C shared out among workers: for
-// each block of op(B) the workers pack it together into one shared buffer,
-// then each sweeps its own range of row tiles over it.
-//
-// Split points fall on micro-tile boundaries of the whole C, so every element
-// is computed by the same operations, in the same kind of tile (full or edge),
-// as in gemmSerial, whatever the number of workers.
-func gemmSplitM(kern *microKernel, workers int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	mt := ceilDiv(m, kern.mr)
-	wss := make([]*workspace, workers)
-	for w := range wss {
-		wss[w] = getWorkspace(kern, n)
-	}
-	shared := wss[0].b
-	for jc := 0; jc < n; jc += kern.nc {
-		nc := min(kern.nc, n-jc)
-		np := ceilDiv(nc, kern.nr)
-		for pc := 0; pc < k; pc += kern.kc {
-			kc := min(kern.kc, k-pc)
-			parallelFor(workers, func(w, workers int) {
-				p0, p1 := w*np/workers*kern.nr, min(nc, (w+1)*np/workers*kern.nr)
-				if p0 < p1 {
-					kern.packB(transB, b, ldb, pc, kc, jc+p0, p1-p0, shared[p0*kc:])
-				}
-			})
-			bet := beta
-			if pc > 0 {
-				bet = 1
-			}
-			parallelFor(workers, func(w, workers int) {
-				ws := wss[w]
-				i0, i1 := w*mt/workers*kern.mr, min(m, (w+1)*mt/workers*kern.mr)
-				for ic := i0; ic < i1; ic += kern.mc {
-					mc := min(kern.mc, i1-ic)
-					pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
-					macroKernel(kern, pa, shared, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
-				}
-			})
-		}
-	}
-	for _, ws := range wss {
-		workspaces.Put(ws)
-	}
+	ws := getWorkspace(kern, n)
+	gemmSerial(kern, ws, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	workspaces.Put(ws)
 }
 
 // offset is where row or column i of a stored operand begins: row i of an
@@ -213,17 +149,6 @@ func offset(trans bool, i, ld int) int {
 		return i
 	}
 	return i * ld
-}
-
-// parallelFor runs f(w, workers) for w in [0, workers), on the calling
-// goroutine and workers-1 others, and returns when all are done.
-func parallelFor(workers int, f func(w, workers int)) {
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Go(func() { f(w, workers) })
-	}
-	f(0, workers)
-	wg.Wait()
 }
 
 // gemmSerial is the blocked algorithm of Goto and van de Geijn (BLIS loop

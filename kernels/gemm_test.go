@@ -175,6 +175,7 @@ func TestSgemmDeterministic(t *testing.T) {
 		{m: 301, n: 67, k: 530, alpha: 1.5, beta: 0.25},
 		{transA: true, m: 50, n: 700, k: 300, alpha: 1, beta: 0},
 		{transB: true, m: 513, n: 515, k: 129, alpha: -1, beta: 1, pad: 1},
+		{transA: true, transB: true, m: 300, n: 800, k: 270, alpha: 0.5, beta: -1, pad: 2},
 	} {
 		a, lda, b, ldb, c, ldc := g.operands(r)
 		run := func(f func(c []float32)) []float32 {
@@ -200,6 +201,45 @@ func TestSgemmDeterministic(t *testing.T) {
 			}
 			if !bitsEqual(got, want) {
 				t.Fatalf("%v: GOMAXPROCS=%d differs from serial", g, procs)
+			}
+		}
+	}
+}
+
+// TestParallelChunks runs both of gemmParallel's splits, by rows and by
+// columns, in several numbers of chunks, one to three goroutines and op(A)
+// packed in advance or not, for every micro-kernel: each must give the bits
+// of the serial computation, whichever goroutine takes which chunk.
+func TestParallelChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, kern := range available {
+		for _, g := range []gemmCase{
+			{m: 301, n: 67, k: 530, alpha: 1.5, beta: 0.25},
+			{transA: true, transB: true, m: 300, n: 290, k: 270, alpha: 0.5, beta: -1, pad: 2},
+			{transB: true, m: 40, n: 150, k: 600, alpha: 1, beta: 0},
+		} {
+			a, lda, b, ldb, c, ldc := g.operands(r)
+			want := append([]float32(nil), c...)
+			ws := getWorkspace(kern, g.n)
+			gemmSerial(kern, ws, nil, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, want, ldc)
+			workspaces.Put(ws)
+			pre := make([]float32, roundUp(g.m, kern.mr)*g.k)
+			kern.prepackA(g.transA, a, lda, g.m, g.k, g.alpha, pre)
+			for _, workers := range []int{1, 2, 3} {
+				for _, chunks := range []int{1, 2, 3, 7} {
+					for _, p := range [][]float32{nil, pre} {
+						got := append([]float32(nil), c...)
+						gemmRows(kern, workers, chunks, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+						if !bitsEqual(got, want) {
+							t.Fatalf("%s %v: rows in %d chunks, %d workers, prepacked %v: differs from serial", kern.name, g, chunks, workers, p != nil)
+						}
+						got = append([]float32(nil), c...)
+						gemmCols(kern, workers, chunks, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+						if !bitsEqual(got, want) {
+							t.Fatalf("%s %v: columns in %d chunks, %d workers, prepacked %v: differs from serial", kern.name, g, chunks, workers, p != nil)
+						}
+					}
+				}
 			}
 		}
 	}

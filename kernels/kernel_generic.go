@@ -4,7 +4,7 @@ package kernels
 // accumulators, which with the two values of A and four of B of a step fit
 // the 15 floating-point registers Go allocates on amd64 (a 4×4 tile spills
 // there), unrolled by four steps.
-var generic = &microKernel{name: "go", mr: 2, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo}
+var generic = &microKernel{name: "go", mr: 2, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo, packRows: packRowsGo}
 
 // A microKernel computes one mr×nr tile of C from packed panels of A (kc
 // steps of mr values) and B (kc steps of nr values):
@@ -110,4 +110,25 @@ func storeRow(c []float32, beta float32, s0, s1, s2, s3 float32) {
 	c[1] = s1 + beta*c[1]
 	c[2] = s2 + beta*c[2]
 	c[3] = s3 + beta*c[3]
+}
+
+// packRowsGo is packRows for the portable kernel: its runs of 2 or 4
+// floats are moved one by one, as a copy per run spent more in the call to
+// memmove than in the move.
+func packRowsGo(src []float32, ld, k int, dst []float32, panels, width int, alpha float32) {
+	for p := range k {
+		row := src[p*ld : p*ld+panels*width]
+		for j := range panels {
+			d, s := dst[(j*k+p)*width:][:width], row[j*width:][:width]
+			if alpha == 1 {
+				for c, v := range s {
+					d[c] = v
+				}
+				continue
+			}
+			for c, v := range s {
+				d[c] = alpha * v
+			}
+		}
+	}
 }

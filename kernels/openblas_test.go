@@ -50,8 +50,22 @@ func TestOpenBLASAgrees(t *testing.T) {
 
 // TestOpenBLASRatio times Sgemm and cblas_sgemm with one and two threads
 // each on the model shapes, alternating between them so that both see the
-// same machine load, and logs the median throughputs and the ratios of the
-// medians and of the best times (the latter is steadier on a busy machine).
+// same machine load, and logs the median throughputs, the ratios of the
+// medians and of the best times (the latter is steadier on a busy machine)
+// and how many cores each keeps busy (process CPU time over wall time,
+// running back to back for a tenth of a second: fewer than the threads
+// asked for means that the machine did not give them, or that the work did
+// not split).
+//
+// Each timed call follows 5 ms of untimed ones, as in a loop of products:
+// the helper goroutines and OpenBLAS's threads are then awake, and the
+// cores busy (a product of a few hundred microseconds timed right after
+// the machine idled ran a fifth slower). OpenBLAS's
+// threads spin for a while after a call (2²⁸ cycles by default, about a
+// tenth of a second), taking a core from whatever runs next, so ours is
+// timed only once the process is quiet again; otherwise our second
+// goroutine shares a core with a spinning thread, and two threads run no
+// faster than one.
 func TestOpenBLASRatio(t *testing.T) {
 	const rounds = 9
 	for _, threads := range []int{1, 2} {
@@ -60,26 +74,69 @@ func TestOpenBLASRatio(t *testing.T) {
 			openblas.SetThreads(threads)
 			var table strings.Builder
 			fmt.Fprintf(&table, "\n%s kernel, %d thread(s)\n", best.name, threads)
-			fmt.Fprintf(&table, "| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio of medians | ratio of best |\n|---|---|---:|---:|---:|---:|\n")
+			fmt.Fprintf(&table, "| shape | m×n×k (×batch) | ours GFLOP/s | OpenBLAS GFLOP/s | ratio of medians | ratio of best | ours cores | OpenBLAS cores |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 			for _, s := range modelShapes {
 				t.Run(s.name, func(t *testing.T) {
 					ours, with := s.setup()
 					theirs := func() { with(openblas.Sgemm) }
-					ours()
-					theirs()
 					var to, tt []time.Duration
 					for range rounds {
-						to = append(to, timeIt(ours))
+						warm(theirs)
 						tt = append(tt, timeIt(theirs))
+						quiesce()
+						warm(ours)
+						to = append(to, timeIt(ours))
 					}
 					mo, mt := median(to), median(tt)
 					op := string("nt"[b2i(s.transA)]) + string("nt"[b2i(s.transB)])
-					fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
-						s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds())
+					fmt.Fprintf(&table, "| %s | %s %d×%d×%d ×%d | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", s.name, op, s.m, s.n, s.k, s.batch,
+						s.flops()/mo.Seconds()/1e9, s.flops()/mt.Seconds()/1e9, mt.Seconds()/mo.Seconds(), slices.Min(tt).Seconds()/slices.Min(to).Seconds(),
+						cores(ours), cores(theirs))
 				})
 			}
 			t.Log(table.String())
 		})
+	}
+}
+
+// warm runs f back to back for 5 ms, at least once.
+func warm(f func()) {
+	for start := time.Now(); ; {
+		f()
+		if time.Since(start) > 5*time.Millisecond {
+			return
+		}
+	}
+}
+
+func timeIt(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+// cores runs f back to back for at least 100 ms, once the process is quiet,
+// and returns the process's CPU time over that wall time. (A thread's CPU
+// time reaches the process's only when it is switched out or at a clock
+// tick, so a single short call cannot be measured this way.)
+func cores(f func()) float64 {
+	quiesce()
+	c0, w0 := processCPU(), time.Now()
+	for time.Since(w0) < 100*time.Millisecond {
+		f()
+	}
+	return (processCPU() - c0).Seconds() / time.Since(w0).Seconds()
+}
+
+// quiesce waits, up to a second, until no thread of the process has run for
+// 10 ms.
+func quiesce() {
+	for range 100 {
+		c := processCPU()
+		time.Sleep(10 * time.Millisecond)
+		if processCPU()-c < time.Millisecond {
+			return
+		}
 	}
 }
 
@@ -137,19 +194,17 @@ func cpuTime(f func(), reps int) time.Duration {
 	return (threadCPU() - start) / time.Duration(reps)
 }
 
-func threadCPU() time.Duration {
-	const clockThreadCPUTimeID = 3
+// threadCPU and processCPU return the CPU time of the calling thread and of
+// the whole process.
+func threadCPU() time.Duration  { return cpuClock(3) } // CLOCK_THREAD_CPUTIME_ID
+func processCPU() time.Duration { return cpuClock(2) } // CLOCK_PROCESS_CPUTIME_ID
+
+func cpuClock(id uintptr) time.Duration {
 	var ts syscall.Timespec
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, id, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
 		panic(e)
 	}
 	return time.Duration(ts.Nano())
-}
-
-func timeIt(f func()) time.Duration {
-	start := time.Now()
-	f()
-	return time.Since(start)
 }
 
 func median(d []time.Duration) time.Duration {

@@ -1,0 +1,329 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// chunksPerWorker is about how many chunks of C gemmParallel cuts per
+	// goroutine: enough that one slowed by another job on its core leaves
+	// its share to the others, few enough that each chunk keeps the cache
+	// blocking of gemmSerial.
+	chunksPerWorker = 4
+	// minRowTiles and minColTiles are the fewest micro-tile rows and
+	// columns in a chunk: each packed panel of the shared operand, loaded
+	// into L1 from L2 or L3, should serve several tiles.
+	minRowTiles, minColTiles = 4, 2
+	// reuseWidth is share's cost of a chunk, in rows or columns.
+	reuseWidth = 64
+	// packUnit is about how many floats of the shared operand one unit of
+	// gemmParallel's joint packing holds (256 KiB).
+	packUnit = 1 << 16
+	// spinYields is how many times a goroutine that has to wait for others
+	// (for the last units of the joint packing, or at the end of a
+	// product) yields its P before it blocks: they have tens of
+	// microseconds of work left, less than waking a parked goroutine takes
+	// on a virtual machine.
+	spinYields = 1 << 10
+)
+
+// gemmParallel computes C as gemmSerial does, with up to workers goroutines.
+// C is cut into chunks of whole micro-tile rows, or of columns where rows
+// share out worse, and the goroutines take the chunks one after another
+// from a shared counter, so that one slowed down (by another job on its
+// core) takes fewer of them and nobody waits for its share. The operand
+// every chunk reads whole — op(B) for chunks of rows, op(A) for chunks of
+// columns — is packed first, for all of K, by the goroutines together
+// (unless SgemmBatched packed A already); the other operand is packed by
+// the goroutine that computes the chunk, as gemmSerial does. The goroutines
+// thus synchronise once per product, after the joint packing, where
+// splitting each kc slice of gemmSerial's loop synchronised twice per
+// slice.
+//
+// Chunks start on micro-tile boundaries of the whole C and every tile is
+// computed from the same packed values, kc slice by kc slice, as in
+// gemmSerial, so every element of C gets the same operations whatever the
+// number of goroutines and whichever of them computes it.
+//
+// It reports false, doing nothing, when C does not make two chunks.
+func gemmParallel(kern *microKernel, workers int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	mr, nr := kern.mr, kern.nr
+	mt, nt := ceilDiv(m, mr), ceilDiv(n, nr)
+	rowChunks := chunkCount(mt, minRowTiles, kern.mc/mr, workers)
+	colChunks := chunkCount(nt, minColTiles, kern.nc/nr, workers)
+	rowShare, colShare := share(mt, rowChunks, mr, workers), share(nt, colChunks, nr, workers)
+	switch {
+	case rowShare == 0 && colShare == 0:
+		return false
+	case rowShare >= colShare:
+		gemmRows(kern, workers, rowChunks, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	default:
+		gemmCols(kern, workers, colChunks, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+	return true
+}
+
+// chunkCount returns how many chunks to cut tiles micro-tiles into along one
+// dimension: chunksPerWorker per goroutine, or as near as chunks of lo to hi
+// tiles allow, rounded down to a multiple of workers where that leaves
+// more than one. Chunk i is tiles i·tiles/chunks up to (i+1)·tiles/chunks,
+// so chunks differ by one tile at most.
+func chunkCount(tiles, lo, hi, workers int) int {
+	chunks := clamp(chunksPerWorker*workers, ceilDiv(tiles, hi), tiles/lo)
+	if chunks > workers {
+		chunks -= chunks % workers
+	}
+	return chunks
+}
+
+// share estimates how well C splits into chunks of tiles micro-tiles (of
+// size rows or columns each) along one dimension: the share of the
+// goroutines' time spent on the product, as the one given the most chunks
+// sets the time, times the share left by reloading the panels of the
+// shared operand into L1 for every chunk, which costs about as much as
+// reuseWidth rows or columns of computing. It is 0 for a single chunk.
+// (Fitted on the model shapes, two threads: each choice it makes was
+// measured the faster, or within 5 %.)
+func share(tiles, chunks, size, workers int) float64 {
+	if chunks < 2 {
+		return 0
+	}
+	width := float64(tiles*size) / float64(chunks)
+	return float64(chunks) / float64(min(workers, chunks)*ceilDiv(chunks, workers)) * width / (width + reuseWidth)
+}
+
+// gemmRows is gemmParallel with the rows of C in chunks, over op(B) packed
+// whole: kc-deep slices one after the other, each holding the nr-column
+// panels of all n columns.
+func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	np := roundUp(n, nr)
+	buf := getPrepacked(np * k)
+	defer prepacked.Put(buf)
+	pb := *buf
+	cols := max(nr, packUnit/kern.kc/nr*nr)
+	groups := ceilDiv(n, cols)
+	shareOut(kern, workers, 0, ceilDiv(k, kern.kc)*groups, func(u int) {
+		pc, j0 := u/groups*kern.kc, u%groups*cols
+		kc := min(kern.kc, k-pc)
+		kern.packB(transB, b, ldb, pc, kc, j0, min(cols, n-j0), pb[pc*np+j0*kc:])
+	}, chunks, func(ws *workspace, i int) {
+		mt := ceilDiv(m, mr)
+		i0, i1 := i*mt/chunks*mr, min(m, (i+1)*mt/chunks*mr)
+		for pc := 0; pc < k; pc += kern.kc {
+			kc := min(kern.kc, k-pc)
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			for ic := i0; ic < i1; ic += kern.mc {
+				mc := min(kern.mc, i1-ic)
+				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
+				macroKernel(kern, pa, pb[pc*np:], ws.t, mc, n, kc, bet, c[ic*ldc:], ldc)
+			}
+		}
+	})
+}
+
+// gemmCols is gemmParallel with the columns of C in chunks, each computed by
+// gemmSerial over op(A) packed whole, as prepackA lays it out.
+func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	units := 0
+	var pack func(u int)
+	if pre == nil {
+		mp := roundUp(m, mr)
+		buf := getPrepacked(mp * k)
+		defer prepacked.Put(buf)
+		pre = *buf
+		rows := max(mr, packUnit/kern.kc/mr*mr)
+		groups := ceilDiv(m, rows)
+		units = ceilDiv(k, kern.kc) * groups
+		pack = func(u int) {
+			pc, i0 := u/groups*kern.kc, u%groups*rows
+			kc := min(kern.kc, k-pc)
+			kern.packA(transA, a, lda, i0, min(rows, m-i0), pc, kc, alpha, pre[pc*mp+i0*kc:])
+		}
+	}
+	nt := ceilDiv(n, nr)
+	shareOut(kern, workers, ceilDiv(nt, chunks)*nr, units, pack, chunks, func(ws *workspace, i int) {
+		j0, j1 := i*nt/chunks*nr, min(n, (i+1)*nt/chunks*nr)
+		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
+	})
+}
+
+// shareOut runs units calls of pack, then chunks calls of compute, on up to
+// workers goroutines, each taking the next unit (then chunk) not yet taken.
+// No chunk starts before every unit is packed. Each goroutine computes in
+// its own workspace, sized for cols columns of C.
+func shareOut(kern *microKernel, workers, cols, units int, pack func(u int), chunks int, compute func(ws *workspace, i int)) {
+	var nextUnit, packed, nextChunk atomic.Int64
+	ready := make(chan struct{})
+	if units == 0 {
+		close(ready)
+	}
+	parallelFor(min(workers, max(units, chunks)), func() {
+		for u := int(nextUnit.Add(1)) - 1; u < units; u = int(nextUnit.Add(1)) - 1 {
+			pack(u)
+			if packed.Add(1) == int64(units) {
+				close(ready)
+			}
+		}
+		spinWait(func() bool { return packed.Load() == int64(units) }, ready)
+		var ws *workspace
+		for i := int(nextChunk.Add(1)) - 1; i < chunks; i = int(nextChunk.Add(1)) - 1 {
+			if ws == nil {
+				ws = getWorkspace(kern, cols)
+			}
+			compute(ws, i)
+		}
+		if ws != nil {
+			workspaces.Put(ws)
+		}
+	})
+}
+
+// parallelFor runs f on the calling goroutine and on workers-1 helpers,
+// and returns when all are done.
+//
+// Starting a goroutine on another core is slow on the virtual machines
+// this runs on: the creator pays for waking a parked thread (about 10 µs
+// here), and the new goroutine, queued to run next on its creator's P, is
+// taken by an idle P only after a pause (3 µs asked, up to a hundred with
+// Linux's default timer slack), so on two cores it often started only
+// when the caller blocked at the end. So helpers are goroutines kept
+// between calls, which look for the next job for a while (helperSpin)
+// before they block: products called one after another (a network's
+// layers) find them running. A helper that has to be woken is let onto
+// this P at once by yielding, the caller moving to the P the wake-up
+// readies. At the end the caller yields a while before it blocks, as
+// waking it would take longer than the others need to finish.
+func parallelFor(workers int, f func()) {
+	if workers <= 1 {
+		f()
+		return
+	}
+	j := &job{f: f, done: make(chan struct{})}
+	j.left.Store(int64(workers - 1))
+	woke := false
+	for range workers - 1 {
+		woke = startHelper(j) || woke
+	}
+	if woke {
+		runtime.Gosched()
+	}
+	f()
+	spinWait(func() bool { return j.left.Load() == 0 }, j.done)
+}
+
+// A job is parallelFor's work for its helpers.
+type job struct {
+	f    func()
+	left atomic.Int64  // helpers still running f
+	done chan struct{} // closed when none is
+}
+
+// helperSpin is how long an idle helper keeps looking for a job before it
+// blocks (burning its core meanwhile, but yielding it to any goroutine
+// that is ready to run).
+const helperSpin = 100 * time.Microsecond
+
+// A helper is a goroutine that runs parallelFor's jobs.
+type helper struct {
+	job      atomic.Pointer[job]
+	spinning atomic.Bool   // looking for a job rather than blocked
+	wake     chan struct{} // a token after each job given
+}
+
+// idle holds the helpers waiting for a job: at most GOMAXPROCS-1, the
+// most one parallelFor uses; others end.
+var idle struct {
+	sync.Mutex
+	helpers []*helper
+}
+
+// startHelper gives job to an idle helper, or to a new one, and reports
+// whether a blocked goroutine had to be woken for it.
+func startHelper(j *job) bool {
+	idle.Lock()
+	var h *helper
+	if n := len(idle.helpers); n > 0 {
+		h, idle.helpers = idle.helpers[n-1], idle.helpers[:n-1]
+	}
+	idle.Unlock()
+	if h == nil {
+		h = &helper{wake: make(chan struct{}, 1)}
+		h.job.Store(j)
+		go h.run()
+		return true
+	}
+	h.job.Store(j)
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+	return !h.spinning.Load()
+}
+
+// run runs jobs until the idle list is full when it has finished one. It
+// goes back on the list before it reports the job done, so that the next
+// parallelFor of a caller waiting for it finds it there.
+func (h *helper) run() {
+	for {
+		j := h.job.Swap(nil)
+		if j == nil {
+			j = h.await()
+		}
+		j.f()
+		idle.Lock()
+		keep := len(idle.helpers) < runtime.GOMAXPROCS(0)-1
+		if keep {
+			idle.helpers = append(idle.helpers, h)
+		}
+		idle.Unlock()
+		if j.left.Add(-1) == 0 {
+			close(j.done)
+		}
+		if !keep {
+			return
+		}
+	}
+}
+
+// await returns the next job given, looking for it for helperSpin, then
+// blocking until a token comes (a token may be left from a job that was
+// found while looking).
+func (h *helper) await() *job {
+	h.spinning.Store(true)
+	for start := time.Now(); time.Since(start) < helperSpin; {
+		if j := h.job.Swap(nil); j != nil {
+			h.spinning.Store(false)
+			return j
+		}
+		runtime.Gosched()
+	}
+	h.spinning.Store(false)
+	for {
+		if j := h.job.Swap(nil); j != nil {
+			return j
+		}
+		<-h.wake
+	}
+}
+
+// spinWait returns once cond holds, which closes done: it yields its P up
+// to spinYields times while cond does not hold, then blocks on done.
+func spinWait(cond func() bool, done <-chan struct{}) {
+	for range spinYields {
+		if cond() {
+			return
+		}
+		runtime.Gosched()
+	}
+	<-done
+}
+
+func clamp(x, lo, hi int) int { return max(lo, min(x, hi)) }
