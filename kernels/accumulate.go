@@ -27,7 +27,7 @@ func accumulateBatched(threads int, pre []float32, transA, transB bool, m, n, k 
 	colTiles, rowTiles := ceilDiv(n, kern.nr), ceilDiv(m, kern.mr)
 	if workers := min(threads, colTiles/2); workers > 1 && m*kern.nr*k > smallWork {
 		var slot atomic.Int64
-		parallelFor(workers, func(_, _ int) {
+		parallelFor(workers, func() {
 			w := int(slot.Add(1)) - 1
 			j0, j1 := w*colTiles/workers*kern.nr, min(n, (w+1)*colTiles/workers*kern.nr)
 			for i := range batch {
@@ -39,7 +39,7 @@ func accumulateBatched(threads int, pre []float32, transA, transB bool, m, n, k 
 	// Row blocks take rows of the unpacked A: not with a prepacked one.
 	if workers := min(threads, rowTiles/2); workers > 1 && pre == nil && kern.mr*n*k > smallWork {
 		var slot atomic.Int64
-		parallelFor(workers, func(_, _ int) {
+		parallelFor(workers, func() {
 			w := int(slot.Add(1)) - 1
 			i0, i1 := w*rowTiles/workers*kern.mr, min(m, (w+1)*rowTiles/workers*kern.mr)
 			for i := range batch {

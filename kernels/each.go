@@ -55,7 +55,7 @@ func SgemmEach(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 	// not yet taken, so one slowed down by another job on its core takes
 	// fewer.
 	var slot, next atomic.Int64
-	parallelFor(min(threads, batch), func(_, _ int) {
+	parallelFor(min(threads, batch), func() {
 		w := int(slot.Add(1)) - 1
 		for i := int(next.Add(1)) - 1; i < batch; i = int(next.Add(1)) - 1 {
 			one(w, i, 1)
