@@ -48,6 +48,26 @@ func TestOpenBLASAgrees(t *testing.T) {
 	}
 }
 
+// BenchmarkOpenBLAS is BenchmarkSgemm with cblas_sgemm on GOMAXPROCS
+// threads, one product after another. Run in its own process, alternating
+// with BenchmarkSgemm, it times each library without the other's threads:
+// OpenBLAS's keep a core busy for a while after every call, which slows
+// whatever runs next in the same process.
+//
+//	go test -tags openblas -run X -bench 'OpenBLAS$' -cpu 2 ./kernels/
+func BenchmarkOpenBLAS(b *testing.B) {
+	openblas.SetThreads(runtime.GOMAXPROCS(0))
+	for _, s := range modelShapes {
+		b.Run(s.name, func(b *testing.B) {
+			_, with := s.setup()
+			for b.Loop() {
+				with(openblas.Sgemm)
+			}
+			reportGFLOPs(b, s.flops())
+		})
+	}
+}
+
 // TestOpenBLASRatio times Sgemm and cblas_sgemm with one and two threads
 // each on the model shapes, alternating between them so that both see the
 // same machine load, and logs the median throughputs, the ratios of the
