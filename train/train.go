@@ -629,7 +629,7 @@ func (t *Trainer) perSampleBackward(dout *tensor.Tensor, k0, m int, weight float
 }
 
 func (t *Trainer) zeroGrads() {
-	t.each(false, func(_ int, sp span) { clear(t.params[sp.param].Grad.Data[sp.lo:sp.hi]) })
+	t.eachRun(func(i, lo, hi int) { clear(t.params[i].Grad.Data[lo:hi]) })
 }
 
 func (t *Trainer) scaleGrads(s float32) {
@@ -671,7 +671,7 @@ func (t *Trainer) takeAccumulated(s float32) {
 
 // clearAcc empties the running sum.
 func (t *Trainer) clearAcc() {
-	t.each(false, func(_ int, sp span) { clear(t.acc[sp.param][sp.lo:sp.hi]) })
+	t.eachRun(func(i, lo, hi int) { clear(t.acc[i][lo:hi]) })
 	t.dirty = false
 }
 
@@ -688,10 +688,7 @@ type span struct{ param, lo, hi int }
 // Every span is one fixed piece of work whichever goroutine runs it, so
 // results do not depend on GOMAXPROCS.
 func (t *Trainer) each(reverse bool, f func(j int, sp span)) {
-	n := len(t.spans)
-	nw := max(1, min(n, runtime.GOMAXPROCS(0)))
-	run := func(w int) {
-		lo, hi := w*n/nw, (w+1)*n/nw
+	t.shares(func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			j := k
 			if reverse {
@@ -699,16 +696,43 @@ func (t *Trainer) each(reverse bool, f func(j int, sp span)) {
 			}
 			f(j, t.spans[j])
 		}
-	}
+	})
+}
+
+// eachRun is each for passes whose result does not depend on how the
+// elements are grouped (clearing): f gets elements [lo,hi) of parameter i,
+// the runs of a goroutine's consecutive spans of one parameter joined into
+// one call. A clear of tens of megabytes then streams past the cache
+// (the runtime's clear uses non-temporal stores for large lengths) instead
+// of reading every line before overwriting it.
+func (t *Trainer) eachRun(f func(i, lo, hi int)) {
+	t.shares(func(lo, hi int) {
+		for k := lo; k < hi; {
+			sp := t.spans[k]
+			end := sp.hi
+			for k++; k < hi && t.spans[k].param == sp.param; k++ {
+				end = t.spans[k].hi
+			}
+			f(sp.param, sp.lo, end)
+		}
+	})
+}
+
+// shares splits the span indices evenly among up to GOMAXPROCS goroutines
+// and runs run on each goroutine's range [lo,hi).
+func (t *Trainer) shares(run func(lo, hi int)) {
+	n := len(t.spans)
+	nw := max(1, min(n, runtime.GOMAXPROCS(0)))
+	share := func(w int) { run(w*n/nw, (w+1)*n/nw) }
 	if nw == 1 {
-		run(0)
+		share(0)
 		return
 	}
 	var wg sync.WaitGroup
 	for w := 1; w < nw; w++ {
-		wg.Go(func() { run(w) })
+		wg.Go(func() { share(w) })
 	}
-	run(0)
+	share(0)
 	wg.Wait()
 }
 
