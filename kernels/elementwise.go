@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // The elementwise passes of the layers (residual sums, activation and
 // layer-norm gradients): each output element is one fixed sequence of
 // roundings, without fused multiply-adds, so the assembly versions give the
@@ -9,11 +11,13 @@ package kernels
 // have been checked.
 type elemOps struct {
 	add, mul, addMul func(z, x, y []float32)
+	reluGrad         func(dx, dy, y []float32)
+	biasReLU         func(z, x []float32, b float32)
 	normalize        func(y, h, x, w []float32, mean, rstd float64)
 	normalizeGrad    func(dx, dy, h, w []float32, rstd, sg, sgx float32)
 }
 
-var elemGo = &elemOps{add: addGo, mul: mulGo, addMul: addMulGo, normalize: normalizeGo, normalizeGrad: normalizeGradGo}
+var elemGo = &elemOps{add: addGo, mul: mulGo, addMul: addMulGo, reluGrad: reluGradGo, biasReLU: biasReLUGo, normalize: normalizeGo, normalizeGrad: normalizeGradGo}
 
 // Add sets z[i] = x[i] + y[i]. The slices must have equal lengths.
 func Add(z, x, y []float32) {
@@ -33,6 +37,22 @@ func Mul(z, x, y []float32) {
 func AddMul(z, x, y []float32) {
 	checkLen("AddMul", len(z), len(x), len(y))
 	elem.addMul(z, x, y)
+}
+
+// ReLUGrad is a ReLU's input gradient: dx[i] = dy[i] where the ReLU's
+// output y[i] is positive, +0 elsewhere (and where y[i] is NaN). The slices
+// must have equal lengths.
+func ReLUGrad(dx, dy, y []float32) {
+	checkLen("ReLUGrad", len(dx), len(dy), len(y))
+	elem.reluGrad(dx, dy, y)
+}
+
+// BiasReLU adds b and applies a ReLU: z[i] = u where u = x[i] + b is not
+// negative (−0 and NaN included) and +0 where it is. The slices must have
+// equal lengths; z and x may be the same.
+func BiasReLU(z, x []float32, b float32) {
+	checkLen("BiasReLU", len(z), len(x))
+	elem.biasReLU(z, x, b)
 }
 
 // Normalize computes one row of a layer norm from its input x, mean and
@@ -79,6 +99,33 @@ func addMulGo(z, x, y []float32) {
 	for i := range z {
 		z[i] += x[i] * y[i]
 	}
+}
+
+func reluGradGo(dx, dy, y []float32) {
+	dy, y = dy[:len(dx)], y[:len(dx)]
+	for i, g := range dy {
+		dx[i] = KeepIf(g, y[i] > 0)
+	}
+}
+
+func biasReLUGo(z, x []float32, b float32) {
+	x = x[:len(z)]
+	for i, v := range x {
+		u := v + b
+		z[i] = KeepIf(u, !(u < 0))
+	}
+}
+
+// KeepIf is v if keep and +0 otherwise, by masking v's bits: the compiler
+// turns the integer choice into a conditional move, while a branch on the
+// sign of an activation, as unpredictable as a coin, costs a misprediction
+// every other element.
+func KeepIf(v float32, keep bool) float32 {
+	var m uint32
+	if keep {
+		m = ^uint32(0)
+	}
+	return math.Float32frombits(math.Float32bits(v) & m)
 }
 
 func normalizeGo(y, h, x, w []float32, mean, rstd float64) {

@@ -53,6 +53,42 @@ addMulLoop:
 	VZEROUPPER
 	RET
 
+// func reluGradAVX512(dx, dy, y *float32, n int): K1 marks y > 0
+// (ordered: false for NaN), the zeroing move keeps dy there and +0 elsewhere.
+TEXT ·reluGradAVX512(SB), NOSPLIT, $0-32
+	ZXY
+	VXORPS Z15, Z15, Z15
+reluGradLoop:
+	VMOVUPS (DX)(AX*4), Z1
+	VCMPPS $0x1e, Z15, Z1, K1
+	VMOVUPS.Z (SI)(AX*4), K1, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT reluGradLoop
+	VZEROUPPER
+	RET
+
+// func biasReLUAVX512(z, x *float32, n int, b float32): u = x + b; K1 marks
+// !(u < 0) (NLT_UQ: true for NaN), the zeroing move keeps u there.
+TEXT ·biasReLUAVX512(SB), NOSPLIT, $0-28
+	MOVQ z+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS b+24(FP), Z14
+	VXORPS Z15, Z15, Z15
+	XORQ AX, AX
+biasReLULoop:
+	VADDPS (SI)(AX*4), Z14, Z0
+	VCMPPS $0x05, Z15, Z0, K1
+	VMOVAPS.Z Z0, K1, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JLT biasReLULoop
+	VZEROUPPER
+	RET
+
 // func normalizeAVX512(y, h, x, w *float32, n int, mean, rstd float64)
 TEXT ·normalizeAVX512(SB), NOSPLIT, $0-56
 	MOVQ y+0(FP), DI
@@ -146,6 +182,40 @@ addMul2Loop:
 	ADDQ $8, AX
 	CMPQ AX, CX
 	JLT addMul2Loop
+	VZEROUPPER
+	RET
+
+// func reluGradAVX2(dx, dy, y *float32, n int)
+TEXT ·reluGradAVX2(SB), NOSPLIT, $0-32
+	ZXY
+	VXORPS Y15, Y15, Y15
+reluGrad2Loop:
+	VMOVUPS (DX)(AX*4), Y1
+	VCMPPS $0x1e, Y15, Y1, Y1
+	VANDPS (SI)(AX*4), Y1, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT reluGrad2Loop
+	VZEROUPPER
+	RET
+
+// func biasReLUAVX2(z, x *float32, n int, b float32)
+TEXT ·biasReLUAVX2(SB), NOSPLIT, $0-28
+	MOVQ z+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS b+24(FP), Y14
+	VXORPS Y15, Y15, Y15
+	XORQ AX, AX
+biasReLU2Loop:
+	VADDPS (SI)(AX*4), Y14, Y0
+	VCMPPS $0x05, Y15, Y0, Y1
+	VANDPS Y0, Y1, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT biasReLU2Loop
 	VZEROUPPER
 	RET
 

@@ -54,6 +54,28 @@ func TestElementwise(t *testing.T) {
 		}
 		same("AddMul", n, z, want)
 
+		ReLUGrad(z, x, y)
+		for i := range want {
+			want[i] = 0
+			if y[i] > 0 {
+				want[i] = x[i]
+			}
+		}
+		same("ReLUGrad", n, z, want)
+
+		b := float32(rng.NormFloat64())
+		BiasReLU(z, x, b)
+		for i := range want {
+			want[i] = 0
+			if u := x[i] + b; !(u < 0) {
+				want[i] = u
+			}
+		}
+		same("BiasReLU", n, z, want)
+		copy(z, x)
+		BiasReLU(z, z, b)
+		same("BiasReLU in place", n, z, want)
+
 		mean, rstd := rng.NormFloat64(), 1+rng.Float64()
 		h, wantH := make([]float32, n), make([]float32, n)
 		Normalize(z, h, x, w, mean, rstd)
@@ -91,6 +113,16 @@ func BenchmarkElementwise(b *testing.B) {
 		b.Run("Add/"+impl.name, func(b *testing.B) {
 			for b.Loop() {
 				impl.ops.add(z, x, y)
+			}
+		})
+		b.Run("ReLUGrad/"+impl.name, func(b *testing.B) {
+			for b.Loop() {
+				impl.ops.reluGrad(z, x, y)
+			}
+		})
+		b.Run("BiasReLU/"+impl.name, func(b *testing.B) {
+			for b.Loop() {
+				impl.ops.biasReLU(z, x, 0.1)
 			}
 		})
 		b.Run("Normalize/"+impl.name, func(b *testing.B) {

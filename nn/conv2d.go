@@ -121,11 +121,7 @@ func (c *Conv2d) finishOutput(y []float32, p int) {
 		case c.Bias == nil:
 			reluRow(row, row)
 		case c.ReLU:
-			v := c.Bias.Value.Data[co]
-			for j, u := range row {
-				u += v
-				row[j] = keepIf(u, !(u < 0))
-			}
+			kernels.BiasReLU(row, row, c.Bias.Value.Data[co])
 		default:
 			v := c.Bias.Value.Data[co]
 			for j := range row {
@@ -167,7 +163,7 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 			for i := range b {
 				rows := dy.Data[(i*c.cout+lo)*p : (i*c.cout+hi)*p]
 				if c.ReLU {
-					reluGradRows(rows, in.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], c.y.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p])
+					kernels.ReLUGrad(rows, in.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], c.y.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p])
 				}
 				if c.Bias != nil && plain {
 					addRowSums(c.Bias.Grad.Data[lo:hi], rows, p)

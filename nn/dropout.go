@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -41,12 +42,12 @@ func (d *Dropout) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	// An element is dropped where ctx.Rand.Float64() < P. Float64 is the
 	// low 53 bits of a Uint64 over 2⁵³, so the same test, exactly (P·2⁵³
 	// only scales P by a power of two), is the integer's against P·2⁵³,
-	// with no division and, through keepIf, no branch on a coin flip. The
+	// with no division and, through kernels.KeepIf, no branch on a coin flip. The
 	// draws are serial; applying the mask is shared out.
 	cut := d.P * (1 << 53)
 	for i := range d.scale {
 		u := ctx.Rand.Uint64() << 11 >> 11
-		d.scale[i] = keepIf(keep, !(float64(u) < cut))
+		d.scale[i] = kernels.KeepIf(keep, !(float64(u) < cut))
 	}
 	spans(len(x.Data), passSpan, func(lo, hi int) {
 		y, s := d.y.Data[lo:hi], d.scale[lo:hi]

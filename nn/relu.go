@@ -1,8 +1,7 @@
 package nn
 
 import (
-	"math"
-
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -29,7 +28,7 @@ func (r *ReLU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic("nn: ReLU: gradient " + dy.String() + " does not match the latest Forward")
 	}
 	r.dx = reuse(r.dx, dy.Shape...)
-	spans(len(dy.Data), passSpan, func(lo, hi int) { reluGradRows(r.dx.Data[lo:hi], dy.Data[lo:hi], r.y.Data[lo:hi]) })
+	spans(len(dy.Data), passSpan, func(lo, hi int) { kernels.ReLUGrad(r.dx.Data[lo:hi], dy.Data[lo:hi], r.y.Data[lo:hi]) })
 	return r.dx
 }
 
@@ -37,29 +36,8 @@ func (r *ReLU) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 func reluRow(y, x []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		y[i] = keepIf(v, !(v < 0))
+		y[i] = kernels.KeepIf(v, !(v < 0))
 	}
-}
-
-// reluGradRows stores into dx the elements of dy where the ReLU's output y
-// is positive, +0 elsewhere (len(dy) elements).
-func reluGradRows(dx, dy, y []float32) {
-	dx, y = dx[:len(dy)], y[:len(dy)]
-	for i, v := range dy {
-		dx[i] = keepIf(v, y[i] > 0)
-	}
-}
-
-// keepIf is v if keep and +0 otherwise, by masking v's bits: the compiler
-// turns the integer choice into a conditional move, while a branch on the
-// sign of an activation, as unpredictable as a coin, costs a misprediction
-// every other element.
-func keepIf(v float32, keep bool) float32 {
-	var m uint32
-	if keep {
-		m = ^uint32(0)
-	}
-	return math.Float32frombits(math.Float32bits(v) & m)
 }
 
 // Params returns nil: ReLU has no parameters.
