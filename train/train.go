@@ -79,7 +79,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
@@ -704,12 +703,7 @@ func (t *Trainer) each(reverse bool, f func(j int, sp span)) {
 		run(0)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < nw; w++ {
-		wg.Go(func() { run(w) })
-	}
-	run(0)
-	wg.Wait()
+	kernels.Parallel(nw, run)
 }
 
 func uniqueParams(ps []*nn.Param) []*nn.Param {
