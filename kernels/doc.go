@@ -62,15 +62,7 @@
 //
 // # Speed
 //
-// On the 2-core AVX-512 Xeon this was written on (shared with other jobs, so
-// wall-clock figures vary by tens of percent from run to run), measured by
-// thread CPU time on one thread against OpenBLAS 0.3.21: 0.95–1.62× on the
-// AlexNet-CIFAR and GPT layer shapes with AVX-512 (GPT-2's qkv product
-// 0.93–1.01 across runs), and with the AVX2 kernels 0.95–1.25× except fc1's
-// input gradient (0.89) and a product with a transposed A (0.87). With the
-// other jobs kept off the cores (real-time priority), wall clock, one and two
-// threads, every shape was at 0.95× OpenBLAS or above with both kernels;
-// two threads ran single products at 1.9–2.0 cores. The portable kernel
-// runs 512³ at about 9–10 GFLOP/s a core. README.md has the tables, the
-// before/after figures and the commands that reproduce them.
+// README.md has the figures against OpenBLAS, per model shape, thread count
+// and kernel, with the commands that reproduce them (BenchmarkSgemm and
+// BenchmarkOpenBLAS, each in a process of its own).
 package kernels

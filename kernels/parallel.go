@@ -186,6 +186,25 @@ func shareOut(kern *microKernel, workers, cols, units int, pack func(u int), chu
 	})
 }
 
+// Parallel runs f(w) for every w in [0, n) at once, f(0) on the calling
+// goroutine and the others on helper goroutines that Sgemm's parallel
+// products share, kept between calls, and returns when all have returned.
+// Each w runs exactly once; which goroutine runs it is not fixed, so f(w)
+// must depend only on w for results to be reproducible. It is for work
+// split among up to GOMAXPROCS goroutines: starting a fresh goroutine on
+// another core costs tens of microseconds on the machines this runs on
+// (parallelFor), which a layer's pass on two cores can take entirely.
+func Parallel(n int, f func(w int)) {
+	if n <= 1 {
+		if n == 1 {
+			f(0)
+		}
+		return
+	}
+	var next atomic.Int64
+	parallelFor(n, func() { f(int(next.Add(1)) - 1) })
+}
+
 // parallelFor runs f on the calling goroutine and on workers-1 helpers,
 // and returns when all are done.
 //

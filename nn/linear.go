@@ -312,7 +312,7 @@ func weightedSum(dst, g []float32, c []float32) {
 func workers(n int) int { return max(1, min(n, runtime.GOMAXPROCS(0))) }
 
 // parallel splits [0,n) into nw contiguous blocks and runs f(w, lo, hi) for
-// block w on its own goroutine (inline when nw is 1). Which items a block
+// block w on its own goroutine (kernels.Parallel; inline when nw is 1). Which items a block
 // holds depends on nw, so f must compute every item independently of the
 // others for results not to depend on GOMAXPROCS.
 func parallel(n, nw int, f func(w, lo, hi int)) {
@@ -320,12 +320,7 @@ func parallel(n, nw int, f func(w, lo, hi int)) {
 		f(0, 0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := range nw {
-		lo, hi := w*n/nw, (w+1)*n/nw
-		wg.Go(func() { f(w, lo, hi) })
-	}
-	wg.Wait()
+	kernels.Parallel(nw, func(w int) { f(w, w*n/nw, (w+1)*n/nw) })
 }
 
 // spans runs f over [0,n) split into contiguous spans, one per goroutine,

@@ -2,8 +2,8 @@ package optim
 
 import (
 	"runtime"
-	"sync"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
 )
 
@@ -42,12 +42,7 @@ func shard(params []*nn.Param, u updater) {
 // shardAmong is shard's parallel case: nw goroutines, n elements. (Apart,
 // so that the serial case's variables do not escape to the heap.)
 func shardAmong(params []*nn.Param, u updater, n, nw int) {
-	var wg sync.WaitGroup
-	for w := 1; w < nw; w++ {
-		wg.Go(func() { shareOf(params, u, w*n/nw, (w+1)*n/nw) })
-	}
-	shareOf(params, u, 0, n/nw)
-	wg.Wait()
+	kernels.Parallel(nw, func(w int) { shareOf(params, u, w*n/nw, (w+1)*n/nw) })
 }
 
 // shareOf updates elements [lo,hi) of params laid end to end.

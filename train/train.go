@@ -79,7 +79,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
@@ -719,21 +718,11 @@ func (t *Trainer) eachRun(f func(i, lo, hi int)) {
 }
 
 // shares splits the span indices evenly among up to GOMAXPROCS goroutines
-// and runs run on each goroutine's range [lo,hi).
+// (kernels.Parallel) and runs run on each goroutine's range [lo,hi).
 func (t *Trainer) shares(run func(lo, hi int)) {
 	n := len(t.spans)
 	nw := max(1, min(n, runtime.GOMAXPROCS(0)))
-	share := func(w int) { run(w*n/nw, (w+1)*n/nw) }
-	if nw == 1 {
-		share(0)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < nw; w++ {
-		wg.Go(func() { share(w) })
-	}
-	share(0)
-	wg.Wait()
+	kernels.Parallel(nw, func(w int) { run(w*n/nw, (w+1)*n/nw) })
 }
 
 func uniqueParams(ps []*nn.Param) []*nn.Param {
