@@ -9,10 +9,9 @@ import (
 
 const (
 	// chunksPerWorker is about how many chunks of C gemmParallel cuts per
-	// goroutine, and the fewest units of its joint packing per goroutine:
-	// enough that one slowed by another job on its core leaves its share
-	// to the others, few enough that each chunk keeps the cache blocking
-	// of gemmSerial.
+	// goroutine: enough that one slowed by another job on its core leaves
+	// its share to the others, few enough that each chunk keeps the cache
+	// blocking of gemmSerial.
 	chunksPerWorker = 4
 	// minRowTiles and minColTiles are the fewest micro-tile rows and
 	// columns in a chunk: each packed panel of the shared operand, loaded
@@ -105,7 +104,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 	buf := getPrepacked(np * k)
 	defer prepacked.Put(buf)
 	pb := *buf
-	cols := packWidth(n, k, nr, kern.kc, workers)
+	cols := max(nr, packUnit/kern.kc/nr*nr)
 	groups := ceilDiv(n, cols)
 	shareOut(kern, workers, 0, ceilDiv(k, kern.kc)*groups, func(u int) {
 		pc, j0 := u/groups*kern.kc, u%groups*cols
@@ -140,7 +139,7 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 		buf := getPrepacked(mp * k)
 		defer prepacked.Put(buf)
 		pre = *buf
-		rows := packWidth(m, k, mr, kern.kc, workers)
+		rows := max(mr, packUnit/kern.kc/mr*mr)
 		groups := ceilDiv(m, rows)
 		units = ceilDiv(k, kern.kc) * groups
 		pack = func(u int) {
@@ -154,17 +153,6 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 		j0, j1 := i*nt/chunks*nr, min(n, (i+1)*nt/chunks*nr)
 		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 	})
-}
-
-// packWidth returns how many rows or columns (a multiple of size, the
-// panel width) of an operand n wide and k deep one unit of the joint
-// packing holds: about packUnit floats per kc slice, but fewer where that
-// would leave fewer than chunksPerWorker units per goroutine, as the
-// goroutines wait for the last unit before any computes (one unit of a
-// small product's whole operand would leave the others idle meanwhile).
-func packWidth(n, k, size, kc, workers int) int {
-	groups := max(ceilDiv(n, packUnit/kc), ceilDiv(chunksPerWorker*workers, ceilDiv(k, kc)))
-	return roundUp(ceilDiv(n, groups), size)
 }
 
 // shareOut runs units calls of pack, then chunks calls of compute, on up to
