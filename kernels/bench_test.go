@@ -41,6 +41,8 @@ var modelShapes = []gemmShape{
 	{name: "gpt128/qkv.fwd", transB: true, m: 768, n: 384, k: 128, batch: 1},
 	{name: "gpt128/mlp.fc.fwd", transB: true, m: 768, n: 512, k: 128, batch: 1},
 	{name: "gpt128/lm_head.fwd", transB: true, m: 768, n: 65, k: 128, batch: 1},
+	{name: "gpt128/attn.proj.fwd", transB: true, m: 768, n: 128, k: 128, batch: 1},
+	{name: "gpt128/mlp.proj.dW", transA: true, m: 128, n: 512, k: 768, batch: 1},
 	{name: "gpt384/qkv.fwd", transB: true, m: 3072, n: 1152, k: 384, batch: 1},
 	{name: "gpt384/mlp.proj.fwd", transB: true, m: 3072, n: 384, k: 1536, batch: 1},
 	{name: "gpt384/mlp.proj.dX", m: 3072, n: 1536, k: 384, batch: 1},
