@@ -2,10 +2,21 @@
 
 #include "textflag.h"
 
+// PICK sets V to the inputs of the block in Z10–Z13 at the offsets in T
+// (0 to 63), K marking those at 32 and over; Z14 is scratch.
+#define PICK(T, K, V) \
+	VMOVDQA32 T, V; \
+	VPERMI2PS Z11, Z10, V; \
+	VMOVDQA32 T, Z14; \
+	VPERMI2PS Z13, Z12, Z14; \
+	VMOVAPS Z14, K, V
+
 // func maxPool2x2AVX512(x, y *float32, idx *int32, blocks int, tab *int32)
 //
 // maxPool2x2Blocks on AVX-512: tab holds four rows of 16 offsets into a
-// block of 64 inputs, the window's elements a0, a1, b0, b1 of every lane.
+// block of 64 inputs, the window's elements a0, a1, b0, b1 of every lane,
+// which two-table permutes pick from the block in four registers (gathers
+// are slower, as slow as the Go loop on AVX2).
 // The maximum is Go's max(a0, a1, b0, b1) instruction for instruction,
 // max(p, q) = -(t | u) with t = MINPS(-p, -q), u = MINPS(t, -p), so NaN
 // payloads and the sign of zero come out as the portable code's.
@@ -24,15 +35,21 @@ TEXT ·maxPool2x2AVX512(SB), NOSPLIT, $0-40
 	MOVL $64, AX
 	VPBROADCASTD AX, Z30 // inputs a block
 	VPXORD Z29, Z29, Z29 // the block's offset in its plane
+	MOVL $32, AX
+	VPBROADCASTD AX, Z28
+	VPTESTMD Z28, Z20, K4 // lanes whose a0 lies in the block's second half
+	VPTESTMD Z28, Z21, K5
+	VPTESTMD Z28, Z22, K6
+	VPTESTMD Z28, Z23, K7
 loop:
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z20*4), K1, Z0
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z21*4), K1, Z1
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z22*4), K1, Z2
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z23*4), K1, Z3
+	VMOVUPS 0(SI), Z10
+	VMOVUPS 64(SI), Z11
+	VMOVUPS 128(SI), Z12
+	VMOVUPS 192(SI), Z13
+	PICK(Z20, K4, Z0)
+	PICK(Z21, K5, Z1)
+	PICK(Z22, K6, Z2)
+	PICK(Z23, K7, Z3)
 
 	// m = -max(a0, a1)
 	VPXORD Z31, Z0, Z4
