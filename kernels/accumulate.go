@@ -1,7 +1,5 @@
 package kernels
 
-import "sync/atomic"
-
 // accumulateBatched is SgemmBatched for a batch of products that all add
 // into one C (strideC 0; a convolution's weight gradient summed over the
 // images) on several goroutines. C is cut into one column block per
@@ -26,9 +24,7 @@ func accumulateBatched(threads int, pre []float32, transA, transB bool, m, n, k 
 	}
 	colTiles, rowTiles := ceilDiv(n, kern.nr), ceilDiv(m, kern.mr)
 	if workers := min(threads, colTiles/2); workers > 1 && m*kern.nr*k > smallWork {
-		var slot atomic.Int64
-		parallelFor(workers, func() {
-			w := int(slot.Add(1)) - 1
+		Parallel(workers, func(w int) {
 			j0, j1 := w*colTiles/workers*kern.nr, min(n, (w+1)*colTiles/workers*kern.nr)
 			for i := range batch {
 				sgemmPre(kern, 1, pre, transA, transB, m, j1-j0, k, alpha, a[i*strideA:], lda, b[i*strideB+offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
@@ -38,9 +34,7 @@ func accumulateBatched(threads int, pre []float32, transA, transB bool, m, n, k 
 	}
 	// Row blocks take rows of the unpacked A: not with a prepacked one.
 	if workers := min(threads, rowTiles/2); workers > 1 && pre == nil && kern.mr*n*k > smallWork {
-		var slot atomic.Int64
-		parallelFor(workers, func() {
-			w := int(slot.Add(1)) - 1
+		Parallel(workers, func(w int) {
 			i0, i1 := w*rowTiles/workers*kern.mr, min(m, (w+1)*rowTiles/workers*kern.mr)
 			for i := range batch {
 				sgemmPre(kern, 1, nil, transA, transB, i1-i0, n, k, alpha, a[i*strideA+offset(transA, i0, lda):], lda, b[i*strideB:], ldb, beta, c[i0*ldc:], ldc)

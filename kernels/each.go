@@ -51,12 +51,10 @@ func SgemmEach(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		}
 		return
 	}
-	// Each goroutine takes a slot w for its scratch, then the next product
-	// not yet taken, so one slowed down by another job on its core takes
-	// fewer.
-	var slot, next atomic.Int64
-	parallelFor(min(threads, batch), func() {
-		w := int(slot.Add(1)) - 1
+	// Each goroutine w takes the next product not yet taken, so one slowed
+	// down by another job on its core takes fewer.
+	var next atomic.Int64
+	Parallel(min(threads, batch), func(w int) {
 		for i := int(next.Add(1)) - 1; i < batch; i = int(next.Add(1)) - 1 {
 			one(w, i, 1)
 		}

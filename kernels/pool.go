@@ -15,6 +15,10 @@ func MaxPool2d(x []float32, c, h, w, k, stride int, y []float32, idx []int32) {
 	if len(y) < c*oh*ow || len(idx) < c*oh*ow {
 		panic(fmt.Sprintf("kernels: MaxPool2d: y or idx shorter than %d", c*oh*ow))
 	}
+	if k == 2 && stride == 2 && maxPool2x2Asm != nil && h == 2*oh && w == 2*ow && 16%ow == 0 && oh*ow%16 == 0 {
+		maxPool2x2Blocks(x[:c*h*w], c, h, w, y[:c*oh*ow], idx[:c*oh*ow])
+		return
+	}
 	for ci := 0; ci < c; ci++ {
 		plane := x[ci*h*w : (ci+1)*h*w]
 		yo, io := y[ci*oh*ow:(ci+1)*oh*ow], idx[ci*oh*ow:(ci+1)*oh*ow]
@@ -69,6 +73,24 @@ func maxPool2x2(plane []float32, w, oh, ow int, y []float32, idx []int32) {
 			}
 			yr[ox], ir[ox] = best, int32(at)
 		}
+	}
+}
+
+// maxPool2x2Blocks is maxPool2x2 for every channel of x [c,h,w] when the
+// windows tile the planes exactly (h, w even) and the outputs of a plane
+// come in blocks of 16 whole output rows (ow divides 16, 16 divides oh·ow):
+// the 16 outputs of a block then pool 64 consecutive inputs in the same
+// pattern, whose offsets maxPool2x2Asm takes from a table.
+func maxPool2x2Blocks(x []float32, c, h, w int, y []float32, idx []int32) {
+	ow := w / 2
+	var tab [4][16]int32 // offsets of a0, a1, b0, b1 in a block
+	for l := range 16 {
+		at := int32(2*(l/ow)*w + 2*(l%ow))
+		tab[0][l], tab[1][l], tab[2][l], tab[3][l] = at, at+1, at+int32(w), at+int32(w)+1
+	}
+	n := h * w / 4 // outputs a plane
+	for ci := range c {
+		maxPool2x2Asm(&x[ci*h*w], &y[ci*n], &idx[ci*n], n/16, &tab[0][0])
 	}
 }
 

@@ -65,6 +65,52 @@ func TestMaxPool2dNaN(t *testing.T) {
 	}
 }
 
+// TestMaxPool2x2Bits checks that MaxPool2d's 2×2, stride-2 paths (the
+// assembly where it runs) give the portable loop's bits, NaN payloads and
+// signs of zero included, on every block geometry and on the shapes that
+// fall back to the loop.
+func TestMaxPool2x2Bits(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	special := []float32{
+		0, float32(math.Copysign(0, -1)), 1, -1,
+		float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002),
+		math.Float32frombits(0x7f800003), // signalling NaN
+		math.SmallestNonzeroFloat32, math.MaxFloat32,
+	}
+	for _, tc := range []struct{ c, h, w int }{
+		{3, 32, 32}, {5, 16, 16}, {4, 8, 8}, {2, 16, 8}, {3, 32, 4}, {2, 64, 2}, {2, 32, 2}, {1, 8, 4}, // blocks
+		{2, 4, 4}, {1, 6, 6}, {2, 9, 8}, {2, 8, 9}, {1, 4, 64}, {3, 2, 32}, // the loop
+	} {
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			x := make([]float32, tc.c*tc.h*tc.w)
+			for i := range x {
+				switch r.IntN(3) {
+				case 0:
+					x[i] = special[r.IntN(len(special))]
+				case 1:
+					x[i] = float32(r.IntN(3) - 1) // ties
+				default:
+					x[i] = float32(r.NormFloat64())
+				}
+			}
+			oh, ow := tc.h/2, tc.w/2
+			y, idx := make([]float32, tc.c*oh*ow), make([]int32, tc.c*oh*ow)
+			MaxPool2d(x, tc.c, tc.h, tc.w, 2, 2, y, idx)
+			wy, widx := make([]float32, len(y)), make([]int32, len(idx))
+			for ci := range tc.c {
+				n := oh * ow
+				maxPool2x2(x[ci*tc.h*tc.w:(ci+1)*tc.h*tc.w], tc.w, oh, ow, wy[ci*n:(ci+1)*n], widx[ci*n:(ci+1)*n])
+			}
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(wy[i]) || idx[i] != widx[i] {
+					t.Fatalf("out %d: got (%#x at %d), want (%#x at %d)", i, math.Float32bits(y[i]), idx[i], math.Float32bits(wy[i]), widx[i])
+				}
+			}
+		})
+	}
+}
+
 func TestAdaptiveAvgPool2d(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct{ c, h, w, oh, ow int }{
