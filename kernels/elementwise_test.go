@@ -23,14 +23,6 @@ func TestElementwise(t *testing.T) {
 		}
 		return v
 	}
-	same := func(name string, n int, got, want []float32) {
-		t.Helper()
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s, %d elements: element %d is %v, want %v", name, n, i, got[i], want[i])
-			}
-		}
-	}
 	for n := range 71 {
 		x, y, z0, w := vec(n), vec(n), vec(n), vec(n)
 		z, want := make([]float32, n), make([]float32, n)
@@ -39,20 +31,20 @@ func TestElementwise(t *testing.T) {
 		for i := range want {
 			want[i] = x[i] + y[i]
 		}
-		same("Add", n, z, want)
+		sameBits(t, "Add", z, want)
 
 		Mul(z, x, y)
 		for i := range want {
 			want[i] = x[i] * y[i]
 		}
-		same("Mul", n, z, want)
+		sameBits(t, "Mul", z, want)
 
 		copy(z, z0)
 		AddMul(z, x, y)
 		for i := range want {
 			want[i] = z0[i] + x[i]*y[i]
 		}
-		same("AddMul", n, z, want)
+		sameBits(t, "AddMul", z, want)
 
 		ReLUGrad(z, x, y)
 		for i := range want {
@@ -61,7 +53,7 @@ func TestElementwise(t *testing.T) {
 				want[i] = x[i]
 			}
 		}
-		same("ReLUGrad", n, z, want)
+		sameBits(t, "ReLUGrad", z, want)
 
 		b := float32(rng.NormFloat64())
 		BiasReLU(z, x, b)
@@ -71,10 +63,10 @@ func TestElementwise(t *testing.T) {
 				want[i] = u
 			}
 		}
-		same("BiasReLU", n, z, want)
+		sameBits(t, "BiasReLU", z, want)
 		copy(z, x)
 		BiasReLU(z, z, b)
-		same("BiasReLU in place", n, z, want)
+		sameBits(t, "BiasReLU in place", z, want)
 
 		mean, rstd := rng.NormFloat64(), 1+rng.Float64()
 		h, wantH := make([]float32, n), make([]float32, n)
@@ -83,15 +75,15 @@ func TestElementwise(t *testing.T) {
 			wantH[i] = float32((float64(x[i]) - mean) * rstd)
 			want[i] = wantH[i] * w[i]
 		}
-		same("Normalize h", n, h, wantH)
-		same("Normalize y", n, z, want)
+		sameBits(t, "Normalize h", h, wantH)
+		sameBits(t, "Normalize y", z, want)
 
 		r, sg, sgx := float32(1+rng.Float64()), float32(rng.NormFloat64()), float32(rng.NormFloat64())
 		NormalizeGrad(z, x, h, w, r, sg, sgx)
 		for i := range want {
 			want[i] = r * (x[i]*w[i] - sg - h[i]*sgx)
 		}
-		same("NormalizeGrad", n, z, want)
+		sameBits(t, "NormalizeGrad", z, want)
 	}
 }
 

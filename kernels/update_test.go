@@ -26,14 +26,6 @@ func TestUpdates(t *testing.T) {
 		}
 		return v
 	}
-	same := func(name string, n int, got, want []float32) {
-		t.Helper()
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s, %d elements: element %d is %v, want %v", name, n, i, got[i], want[i])
-			}
-		}
-	}
 	for n := range 71 {
 		w, g, b := vec(n, false), vec(n, false), vec(n, false)
 		ww, wb := append([]float32(nil), w...), append([]float32(nil), b...)
@@ -43,8 +35,8 @@ func TestUpdates(t *testing.T) {
 			wb[j] = mu*wb[j] + (g[j] + wd*x)
 			ww[j] = x - lr*wb[j]
 		}
-		same("SGDMomentum b", n, b, wb)
-		same("SGDMomentum w", n, w, ww)
+		sameBits(t, "SGDMomentum b", b, wb)
+		sameBits(t, "SGDMomentum w", w, ww)
 
 		for _, weight := range []float32{0.1, 0.5, 0.8} {
 			c := AdamWConsts{Decay: 0.9999, Lerp: weight, Beta2: 0.99, OneMinusBeta2: 0.01, BC2Sqrt: 0.3, Eps: 1e-8, StepSize: 1e-3}
@@ -62,9 +54,9 @@ func TestUpdates(t *testing.T) {
 				denom := float32(math.Sqrt(float64(wv[j])))/c.BC2Sqrt + c.Eps
 				ww[j] = x - c.StepSize*(wm[j]/denom)
 			}
-			same("AdamW m", n, m, wm)
-			same("AdamW v", n, v, wv)
-			same("AdamW w", n, w, ww)
+			sameBits(t, "AdamW m", m, wm)
+			sameBits(t, "AdamW v", v, wv)
+			sameBits(t, "AdamW w", w, ww)
 		}
 	}
 }
