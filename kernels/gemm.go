@@ -282,23 +282,17 @@ func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int,
 			}
 			for ir := full; ir < mc; ir += mr {
 				d := dst[ir*kc+p*mr:][:mr]
-				if alpha == 1 {
-					clear(d[copy(d, src[ir:]):])
-					continue
-				}
-				rows := min(mr, mc-ir)
-				for r, v := range src[ir : ir+rows] {
-					d[r] = alpha * v
-				}
-				clear(d[rows:])
+				clear(d[copy(d, src[ir:]):])
 			}
 		}
+		scalePanels(alpha, dst[full*kc:roundUp(mc, mr)*kc])
 		return
 	}
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : (ir+mr)*kc]
 		rows := min(mr, mc-ir)
-		if alpha == 1 && kern.transposed(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, rows) {
+		if kern.transposed(a[(i0+ir)*lda+p0:], lda, kc, panel, mr, rows) {
+			scalePanels(alpha, panel)
 			continue
 		}
 		for r := range rows {
@@ -312,6 +306,17 @@ func (kern *microKernel) packA(trans bool, a []float32, lda, i0, mc, p0, kc int,
 				panel[p*mr+r] = 0
 			}
 		}
+	}
+}
+
+// scalePanels multiplies packed panels of A by alpha, unless alpha is 1:
+// each value is the one rounded product alpha·v that packing it scaled
+// would give, and the padding's zeros stay zeros but for their sign (and
+// NaN for an infinite alpha), which only the discarded rows of a tile
+// see.
+func scalePanels(alpha float32, panels []float32) {
+	if alpha != 1 {
+		vec.scale(alpha, panels)
 	}
 }
 
