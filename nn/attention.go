@@ -41,34 +41,57 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	}
 	a.b, a.t, a.d = x.Shape[0], x.Shape[1], x.Shape[2]/3
 	b, t, d, h := a.b, a.t, a.d, a.NHead
-	hd := d / h
 	a.qkv = x
 	a.p = reuse(a.p, b, h, t, t)
 	a.y = reuse(a.y, b, t, d)
-	scale := float32(1 / math.Sqrt(float64(hd)))
 	for len(a.exps) < workers(b*h) {
 		a.exps = append(a.exps, make([]float64, softmaxSpan))
 	}
-	a.each(func(w, j int) {
-		q, k, _ := a.heads(x.Data, j)
-		p := a.p.Data[j*t*t : (j+1)*t*t]
-		for r0, r1 := range causalBlocks(t) {
-			kernels.Sgemm(false, true, r1-r0, r1, hd, scale, q[r0*3*d:], 3*d, k, 3*d, 0, p[r0*t:], t)
-		}
-		causalSoftmax(p, t, a.exps[w])
-	})
-	a.pd = a.p
-	if a.Drop != nil {
+	if a.Drop.dropping(ctx) {
+		// The mask is drawn over all the probabilities at once, between
+		// the two halves of every job.
+		a.each(func(w, j int) { a.probs(w, j) })
 		a.pd = a.Drop.Forward(ctx, a.p)
+		a.each(func(_, j int) { a.mix(j) })
+		return a.y
 	}
-	a.each(func(_, j int) {
-		_, _, v := a.heads(x.Data, j)
-		pd, y := a.pd.Data[j*t*t:], a.out(a.y.Data, j)
-		for r0, r1 := range causalBlocks(t) {
-			kernels.Sgemm(false, false, r1-r0, hd, r1, 1, pd[r0*t:], t, v, 3*d, 0, y[r0*d:], d)
-		}
+	if a.Drop != nil {
+		a.Drop.Forward(ctx, a.p) // the identity; Backward's will be too
+	}
+	a.pd = a.p
+	a.each(func(w, j int) {
+		a.probs(w, j)
+		a.mix(j)
 	})
 	return a.y
+}
+
+// probs sets job j's probabilities softmax(q·kᵀ/√hd + causal mask), using
+// worker w's scratch.
+func (a *CausalAttention) probs(w, j int) {
+	t, d := a.t, a.d
+	hd := d / a.NHead
+	q, k, _ := a.heads(a.qkv.Data, j)
+	p := a.p.Data[j*t*t : (j+1)*t*t]
+	for r0, r1 := range causalBlocks(t) {
+		kernels.Sgemm(false, true, r1-r0, r1, hd, a.scale(), q[r0*3*d:], 3*d, k, 3*d, 0, p[r0*t:], t)
+	}
+	causalSoftmax(p, t, a.exps[w])
+}
+
+// mix sets job j's output, its probabilities (after dropout) times v.
+func (a *CausalAttention) mix(j int) {
+	t, d := a.t, a.d
+	_, _, v := a.heads(a.qkv.Data, j)
+	pd, y := a.pd.Data[j*t*t:], a.out(a.y.Data, j)
+	for r0, r1 := range causalBlocks(t) {
+		kernels.Sgemm(false, false, r1-r0, d/a.NHead, r1, 1, pd[r0*t:], t, v, 3*d, 0, y[r0*d:], d)
+	}
+}
+
+// scale is the scores' factor 1/√hd.
+func (a *CausalAttention) scale() float32 {
+	return float32(1 / math.Sqrt(float64(a.d/a.NHead)))
 }
 
 // Backward returns the gradient with respect to the packed projections.
@@ -77,35 +100,49 @@ func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tens
 	if !(len(dy.Shape) == 3 && dy.Shape[0] == b && dy.Shape[1] == t && dy.Shape[2] == d) {
 		panic(fmt.Sprintf("nn: CausalAttention: gradient %v for output [%d %d %d]", dy, b, t, d))
 	}
-	hd := d / h
 	a.dp = reuse(a.dp, b, h, t, t)
 	a.dqkv = reuse(a.dqkv, b, t, 3*d)
-	x, dx := a.qkv.Data, a.dqkv.Data
-	a.each(func(_, j int) {
-		_, _, v := a.heads(x, j)
-		_, _, dv := a.heads(dx, j)
-		dyj, dp := a.out(dy.Data, j), a.dp.Data[j*t*t:]
-		for r0, r1 := range causalBlocks(t) {
-			kernels.Sgemm(false, true, r1-r0, r1, hd, 1, dyj[r0*d:], d, v, 3*d, 0, dp[r0*t:], t)
-		}
-		kernels.Sgemm(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, 0, dv, 3*d)
-	})
-	dp := a.dp
-	if a.Drop != nil {
-		dp = a.Drop.Backward(ctx, a.dp)
+	if a.Drop != nil && a.Drop.train {
+		a.each(func(_, j int) { a.probsGrad(j, dy) })
+		dp := a.Drop.Backward(ctx, a.dp)
+		a.each(func(_, j int) { a.scoresGrad(j, dp) })
+		return a.dqkv
 	}
-	scale := float32(1 / math.Sqrt(float64(hd)))
 	a.each(func(_, j int) {
-		q, k, _ := a.heads(x, j)
-		dq, dk, _ := a.heads(dx, j)
-		ds := a.dp.Data[j*t*t : (j+1)*t*t]
-		causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t)
-		for r0, r1 := range causalBlocks(t) {
-			kernels.Sgemm(false, false, r1-r0, hd, r1, scale, ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
-		}
-		kernels.Sgemm(true, false, t, hd, t, scale, ds, t, q, 3*d, 0, dk, 3*d)
+		a.probsGrad(j, dy)
+		a.scoresGrad(j, a.dp)
 	})
 	return a.dqkv
+}
+
+// probsGrad sets job j's gradient of the probabilities (after dropout),
+// dy·vᵀ, into a.dp, and that of v, pdᵀ·dy.
+func (a *CausalAttention) probsGrad(j int, dy *tensor.Tensor) {
+	t, d := a.t, a.d
+	hd := d / a.NHead
+	_, _, v := a.heads(a.qkv.Data, j)
+	_, _, dv := a.heads(a.dqkv.Data, j)
+	dyj, dp := a.out(dy.Data, j), a.dp.Data[j*t*t:]
+	for r0, r1 := range causalBlocks(t) {
+		kernels.Sgemm(false, true, r1-r0, r1, hd, 1, dyj[r0*d:], d, v, 3*d, 0, dp[r0*t:], t)
+	}
+	kernels.Sgemm(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, 0, dv, 3*d)
+}
+
+// scoresGrad turns job j's gradient of the probabilities (before dropout),
+// dp, into that of the scores, in a.dp, and sets the gradients of q and k
+// from it.
+func (a *CausalAttention) scoresGrad(j int, dp *tensor.Tensor) {
+	t, d := a.t, a.d
+	hd := d / a.NHead
+	q, k, _ := a.heads(a.qkv.Data, j)
+	dq, dk, _ := a.heads(a.dqkv.Data, j)
+	ds := a.dp.Data[j*t*t : (j+1)*t*t]
+	causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t)
+	for r0, r1 := range causalBlocks(t) {
+		kernels.Sgemm(false, false, r1-r0, hd, r1, a.scale(), ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
+	}
+	kernels.Sgemm(true, false, t, hd, t, a.scale(), ds, t, q, 3*d, 0, dk, 3*d)
 }
 
 // Params returns nil: the attention core has no parameters.

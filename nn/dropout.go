@@ -29,7 +29,7 @@ func NewDropout(p float64) *Dropout {
 // Forward draws a mask from ctx.Rand when ctx.Train is set and P > 0, and is
 // the identity otherwise.
 func (d *Dropout) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
-	d.train = ctx.Train && d.P > 0
+	d.train = d.dropping(ctx)
 	if !d.train {
 		return x
 	}
@@ -56,6 +56,12 @@ func (d *Dropout) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		}
 	})
 	return d.y
+}
+
+// dropping reports whether Forward in ctx draws a mask (false for a nil
+// Dropout): when it does not, Forward and Backward are the identity.
+func (d *Dropout) dropping(ctx *Context) bool {
+	return d != nil && ctx.Train && d.P > 0
 }
 
 // Backward applies the latest Forward's mask to dy.
