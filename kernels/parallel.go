@@ -106,13 +106,21 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 	pb := *buf
 	cols := max(nr, packUnit/kern.kc/nr*nr)
 	groups := ceilDiv(n, cols)
+	mt := ceilDiv(m, mr)
+	rows := func(i int) (i0, i1 int) { return i * mt / chunks * mr, min(m, (i+1)*mt/chunks*mr) }
+	var first func(ws *workspace, i int)
+	if pre == nil {
+		first = func(ws *workspace, i int) {
+			i0, i1 := rows(i)
+			kern.packA(transA, a, lda, i0, min(kern.mc, i1-i0), 0, min(kern.kc, k), alpha, ws.a)
+		}
+	}
 	shareOut(kern, workers, 0, ceilDiv(k, kern.kc)*groups, func(u int) {
 		pc, j0 := u/groups*kern.kc, u%groups*cols
 		kc := min(kern.kc, k-pc)
 		kern.packB(transB, b, ldb, pc, kc, j0, min(cols, n-j0), pb[pc*np+j0*kc:])
-	}, chunks, func(ws *workspace, i int) {
-		mt := ceilDiv(m, mr)
-		i0, i1 := i*mt/chunks*mr, min(m, (i+1)*mt/chunks*mr)
+	}, chunks, first, func(ws *workspace, i int, packed bool) {
+		i0, i1 := rows(i)
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
 			bet := beta
@@ -121,7 +129,10 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 			}
 			for ic := i0; ic < i1; ic += kern.mc {
 				mc := min(kern.mc, i1-ic)
-				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
+				pa := ws.a
+				if !packed || pc > 0 || ic > i0 {
+					pa = kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
+				}
 				macroKernel(kern, pa, pb[pc*np:], ws.t, mc, n, kc, bet, c[ic*ldc:], ldc)
 			}
 		}
@@ -149,7 +160,7 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 		}
 	}
 	nt := ceilDiv(n, nr)
-	shareOut(kern, workers, ceilDiv(nt, chunks)*nr, units, pack, chunks, func(ws *workspace, i int) {
+	shareOut(kern, workers, ceilDiv(nt, chunks)*nr, units, pack, chunks, nil, func(ws *workspace, i int, _ bool) {
 		j0, j1 := i*nt/chunks*nr, min(n, (i+1)*nt/chunks*nr)
 		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 	})
@@ -159,7 +170,14 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 // workers goroutines, each taking the next unit (then chunk) not yet taken.
 // No chunk starts before every unit is packed. Each goroutine computes in
 // its own workspace, sized for cols columns of C.
-func shareOut(kern *microKernel, workers, cols, units int, pack func(u int), chunks int, compute func(ws *workspace, i int)) {
+//
+// A goroutine that finds no unit left while others are still packing does
+// not just wait: it takes its first chunk and, with first (unless nil),
+// packs into its workspace what that chunk reads of the other operand
+// first, which does not depend on the units; compute is then told so
+// (packed). On a product whose shared operand is a single unit (a GPT's
+// weight) the waiting is thus spent on work the chunk needs anyway.
+func shareOut(kern *microKernel, workers, cols, units int, pack func(u int), chunks int, first func(ws *workspace, i int), compute func(ws *workspace, i int, packed bool)) {
 	var nextUnit, packed, nextChunk atomic.Int64
 	ready := make(chan struct{})
 	if units == 0 {
@@ -172,13 +190,24 @@ func shareOut(kern *microKernel, workers, cols, units int, pack func(u int), chu
 				close(ready)
 			}
 		}
-		spinWait(func() bool { return packed.Load() == int64(units) }, ready)
 		var ws *workspace
+		early := -1
+		if first != nil && packed.Load() != int64(units) {
+			if i := int(nextChunk.Add(1)) - 1; i < chunks {
+				ws = getWorkspace(kern, cols)
+				first(ws, i)
+				early = i
+			}
+		}
+		spinWait(func() bool { return packed.Load() == int64(units) }, ready)
+		if early >= 0 {
+			compute(ws, early, true)
+		}
 		for i := int(nextChunk.Add(1)) - 1; i < chunks; i = int(nextChunk.Add(1)) - 1 {
 			if ws == nil {
 				ws = getWorkspace(kern, cols)
 			}
-			compute(ws, i)
+			compute(ws, i, false)
 		}
 		if ws != nil {
 			workspaces.Put(ws)
