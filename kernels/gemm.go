@@ -173,7 +173,7 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 			if pc > 0 {
 				bet = 1
 			}
-			pa := kern.blockA(pre, transA, a, lda, m, 0, m, pc, kc, alpha, ws.a)
+			pa := kern.blockA(pre, transA, a, lda, m, 0, m, pc, kc, alpha, ws.a, false)
 			for jr := 0; jr < n; jr += fused {
 				nb := min(fused, n-jr)
 				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
@@ -193,32 +193,52 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 			}
 			for ic := 0; ic < m; ic += kern.mc {
 				mc := min(kern.mc, m-ic)
-				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
+				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a, false)
 				macroKernel(kern, pa, ws.b, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
-// macroKernel sweeps the micro-kernel over an mc×nc block of C from the packed
-// blocks pa and pb. Column panels are the outer loop so that one kc×nr panel of B
-// stays in L1 while the mc×kc block of A streams through from L2. Tiles cut
-// by the edge of C are computed into t and copied.
-func macroKernel(kern *microKernel, pa, pb, t []float32, mc, nc, kc int, beta float32, c []float32, ldc int) {
+// An aBlock is the mc×kc block of alpha·op(A) a macro-kernel reads: packed
+// mr-row panels, or, where rows is not nil, rows in place (lda apart, as
+// kern.rowsA reads them) for every whole panel and packed only for the
+// last, partial one (at its place in packed).
+type aBlock struct {
+	packed []float32
+	rows   []float32
+	lda    int
+}
+
+// macroKernel sweeps the micro-kernel over an mc×nc block of C from the A
+// block pa and the packed block pb. Column panels are the outer loop so that
+// one kc×nr panel of B stays in L1 while the mc×kc block of A streams
+// through from L2. Tiles cut by the edge of C are computed into t and
+// copied.
+func macroKernel(kern *microKernel, pa aBlock, pb, t []float32, mc, nc, kc int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		nb := min(nr, nc-jr)
 		bp := pb[jr*kc : (jr+nr)*kc]
 		for ir := 0; ir < mc; ir += mr {
 			mb := min(mr, mc-ir)
-			ap := pa[ir*kc : (ir+mr)*kc]
-			if mb == mr && nb == nr {
+			inPlace := pa.rows != nil && mb == mr
+			var ap []float32
+			if !inPlace {
+				ap = pa.packed[ir*kc : (ir+mr)*kc]
+			}
+			switch {
+			case mb == mr && nb == nr && inPlace:
+				kern.rowsA(kc, nb, pa.rows[ir*pa.lda:], pa.lda, bp, c[ir*ldc+jr:], ldc, beta)
+				continue
+			case mb == mr && nb == nr:
 				kern.tile(kc, ap, bp, c[ir*ldc+jr:], ldc, beta)
 				continue
-			}
-			if kern.edge != nil {
+			case inPlace:
+				kern.rowsA(kc, nb, pa.rows[ir*pa.lda:], pa.lda, bp, t, nr, 0)
+			case kern.edge != nil:
 				kern.edge(kc, mb, nb, ap, bp, t, nr, 0)
-			} else {
+			default:
 				kern.tile(kc, ap, bp, t, nr, 0)
 			}
 			for i := range mb {
@@ -236,14 +256,31 @@ func macroKernel(kern *microKernel, pa, pb, t []float32, mc, nc, kc int, beta fl
 	}
 }
 
-// blockA returns the packed mc×kc block of alpha·op(A) at (ic, pc): a slice
-// of pre when A was packed in advance, else buf after packing into it.
-func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m, ic, mc, pc, kc int, alpha float32, buf []float32) []float32 {
+// inPlaceA reports whether kern reads the blocks of alpha·op(A) in place
+// rather than packed: untransposed, unscaled and not packed in advance.
+func (kern *microKernel) inPlaceA(pre []float32, transA bool, alpha float32) bool {
+	return kern.rowsA != nil && pre == nil && !transA && alpha == 1
+}
+
+// blockA returns the mc×kc block of alpha·op(A) at (ic, pc): a slice of pre
+// when A was packed in advance, rows of a in place where kern reads them
+// so (with the last, partial panel packed into buf), else buf after packing
+// into it. With packed, buf holds the packing already.
+func (kern *microKernel) blockA(pre []float32, transA bool, a []float32, lda, m, ic, mc, pc, kc int, alpha float32, buf []float32, packed bool) aBlock {
 	if pre != nil {
-		return pre[pc*roundUp(m, kern.mr)+ic*kc:]
+		return aBlock{packed: pre[pc*roundUp(m, kern.mr)+ic*kc:]}
 	}
-	kern.packA(transA, a, lda, ic, mc, pc, kc, alpha, buf)
-	return buf
+	if kern.inPlaceA(pre, transA, alpha) {
+		full := mc / kern.mr * kern.mr
+		if full < mc && !packed {
+			kern.packA(transA, a, lda, ic+full, mc-full, pc, kc, alpha, buf[full*kc:])
+		}
+		return aBlock{packed: buf, rows: a[ic*lda+pc:], lda: lda}
+	}
+	if !packed {
+		kern.packA(transA, a, lda, ic, mc, pc, kc, alpha, buf)
+	}
+	return aBlock{packed: buf}
 }
 
 // prepackA packs all of alpha·op(A), m×k, into dst (at least roundUp(m, mr)·k

@@ -245,6 +245,38 @@ func TestParallelChunks(t *testing.T) {
 	}
 }
 
+// TestRowsA checks that the micro-kernels that read an untransposed A in
+// place give the bits of the packed path, on every shape of gemmShapes
+// (edge tiles of rows and columns, several kc slices and mc blocks) with
+// padded leading dimensions, beta 0 and not, on one and two goroutines.
+func TestRowsA(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, kern := range available {
+		if kern.rowsA == nil {
+			continue
+		}
+		packed := *kern
+		packed.rowsA = nil
+		for _, s := range append(gemmShapes, [3]int{768, 384, 128}, [3]int{250, 65, 300}) {
+			for _, g := range []gemmCase{
+				{m: s[0], n: s[1], k: s[2], alpha: 1, beta: 0, pad: 3},
+				{transB: true, m: s[0], n: s[1], k: s[2], alpha: 1, beta: 0.5},
+			} {
+				a, lda, b, ldb, c, ldc := g.operands(r)
+				for _, threads := range []int{1, 2} {
+					want := append([]float32(nil), c...)
+					sgemm(&packed, threads, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, want, ldc)
+					got := append([]float32(nil), c...)
+					sgemm(kern, threads, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+					if !bitsEqual(got, want) {
+						t.Fatalf("%s %v, %d goroutines: A in place differs from A packed", kern.name, g, threads)
+					}
+				}
+			}
+		}
+	}
+}
+
 func bitsEqual(x, y []float32) bool {
 	if len(x) != len(y) {
 		return false

@@ -43,13 +43,16 @@ func main() {
 	w("")
 	w(`#include "textflag.h"`)
 	for _, k := range isas {
-		gen(w, k, k.name, k.mr, k.nr/k.vec)
+		gen(w, k, k.name, k.mr, k.nr/k.vec, false)
 		for r := 1; r <= k.mr; r++ {
 			for v := 1; v <= k.nr/k.vec; v++ {
 				if r < k.mr || v < k.nr/k.vec {
-					gen(w, k, partialName(k, r, v), r, v)
+					gen(w, k, partialName(k, r, v), r, v, false)
 				}
 			}
+		}
+		for v := 1; v <= k.nr/k.vec; v++ {
+			gen(w, k, rowsAName(k, v), k.mr, v, true)
 		}
 	}
 	for _, v := range vecISAs {
@@ -98,7 +101,13 @@ func main() {
 // so an edge tile of C (fewer rows or columns left than the tile has) is
 // computed by a smaller kernel instead of the full one, element by element
 // with the same operations.
-func gen(w func(string, ...any), k isa, name string, rows, nvUse int) {
+//
+// With rowsA it reads A in place instead, unpacked and unscaled: row r of
+// the tile at a + r·lda, step p at a + r·lda + p (an untransposed A, alpha
+// 1), through four base registers three rows apart (R10–R13) indexed by
+// lda (R9). The steps, FMAs and stores are those of the packed kernel, so
+// the tile is computed by the same operations.
+func gen(w func(string, ...any), k isa, name string, rows, nvUse int, rowsA bool) {
 	nv := k.nr / k.vec // vectors per row of the tile
 	acc := func(r, v int) string { return fmt.Sprintf("%s%d", k.reg, r*nv+v) }
 	bReg := func(v int) string { return fmt.Sprintf("%s%d", k.reg, k.mr*nv+v) }
@@ -109,12 +118,34 @@ func gen(w func(string, ...any), k isa, name string, rows, nvUse int) {
 	aStep, bStep := 4*k.mr, 4*k.nr
 	const aPrefetch = 512
 
+	// aAddr is where step i of row r of A is, relative to the pointers.
+	aAddr := func(i, r int) string {
+		if !rowsA {
+			return fmt.Sprintf("%d(AX)", i*aStep+4*r)
+		}
+		base := fmt.Sprintf("%d(R%d)", 4*i, 10+r/3)
+		if r%3 > 0 {
+			base += fmt.Sprintf("(R9*%d)", r%3)
+		}
+		return base
+	}
+	// advance moves the pointers of A and B on by steps steps.
+	advance := func(steps int) {
+		if rowsA {
+			for b := 0; b < (rows+2)/3; b++ {
+				w("\tADDQ $%d, R%d", 4*steps, 10+b)
+			}
+		} else {
+			w("\tADDQ $%d, AX", steps*aStep)
+		}
+		w("\tADDQ $%d, BX", steps*bStep)
+	}
 	step := func(i int) {
 		for v := 0; v < nvUse; v++ {
 			w("\tVMOVUPS %d(BX), %s", i*bStep+v*4*k.vec, bReg(v))
 		}
 		for r := 0; r < rows; r++ {
-			w("\tVBROADCASTSS %d(AX), %s", i*aStep+4*r, aReg(r))
+			w("\tVBROADCASTSS %s, %s", aAddr(i, r), aReg(r))
 			for v := 0; v < nvUse; v++ {
 				w("\tVFMADD231PS %s, %s, %s", bReg(v), aReg(r), acc(r, v))
 			}
@@ -122,13 +153,31 @@ func gen(w func(string, ...any), k isa, name string, rows, nvUse int) {
 	}
 
 	w("")
-	w("// func %s(k int, a, b, c *float32, ldc int, beta float32)", name)
-	w("TEXT ·%s(SB), NOSPLIT, $0-44", name)
-	w("\tMOVQ k+0(FP), CX")
-	w("\tMOVQ a+8(FP), AX")
-	w("\tMOVQ b+16(FP), BX")
-	w("\tMOVQ c+24(FP), DI")
-	w("\tMOVQ ldc+32(FP), SI")
+	beta := "beta+40(FP)"
+	if rowsA {
+		beta = "beta+48(FP)"
+		w("// func %s(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)", name)
+		w("TEXT ·%s(SB), NOSPLIT, $0-52", name)
+		w("\tMOVQ k+0(FP), CX")
+		w("\tMOVQ a+8(FP), R10")
+		w("\tMOVQ lda+16(FP), R9")
+		w("\tSHLQ $2, R9")
+		for b := 1; b < (rows+2)/3; b++ {
+			w("\tLEAQ (R%d)(R9*2), R%d", 9+b, 10+b)
+			w("\tADDQ R9, R%d", 10+b)
+		}
+		w("\tMOVQ b+24(FP), BX")
+		w("\tMOVQ c+32(FP), DI")
+		w("\tMOVQ ldc+40(FP), SI")
+	} else {
+		w("// func %s(k int, a, b, c *float32, ldc int, beta float32)", name)
+		w("TEXT ·%s(SB), NOSPLIT, $0-44", name)
+		w("\tMOVQ k+0(FP), CX")
+		w("\tMOVQ a+8(FP), AX")
+		w("\tMOVQ b+16(FP), BX")
+		w("\tMOVQ c+24(FP), DI")
+		w("\tMOVQ ldc+32(FP), SI")
+	}
 	w("\tSHLQ $2, SI")
 	// Fetch the tile of C into L1 while the loop runs: its rows are ldc
 	// apart, often a multiple of 4 KiB, and would otherwise miss at the end.
@@ -151,12 +200,12 @@ func gen(w func(string, ...any), k isa, name string, rows, nvUse int) {
 	for i := 0; i < k.unroll; i++ {
 		step(i)
 	}
-	// A streams from L2: fetch it a few iterations ahead.
-	for off := 0; off < k.unroll*aStep; off += 64 {
+	// A streams from L2: fetch it a few iterations ahead (in place, its
+	// rows are streams the hardware prefetchers follow).
+	for off := 0; off < k.unroll*aStep && !rowsA; off += 64 {
 		w("\tPREFETCHT0 %d(AX)", aPrefetch+off)
 	}
-	w("\tADDQ $%d, AX", k.unroll*aStep)
-	w("\tADDQ $%d, BX", k.unroll*bStep)
+	advance(k.unroll)
 	w("\tDECQ DX")
 	w("\tJNZ %s_loop%d", name, k.unroll)
 	w("%s_tail:", name)
@@ -164,15 +213,14 @@ func gen(w func(string, ...any), k isa, name string, rows, nvUse int) {
 	w("\tJZ %s_store", name)
 	w("%s_loop1:", name)
 	step(0)
-	w("\tADDQ $%d, AX", aStep)
-	w("\tADDQ $%d, BX", bStep)
+	advance(1)
 	w("\tDECQ CX")
 	w("\tJNZ %s_loop1", name)
 	w("%s_store:", name)
-	w("\tMOVL beta+40(FP), DX")
+	w("\tMOVL %s, DX", beta)
 	w("\tTESTL $0x7fffffff, DX")
 	w("\tJZ %s_overwrite", name)
-	w("\tVBROADCASTSS beta+40(FP), %s", betaReg)
+	w("\tVBROADCASTSS %s, %s", beta, betaReg)
 	for r := 0; r < rows; r++ {
 		for v := 0; v < nvUse; v++ {
 			w("\tVFMADD231PS %d(DI), %s, %s", v*4*k.vec, betaReg, acc(r, v))
@@ -201,6 +249,11 @@ func partialName(k isa, r, v int) string {
 	return fmt.Sprintf("%sr%dv%d", k.name, r, v)
 }
 
+// rowsAName names k's kernel that reads A in place, for v vectors.
+func rowsAName(k isa, v int) string {
+	return fmt.Sprintf("%sRowsAv%d", k.name, v)
+}
+
 // genPartialTable declares k's partial kernels in Go and lists them all,
 // the full one last, as table[rows-1][vectors-1].
 func genPartialTable(w func(string, ...any), k isa) {
@@ -224,6 +277,16 @@ func genPartialTable(w func(string, ...any), k isa) {
 		w("\t{%s},", strings.Join(names, ", "))
 	}
 	w("}")
+	var names []string
+	for v := 1; v <= nv; v++ {
+		n := rowsAName(k, v)
+		names = append(names, n)
+		w("")
+		w("//go:noescape")
+		w("func %s(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)", n)
+	}
+	w("")
+	w("var %sRowsA = [%d]rowsATile{%s}", k.name, nv, strings.Join(names, ", "))
 }
 
 // A vecISA is one instruction set's vector passes. Sums of squares and dot

@@ -9,8 +9,8 @@ package kernels
 // AVX-512 a 12×32 tile in 24 of its 32 ZMM registers. kc·nr floats of B (32
 // KiB for AVX-512) stay in L1, mc·kc of A (240 KiB) in L2.
 var (
-	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2, edge: edgeAVX2, transpose: transposeAVX2, maxRows: 8, packRows: packRowsAVX}
-	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512, edge: edgeAVX512, transpose: transposeAVX512, maxRows: 16, packRows: packRowsAVX}
+	avx2   = &microKernel{name: "avx2", mr: 6, nr: 16, mc: 144, kc: 256, nc: 4096, tile: tileAVX2, edge: edgeAVX2, transpose: transposeAVX2, maxRows: 8, packRows: packRowsAVX, rowsA: rowsAAVX2}
+	avx512 = &microKernel{name: "avx512", mr: 12, nr: 32, mc: 240, kc: 256, nc: 4096, tile: tileAVX512, edge: edgeAVX512, transpose: transposeAVX512, maxRows: 16, packRows: packRowsAVX, rowsA: rowsAAVX512}
 )
 
 // asmTile is the signature of the generated micro-kernels, the full ones and
@@ -83,6 +83,22 @@ func tileAVX2(k int, a, b, c []float32, ldc int, beta float32) {
 
 func tileAVX512(k int, a, b, c []float32, ldc int, beta float32) {
 	kernelAVX512(k, &a[0], &b[0], &c[0], ldc, beta)
+}
+
+// rowsATile is the signature of the generated micro-kernels that read A
+// in place (gen_kernels.go), for 1 or 2 vectors of columns.
+type rowsATile func(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+func rowsAAVX2(k, cols int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+	v := (cols - 1) / 8
+	_, _, _ = a[5*lda+k-1], b[16*k-1], c[5*ldc+8*v+7] // the extent the assembly touches
+	kernelAVX2RowsA[v](k, &a[0], lda, &b[0], &c[0], ldc, beta)
+}
+
+func rowsAAVX512(k, cols int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+	v := (cols - 1) / 16
+	_, _, _ = a[11*lda+k-1], b[32*k-1], c[11*ldc+16*v+15] // the extent the assembly touches
+	kernelAVX512RowsA[v](k, &a[0], lda, &b[0], &c[0], ldc, beta)
 }
 
 func edgeAVX2(k, rows, cols int, a, b, c []float32, ldc int, beta float32) {

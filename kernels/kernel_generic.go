@@ -32,6 +32,11 @@ type microKernel struct {
 	// of k rows into each panel, prefetching rows ahead as prefetch does.
 	// It replaces one copy (a call) per run, which costs more than the move.
 	packRows func(src []float32, ld, k int, dst []float32, panels, width int, alpha float32)
+	// rowsA, where the CPU has one, is tile for all mr rows and the first
+	// cols columns reading A in place, neither packed nor scaled: step p
+	// of row i at a[i·lda+p] (an untransposed A, alpha 1). It performs
+	// tile's operations on the same values.
+	rowsA func(k, cols int, a []float32, lda int, b, c []float32, ldc int, beta float32)
 }
 
 func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {

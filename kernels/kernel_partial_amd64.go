@@ -47,6 +47,14 @@ var kernelAVX2Partial = [6][2]asmTile{
 }
 
 //go:noescape
+func kernelAVX2RowsAv1(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+//go:noescape
+func kernelAVX2RowsAv2(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+var kernelAVX2RowsA = [2]rowsATile{kernelAVX2RowsAv1, kernelAVX2RowsAv2}
+
+//go:noescape
 func kernelAVX512r1v1(k int, a, b, c *float32, ldc int, beta float32)
 
 //go:noescape
@@ -129,3 +137,11 @@ var kernelAVX512Partial = [12][2]asmTile{
 	{kernelAVX512r11v1, kernelAVX512r11v2},
 	{kernelAVX512r12v1, kernelAVX512},
 }
+
+//go:noescape
+func kernelAVX512RowsAv1(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+//go:noescape
+func kernelAVX512RowsAv2(k int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+var kernelAVX512RowsA = [2]rowsATile{kernelAVX512RowsAv1, kernelAVX512RowsAv2}

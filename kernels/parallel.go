@@ -112,7 +112,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 	if pre == nil {
 		first = func(ws *workspace, i int) {
 			i0, i1 := rows(i)
-			kern.packA(transA, a, lda, i0, min(kern.mc, i1-i0), 0, min(kern.kc, k), alpha, ws.a)
+			kern.blockA(nil, transA, a, lda, m, i0, min(kern.mc, i1-i0), 0, min(kern.kc, k), alpha, ws.a, false)
 		}
 	}
 	shareOut(kern, workers, 0, ceilDiv(k, kern.kc)*groups, func(u int) {
@@ -129,10 +129,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 			}
 			for ic := i0; ic < i1; ic += kern.mc {
 				mc := min(kern.mc, i1-ic)
-				pa := ws.a
-				if !packed || pc > 0 || ic > i0 {
-					pa = kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a)
-				}
+				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a, packed && pc == 0 && ic == i0)
 				macroKernel(kern, pa, pb[pc*np:], ws.t, mc, n, kc, bet, c[ic*ldc:], ldc)
 			}
 		}
@@ -145,7 +142,7 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 	mr, nr := kern.mr, kern.nr
 	units := 0
 	var pack func(u int)
-	if pre == nil {
+	if pre == nil && !kern.inPlaceA(pre, transA, alpha) {
 		mp := roundUp(m, mr)
 		buf := getPrepacked(mp * k)
 		defer prepacked.Put(buf)
