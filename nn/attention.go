@@ -130,19 +130,21 @@ func (a *CausalAttention) probsGrad(j int, dy *tensor.Tensor) {
 }
 
 // scoresGrad turns job j's gradient of the probabilities (before dropout),
-// dp, into that of the scores, in a.dp, and sets the gradients of q and k
-// from it.
+// dp, into that of the scores times 1/√hd, in a.dp, and sets the gradients
+// of q and k from it. The products take the factor from there, each value
+// the rounded product that scaling it in the GEMM (alpha) would pack, so
+// that the GEMMs read an unscaled operand (in place, where they can).
 func (a *CausalAttention) scoresGrad(j int, dp *tensor.Tensor) {
 	t, d := a.t, a.d
 	hd := d / a.NHead
 	q, k, _ := a.heads(a.qkv.Data, j)
 	dq, dk, _ := a.heads(a.dqkv.Data, j)
 	ds := a.dp.Data[j*t*t : (j+1)*t*t]
-	causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t)
+	causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t, a.scale())
 	for r0, r1 := range causalBlocks(t) {
-		kernels.Sgemm(false, false, r1-r0, hd, r1, a.scale(), ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
+		kernels.Sgemm(false, false, r1-r0, hd, r1, 1, ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
 	}
-	kernels.Sgemm(true, false, t, hd, t, a.scale(), ds, t, q, 3*d, 0, dk, 3*d)
+	kernels.Sgemm(true, false, t, hd, t, 1, ds, t, q, 3*d, 0, dk, 3*d)
 }
 
 // Params returns nil: the attention core has no parameters.
@@ -276,10 +278,11 @@ func causalSoftmaxRow(row []float32, r int) {
 	clear(row[r+1:])
 }
 
-// causalSoftmaxBackward sets ds, the gradient of the scores, from the
-// probabilities p and their gradient dp: ds = p⊙(dp − Σ_s p·dp) row by row,
-// zero on the masked columns. ds may alias dp.
-func causalSoftmaxBackward(p, dp, ds []float32, t int) {
+// causalSoftmaxBackward sets ds, the gradient of the scores times scale,
+// from the probabilities p and their gradient dp: ds = scale·(p⊙(dp −
+// Σ_s p·dp)) row by row, the gradient rounded before it is scaled, zero on
+// the masked columns. ds may alias dp.
+func causalSoftmaxBackward(p, dp, ds []float32, t int, scale float32) {
 	for r := range t {
 		pr, dpr, dsr := p[r*t:(r+1)*t], dp[r*t:(r+1)*t], ds[r*t:(r+1)*t]
 		var dot float32
@@ -287,7 +290,7 @@ func causalSoftmaxBackward(p, dp, ds []float32, t int) {
 			dot += pr[s] * dpr[s]
 		}
 		for s := range r + 1 {
-			dsr[s] = pr[s] * (dpr[s] - dot)
+			dsr[s] = scale * float32(pr[s]*(dpr[s]-dot)) // float32: rounded before it is scaled
 		}
 		clear(dsr[r+1:])
 	}
