@@ -138,6 +138,29 @@ func BenchmarkCausalAttention(b *testing.B) {
 	}
 }
 
+// BenchmarkCausalSoftmax times the softmax of one (sample, head) job's
+// scores and its backward at the character GPT's T = 64.
+func BenchmarkCausalSoftmax(b *testing.B) {
+	const t = 64
+	rng := rand.New(rand.NewPCG(3, 4))
+	scores, dp := make([]float32, t*t), make([]float32, t*t)
+	for i := range scores {
+		scores[i], dp[i] = float32(3*rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	p, ds, e := make([]float32, t*t), make([]float32, t*t), make([]float64, softmaxSpan)
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			copy(p, scores)
+			causalSoftmax(p, t, e)
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		for b.Loop() {
+			causalSoftmaxBackward(p, dp, ds, t, 0.25)
+		}
+	})
+}
+
 // TestCausalSoftmaxBlocks checks causalSoftmax, which feeds kernels.Exp
 // several rows at a time, and rows longer than that in blocks, against the
 // softmax computed per element in float64 with math.Exp.
