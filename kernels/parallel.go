@@ -79,6 +79,28 @@ func chunkCount(tiles, lo, hi, workers int) int {
 	return chunks
 }
 
+// chunkBounds returns where the chunks of chunkCount's count (chunks of
+// tiles micro-tiles along one dimension) begin and end: chunk i is tiles
+// bounds[i] up to bounds[i+1]. Where halves of them would still hold lo
+// tiles, the last workers chunks are cut in two each, so that the
+// goroutines, taking the chunks in order, finish within half a chunk of
+// each other rather than a whole one.
+func chunkBounds(tiles, chunks, lo, workers int) []int {
+	split := 0
+	if chunks > workers && tiles/(2*chunks) >= lo {
+		split = workers
+	}
+	halves := 2 * chunks
+	bounds := make([]int, 0, chunks+split+1)
+	for h := 0; h < halves; h += 2 {
+		bounds = append(bounds, h*tiles/halves)
+		if h >= halves-2*split {
+			bounds = append(bounds, (h+1)*tiles/halves)
+		}
+	}
+	return append(bounds, tiles)
+}
+
 // share estimates how well C splits into chunks of tiles micro-tiles (of
 // size rows or columns each) along one dimension: the share of the
 // goroutines' time spent on the product, as the one given the most chunks
@@ -104,10 +126,12 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 	buf := getPrepacked(np * k)
 	defer prepacked.Put(buf)
 	pb := *buf
-	cols := max(nr, packUnit/kern.kc/nr*nr)
+	// At least two units a goroutine where op(B) has the panels for them,
+	// so that none waits long for another's last one.
+	cols := clamp(roundUp(ceilDiv(n, 2*workers), nr), nr, packUnit/kern.kc/nr*nr)
 	groups := ceilDiv(n, cols)
-	mt := ceilDiv(m, mr)
-	rows := func(i int) (i0, i1 int) { return i * mt / chunks * mr, min(m, (i+1)*mt/chunks*mr) }
+	bounds := chunkBounds(ceilDiv(m, mr), chunks, minRowTiles, workers)
+	rows := func(i int) (i0, i1 int) { return bounds[i] * mr, min(m, bounds[i+1]*mr) }
 	var first func(ws *workspace, i int)
 	if pre == nil {
 		first = func(ws *workspace, i int) {
@@ -119,7 +143,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 		pc, j0 := u/groups*kern.kc, u%groups*cols
 		kc := min(kern.kc, k-pc)
 		kern.packB(transB, b, ldb, pc, kc, j0, min(cols, n-j0), pb[pc*np+j0*kc:])
-	}, chunks, first, func(ws *workspace, i int, packed bool) {
+	}, len(bounds)-1, first, func(ws *workspace, i int, packed bool) {
 		i0, i1 := rows(i)
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
@@ -156,9 +180,9 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 			kern.packA(transA, a, lda, i0, min(rows, m-i0), pc, kc, alpha, pre[pc*mp+i0*kc:])
 		}
 	}
-	nt := ceilDiv(n, nr)
-	shareOut(kern, workers, ceilDiv(nt, chunks)*nr, units, pack, chunks, nil, func(ws *workspace, i int, _ bool) {
-		j0, j1 := i*nt/chunks*nr, min(n, (i+1)*nt/chunks*nr)
+	bounds := chunkBounds(ceilDiv(n, nr), chunks, minColTiles, workers)
+	shareOut(kern, workers, ceilDiv(ceilDiv(n, nr), chunks)*nr, units, pack, len(bounds)-1, nil, func(ws *workspace, i int, _ bool) {
+		j0, j1 := bounds[i]*nr, min(n, bounds[i+1]*nr)
 		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 	})
 }

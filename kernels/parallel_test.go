@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 )
@@ -32,6 +33,27 @@ func TestParallel(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestChunkBounds checks that chunkBounds covers the tiles in order with
+// chunks of at least lo tiles, and cuts the last ones in two only where
+// halves keep lo tiles.
+func TestChunkBounds(t *testing.T) {
+	for _, c := range []struct {
+		tiles, chunks, lo, workers int
+		want                       []int
+	}{
+		{64, 8, 4, 2, []int{0, 8, 16, 24, 32, 40, 48, 52, 56, 60, 64}},
+		{64, 8, 5, 2, []int{0, 8, 16, 24, 32, 40, 48, 56, 64}},
+		{12, 6, 2, 2, []int{0, 2, 4, 6, 8, 10, 12}},
+		{10, 2, 2, 2, []int{0, 5, 10}},
+		{30, 4, 2, 2, []int{0, 7, 15, 18, 22, 26, 30}},
+		{1, 1, 1, 1, []int{0, 1}},
+	} {
+		if got := chunkBounds(c.tiles, c.chunks, c.lo, c.workers); !slices.Equal(got, c.want) {
+			t.Errorf("chunkBounds(%d, %d, %d, %d) = %v, want %v", c.tiles, c.chunks, c.lo, c.workers, got, c.want)
 		}
 	}
 }
