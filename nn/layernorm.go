@@ -175,7 +175,16 @@ func (l *LayerNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if ctx.PerSample() {
 		l.perSample(ctx, dy)
 	} else {
-		l.accumulate(dy, 0, dy.Rows(), l.Weight.Grad.Data, l.biasGrad())
+		// Each goroutine sums all the rows, in order, into its own
+		// columns of the gradients.
+		gw, gb := l.Weight.Grad.Data, l.biasGrad()
+		parallel(d, workers(min(d/16, dy.Len()/passSpan)), func(_, lo, hi int) {
+			var b []float32
+			if gb != nil {
+				b = gb[lo:hi]
+			}
+			l.accumulate(dy, 0, dy.Rows(), lo, gw[lo:hi], b)
+		})
 	}
 	return l.dx
 }
@@ -234,12 +243,14 @@ func (l *LayerNorm) biasGrad() []float32 {
 }
 
 // accumulate adds Σ_r dy_r⊙x̂_r into gw and Σ_r dy_r into gb (if not nil)
-// over the rows [lo, hi).
-func (l *LayerNorm) accumulate(dy *tensor.Tensor, lo, hi int, gw, gb []float32) {
-	d := len(gw)
+// over the rows [lo, hi), the rows' columns from c on: gw and gb hold as
+// many columns as they are long.
+func (l *LayerNorm) accumulate(dy *tensor.Tensor, lo, hi, c int, gw, gb []float32) {
+	d := l.Weight.Value.Len()
 	for r := lo; r < hi; r++ {
-		dyr := dy.Data[r*d : (r+1)*d]
-		kernels.AddMul(gw, dyr, l.xhat[r*d:(r+1)*d])
+		off := r*d + c
+		dyr := dy.Data[off : off+len(gw)]
+		kernels.AddMul(gw, dyr, l.xhat[off:off+len(gw)])
 		if gb != nil {
 			kernels.Add(gb, gb, dyr)
 		}
@@ -267,7 +278,7 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 			if l.Bias != nil {
 				gb = g[d:]
 			}
-			l.accumulate(dy, i*rows, (i+1)*rows, g[:d], gb)
+			l.accumulate(dy, i*rows, (i+1)*rows, 0, g[:d], gb)
 			sq[i] += kernels.SqNorm(g)
 		}
 	})
