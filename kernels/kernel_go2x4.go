@@ -2,10 +2,13 @@
 
 package kernels
 
-// generic is the portable micro-kernel: a 2×4 tile in eight scalar
-// accumulators, which with the two values of A and four of B of a step fit
-// the 15 floating-point registers Go allocates on amd64 (a 4×4 tile spills
-// there), unrolled by four steps.
+// generic is the portable micro-kernel on architectures with 16 or fewer
+// floating-point registers (amd64, s390x, 32-bit ones): a 2×4 tile in eight
+// scalar accumulators, which with the two values of A and four of B of a
+// step fit the 15 registers Go allocates on amd64 (a 4×4 tile spills there),
+// unrolled by four steps. Built for amd64 below GOAMD64=v3, each product is
+// a multiply and an add (Go fuses them only from v3 on), and the kernel
+// runs them about as fast as the floating-point ports take them.
 var generic = &microKernel{name: "go", mr: 2, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo, packRows: packRowsGo}
 
 func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {
