@@ -22,8 +22,9 @@ type microKernel struct {
 	maxRows   int
 	// packRows, where the CPU has one, stores alpha·src[p·ld + j·width + c]
 	// at dst[j·k·width + p·width + c] for p < k, j < panels, c < width
-	// (even): the plain packs' full panels, a run of width floats from each
-	// of k rows into each panel, prefetching rows ahead as prefetch does.
+	// (the kernel's mr or nr): the plain packs' full panels, a run of width
+	// floats from each of k rows into each panel, prefetching rows ahead as
+	// prefetch does.
 	// It replaces one copy (a call) per run, which costs more than the move.
 	packRows func(src []float32, ld, k int, dst []float32, panels, width int, alpha float32)
 }

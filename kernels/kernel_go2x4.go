@@ -1,12 +1,12 @@
-//go:build !(arm64 || loong64 || mips64 || mips64le || ppc64 || ppc64le || riscv64)
+//go:build !(386 || arm64 || loong64 || mips64 || mips64le || ppc64 || ppc64le || riscv64)
 
 package kernels
 
-// generic is the portable micro-kernel on architectures with 16 or fewer
-// floating-point registers (amd64, s390x, 32-bit ones): a 2×4 tile in eight
-// scalar accumulators, which with the two values of A and four of B of a
-// step fit the 15 registers Go allocates on amd64 (a 4×4 tile spills there),
-// unrolled by four steps. Built for amd64 below GOAMD64=v3, each product is
+// generic is the portable micro-kernel on the architectures the other
+// kernel_go files leave out, amd64 and s390x among them with 16
+// floating-point registers: a 2×4 tile in eight scalar accumulators, which
+// with the two values of A and four of B of a step fit the 15 registers Go
+// allocates on amd64 (a 4×4 tile spills there), unrolled by four steps. Built for amd64 below GOAMD64=v3, each product is
 // a multiply and an add (Go fuses them only from v3 on), and the kernel
 // runs them about as fast as the floating-point ports take them.
 var generic = &microKernel{name: "go", mr: 2, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo, packRows: packRowsGo}
