@@ -438,19 +438,46 @@ func paretoRef(s *pareto, src *rand.PCG, xi []float64) {
 	}
 }
 
-// fill draws what its definition does, to the bit and word for word.
+// fill draws what its definition does, to the bit and word for word, with
+// each sampler this CPU runs.
 func TestFillMatchesDefinition(t *testing.T) {
-	for _, p := range []float64{1.2, 1.8} {
-		s := newPareto(p)
-		got, want := newPCG(3, 4), rand.NewPCG(3, 4)
-		xi, ref := make([]float64, 100000), make([]float64, 100000)
-		s.fill(got, xi)
-		paretoRef(s, want, ref)
-		if !slices.Equal(xi, ref) {
-			t.Errorf("p = %v: fill differs from its definition", p)
+	eachSampler(t, func(t *testing.T) {
+		for _, p := range []float64{1.2, 1.8} {
+			s := newPareto(p)
+			got, want := newPCG(3, 4), rand.NewPCG(3, 4)
+			xi, ref := make([]float64, 100000), make([]float64, 100000)
+			s.fill(got, xi)
+			paretoRef(s, want, ref)
+			if !slices.Equal(xi, ref) {
+				t.Errorf("p = %v: fill differs from its definition", p)
+			}
+			if got.Uint64() != want.Uint64() {
+				t.Errorf("p = %v: fill used another number of words", p)
+			}
 		}
-		if got.Uint64() != want.Uint64() {
-			t.Errorf("p = %v: fill used another number of words", p)
+	})
+}
+
+// eachSampler runs f as a subtest with each vector sampler this CPU runs
+// as fillVector, the Go path's only where it runs none.
+func eachSampler(t *testing.T, f func(t *testing.T)) {
+	samplers := []struct {
+		name string
+		use  bool
+		fill func(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) int
+	}{
+		{"avx512", useAVX512, fillAVX512},
+		{"ifma", useIFMA, fillIFMA},
+	}
+	if !useAVX512 {
+		t.Run("go", f)
+		return
+	}
+	defer func(v func(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) int) { fillVector = v }(fillVector)
+	for _, s := range samplers {
+		if s.use {
+			fillVector = s.fill
+			t.Run(s.name, f)
 		}
 	}
 }
@@ -458,27 +485,29 @@ func TestFillMatchesDefinition(t *testing.T) {
 // The words of newPCG are those of rand.NewPCG, whether drawn one at a
 // time or by fill's lanes, for lengths around multiples of pcgLanes.
 func TestPCGMatchesMathRand(t *testing.T) {
-	for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {1<<64 - 1, 12345}} {
-		want := rand.NewPCG(seed[0], seed[1])
-		got := newPCG(seed[0], seed[1])
-		for i := range 1000 {
+	eachSampler(t, func(t *testing.T) {
+		for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {1<<64 - 1, 12345}} {
+			want := rand.NewPCG(seed[0], seed[1])
+			got := newPCG(seed[0], seed[1])
+			for i := range 1000 {
+				if g, w := got.Uint64(), want.Uint64(); g != w {
+					t.Fatalf("seed %v word %d: %#x, want %#x", seed, i, g, w)
+				}
+			}
+			s := newPareto(1.5)
+			for _, n := range []int{0, 1, 7, 8, 9, 17, 640} {
+				xi, ref := make([]float64, n), make([]float64, n)
+				s.fill(got, xi)
+				paretoRef(s, want, ref)
+				if !slices.Equal(xi, ref) {
+					t.Fatalf("seed %v: fill of %d values differs from one word at a time", seed, n)
+				}
+			}
 			if g, w := got.Uint64(), want.Uint64(); g != w {
-				t.Fatalf("seed %v word %d: %#x, want %#x", seed, i, g, w)
+				t.Fatalf("seed %v after fill: %#x, want %#x", seed, g, w)
 			}
 		}
-		s := newPareto(1.5)
-		for _, n := range []int{0, 1, 7, 8, 9, 17, 640} {
-			xi, ref := make([]float64, n), make([]float64, n)
-			s.fill(got, xi)
-			paretoRef(s, want, ref)
-			if !slices.Equal(xi, ref) {
-				t.Fatalf("seed %v: fill of %d values differs from one word at a time", seed, n)
-			}
-		}
-		if g, w := got.Uint64(), want.Uint64(); g != w {
-			t.Fatalf("seed %v after fill: %#x, want %#x", seed, g, w)
-		}
-	}
+	})
 }
 
 // A word in the far tail (U < 2^−33, probability 2^−33 per value) draws
@@ -487,12 +516,14 @@ func TestPCGMatchesMathRand(t *testing.T) {
 // the start, inside and at the end of a group, in the next group, and two
 // in a row.
 func TestParetoFillFarTail(t *testing.T) {
-	s := newPareto(1.2)
-	for _, sign := range []uint64{0, 1 << 63} {
-		for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
-			farTail(t, s, tiny, sign|(1<<20+1))
+	eachSampler(t, func(t *testing.T) {
+		s := newPareto(1.2)
+		for _, sign := range []uint64{0, 1 << 63} {
+			for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
+				farTail(t, s, tiny, sign|(1<<20+1))
+			}
 		}
-	}
+	})
 }
 
 // farTail checks fill on a stream whose words at the positions tiny are
