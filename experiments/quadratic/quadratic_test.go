@@ -701,3 +701,34 @@ func BenchmarkPareto(b *testing.B) {
 		}
 	})
 }
+
+// orderedSum adds outputs in job order whatever order the jobs finish in,
+// reusing the buffers of added outputs.
+func TestOrderedSum(t *testing.T) {
+	var order []int
+	var sum []float64
+	o := orderedSum{size: 1, add: func(job int, out []float64) {
+		order = append(order, job)
+		sum = append(sum, out[0])
+	}}
+	bufs := map[int][]float64{}
+	for _, job := range []int{1, 0, 3, 2, 4} {
+		bufs[job] = o.buffer()
+		bufs[job][0] = float64(job)
+	}
+	for _, job := range []int{2, 0, 4, 1, 3} {
+		o.done(job, bufs[job])
+	}
+	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(order, want) {
+		t.Errorf("added in order %v, want %v", order, want)
+	}
+	if want := []float64{0, 1, 2, 3, 4}; !slices.Equal(sum, want) {
+		t.Errorf("added %v, want %v", sum, want)
+	}
+	if len(o.free) != 5 || len(o.waiting) != 0 {
+		t.Errorf("%d buffers free and %d waiting, want 5 and 0", len(o.free), len(o.waiting))
+	}
+	if b := o.buffer(); len(b) != 1 || len(o.free) != 4 {
+		t.Errorf("buffer did not reuse a free one")
+	}
+}
