@@ -46,6 +46,12 @@ func newPareto(p float64) *pareto {
 	return s
 }
 
+// A vectorSampler fills xi[:n] as pareto.fill does, pcgLanes values at a
+// time, and stops before a group with a word for the far tail: it returns
+// how many values it wrote (a multiple of pcgLanes) and leaves src after
+// the last of them. fillVector is the one in use.
+type vectorSampler func(src *pcg, jump *pcgJumps, cub *[4][256]float64, pow2 *[34]float64, xi *float64, n int) int
+
 // fill sets xi to independent symmetrized Pareto values, the words of src
 // taken in order. With AVX-512 it takes pcgLanes values at a time, from
 // states computed by jumping ahead (fillVector); a group with a word for the
@@ -91,8 +97,9 @@ func withSign(v float64, u uint64) float64 {
 // (see roundProducts), evaluated in n = t·2^53 with the coefficients scaled
 // by 2^(−53k): every intermediate result is then the one in t times a power
 // of two, to the bit, since scaling by a power of two commutes with
-// rounding away from the subnormal range, which the values here (nonzero
-// ones above 2^−300) stay far from.
+// rounding while nothing is subnormal (the smallest scaled coefficient is
+// about 2^−190 at the paper's p, and stays normal up to p ≈ 10^250;
+// TestCubicScaledExact).
 func (s *pareto) cubic(w uint64, z int) float64 {
 	f := w << z << 1 // m's fraction bits, the leading 1 dropped
 	i := f >> 56

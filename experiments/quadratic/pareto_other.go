@@ -13,4 +13,4 @@ func fillIFMA(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) in
 	panic("quadratic: fillIFMA without AVX-512")
 }
 
-var fillVector = fillAVX512
+var fillVector vectorSampler = fillAVX512

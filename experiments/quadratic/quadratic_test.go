@@ -391,6 +391,32 @@ func TestParetoExactness(t *testing.T) {
 	}
 }
 
+// cubic, evaluated in n = t·2^53 with the scaled coefficients, gives the
+// cubic in t with the unscaled ones to the bit, words of every magnitude
+// the cubic takes, up to tail indices far beyond any experiment's.
+func TestCubicScaledExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, p := range []float64{1.0001, 1.2, 1.5, 1.8, 3, 1e6, 1e100, 1e200} {
+		s := newPareto(p)
+		words := []uint64{1<<64 - 1, 1 << 63, 1<<63 + 1, 1<<31 + 1, 1<<31 | 1<<23 | 1}
+		for range 20000 {
+			words = append(words, rng.Uint64()>>rng.IntN(33)|1<<31|1)
+		}
+		for _, w := range words {
+			z := bits.LeadingZeros64(w)
+			f := w << z << 1
+			i := f >> 56
+			t0 := float64(f<<8>>11) * 0x1p-53
+			h := float64(t0 * (s.cub[3][i] * 0x1p159))
+			h = float64(t0 * (s.cub[2][i]*0x1p106 + h))
+			h = float64(t0 * (s.cub[1][i]*0x1p53 + h))
+			if got, want := s.cubic(w, z), s.pow2[z+1]*(s.cub[0][i]+h); got != want {
+				t.Fatalf("p = %v, word %#x: %v, want %v", p, w, got, want)
+			}
+		}
+	}
+}
+
 // The noise has the symmetrized Pareto law: |ξ| ≥ 1, P(|ξ| > s) = s^−p, and
 // a fair sign; frequencies are checked to 5 binomial standard deviations.
 func TestParetoDistribution(t *testing.T) {
@@ -464,7 +490,7 @@ func eachSampler(t *testing.T, f func(t *testing.T)) {
 	samplers := []struct {
 		name string
 		use  bool
-		fill func(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) int
+		fill vectorSampler
 	}{
 		{"avx512", useAVX512, fillAVX512},
 		{"ifma", useIFMA, fillIFMA},
@@ -473,7 +499,7 @@ func eachSampler(t *testing.T, f func(t *testing.T)) {
 		t.Run("go", f)
 		return
 	}
-	defer func(v func(*pcg, *pcgJumps, *[4][256]float64, *[34]float64, *float64, int) int) { fillVector = v }(fillVector)
+	defer func(v vectorSampler) { fillVector = v }(fillVector)
 	for _, s := range samplers {
 		if s.use {
 			fillVector = s.fill
