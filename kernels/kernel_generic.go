@@ -24,11 +24,13 @@ type microKernel struct {
 	// at dst[j·k·width + p·width + c] for p < k, j < panels, c < width
 	// (the kernel's mr or nr): the plain packs' full panels, a run of width
 	// floats from each of k rows into each panel, prefetching rows ahead as
-	// prefetch does.
-	// It replaces one copy (a call) per run, which costs more than the move.
+	// prefetch does. It replaces one copy (a call) per run, which costs
+	// more than the move.
 	packRows func(src []float32, ld, k int, dst []float32, panels, width int, alpha float32)
 }
 
+// storeRow stores the four sums of a row of a portable tile into c, plus
+// beta·c unless beta is ±0.
 func storeRow(c []float32, beta float32, s0, s1, s2, s3 float32) {
 	c = c[:4]
 	if beta == 0 {

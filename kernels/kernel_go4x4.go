@@ -5,10 +5,10 @@ package kernels
 // generic is the portable micro-kernel on architectures with 32
 // floating-point registers: a 4×4 tile in sixteen scalar accumulators, which
 // with the four values of A and four of B of a step take 24 of them, and
-// which the compiler fuses into multiply-adds. Sixteen independent sums keep
-// four FMA pipes with a four-cycle latency busy, where the eight of a 2×4
-// tile fill half of them; and each step loads eight floats for sixteen
-// products rather than six for eight.
+// which the compiler fuses into multiply-adds (except on mips64x). Sixteen
+// independent sums keep four FMA pipes with a four-cycle latency busy,
+// where the eight of a 2×4 tile fill half of them; and each step loads
+// eight floats for sixteen products rather than six for eight.
 var generic = &microKernel{name: "go", mr: 4, nr: 4, mc: 128, kc: 256, nc: 2048, tile: kernelGo, packRows: packRowsGo}
 
 func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {
