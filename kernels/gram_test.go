@@ -87,6 +87,45 @@ func gramDotRef(cols bool, t int, x []float32, kx int, y []float32, ky int) (sq,
 	return sq, mag
 }
 
+// TestGramCols checks GramCols' upper triangle against VᵀV formed in
+// float64, on sizes that straddle the 16×16 tiles and the slices of the
+// sums (k·ld past gramSlice), with correlated columns (see correlated) in
+// rows of t values, of whole tiles (formed in place) and of t+3 (copied),
+// the values past the t columns NaN, as are those past the buffer. Run with
+// PSCLIP_KERNEL=avx2 it checks the Sgemm path.
+func TestGramCols(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ t, k int }{
+		{1, 1}, {1, 5}, {15, 7}, {16, 16}, {17, 33}, {64, 384}, {100, 192}, {50, 0}, {300, 1000},
+	} {
+		for _, ld := range []int{c.t, (c.t + 15) &^ 15, c.t + 3} {
+			v := correlated(r, true, c.t, c.k, 1)
+			buf := make([]float32, c.k*ld+1)
+			for i := range buf {
+				buf[i] = float32(math.NaN())
+			}
+			for p := range c.k {
+				copy(buf[1+p*ld:], v[p*c.t:(p+1)*c.t])
+			}
+			g := make([]float32, c.t*c.t)
+			GramCols(c.t, buf[1:], c.k, ld, g)
+			for i := range c.t {
+				for j := i; j < c.t; j++ {
+					var want, mag float64
+					for p := range c.k {
+						x := float64(v[p*c.t+i]) * float64(v[p*c.t+j])
+						want += x
+						mag += math.Abs(x)
+					}
+					if got := float64(g[i*c.t+j]); !(math.Abs(got-want) <= 1e-5*mag) {
+						t.Fatalf("t=%d k=%d ld=%d: g[%d,%d] = %.9g, want %.9g", c.t, c.k, ld, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGramDotEmpty(t *testing.T) {
 	if got := GramDot(false, 0, nil, 3, nil, 4); got != 0 {
 		t.Errorf("t = 0: %v, want 0", got)

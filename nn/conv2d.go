@@ -240,7 +240,7 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	usePadded := padded < direct
 	per := 0 // kernels.GramDot keeps its own scratch
 	if usePadded {
-		per = c.cin*n + n*n + 2*p*p
+		per = c.paddedScratch(n, p)
 	}
 	if !ghost {
 		c.psW = resize(c.psW, b*cout*kk)
@@ -294,44 +294,80 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 //
 // with G = X̃ᵀX̃ over channels and a_p the window's top-left corner in X̃.
 // x is the sample's image [cin,h,w], dy its output gradient [cout,P], and
-// scratch holds cin·N + N² + 2P² floats, N = hp·wp.
+// scratch holds paddedScratch(hp·wp, P) floats.
 func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
 	hp, wp := h+2*c.pad, w+2*c.pad
 	n, p := hp*wp, len(dy)/c.cout
-	xp, g := scratch[:c.cin*n], scratch[c.cin*n:c.cin*n+n*n]
-	gy := scratch[c.cin*n+n*n : c.cin*n+n*n+p*p]
+	ld := padLD(n)
+	xp, g := scratch[:c.cin*ld], scratch[c.cin*ld:c.cin*ld+n*n]
+	gy := scratch[c.cin*ld+n*n : c.cin*ld+n*n+p*p]
+	// X̃ in rows of ld ≥ N values (whole Gram tiles: formed in place).
 	clear(xp)
 	for ch := range c.cin {
 		for r := range h {
-			copy(xp[ch*n+(r+c.pad)*wp+c.pad:], x[(ch*h+r)*w:(ch*h+r+1)*w])
+			copy(xp[ch*ld+(r+c.pad)*wp+c.pad:], x[(ch*h+r)*w:(ch*h+r+1)*w])
 		}
 	}
-	kernels.Sgemm(true, false, n, n, c.cin, 1, xp, n, xp, n, 0, g, n)
-	kernels.Sgemm(true, false, p, p, c.cout, 1, dy, p, dy, p, 0, gy, p)
-	corner := func(q int) int { return (q/ow)*c.stride*wp + (q%ow)*c.stride }
-	// Both Gram matrices are symmetric: sum the upper triangle, the
-	// off-diagonal entries twice.
+	kernels.GramCols(n, xp, c.cin, ld, g)
+	kernels.GramCols(p, dy, c.cout, p, gy)
+	var buf [25]int
+	steps := buf[:0]
+	for ky := range c.k {
+		for kx := range c.k {
+			steps = append(steps, (ky*wp+kx)*(n+1))
+		}
+	}
+	return windowGramDot(g, n, gy, p, ow, c.stride*wp, c.stride, steps, scratch[c.cin*ld+n*n+p*p:c.cin*ld+n*n+2*p*p])
+}
+
+// windowGramDot returns ⟨UᵀU, Gy⟩ for the P×P matrices whose upper
+// triangles g and gy hold: (UᵀU)[p,q] = Σ_d G[a_p, a_q + d] over the
+// steps d (the window's taps: entry (a_p+off, a_q+off) of G [n,n] lies
+// off·(n+1) past (a_p, a_q)), a_p = (p/ow)·rowStep + (p%ow)·st the
+// window's corner. Both matrices are symmetric, so it sums the upper
+// triangle (a_p ≤ a_q when p ≤ q), the off-diagonal entries twice. u is
+// scratch of P floats.
+func windowGramDot(g []float32, n int, gy []float32, p, ow, rowStep, st int, steps []int, u []float32) float64 {
+	oh := p / ow
 	var s float64
 	for q1 := range p {
-		a1 := corner(q1)
-		for q2 := q1; q2 < p; q2++ {
-			a2 := corner(q2)
-			var u float32
-			for ky := range c.k {
-				for kx := range c.k {
-					off := ky*wp + kx
-					u += g[(a1+off)*n+a2+off]
+		// u[q] = (UᵀU)[q1,q] for the output rows from q1's on, tap by
+		// tap, an output row at a time (contiguous in G's row when the
+		// stride is 1).
+		oy1 := q1 / ow
+		row := g[(oy1*rowStep+(q1%ow)*st)*n:]
+		clear(u[oy1*ow:])
+		for _, d := range steps {
+			for oy := oy1; oy < oh; oy++ {
+				dst, src := u[oy*ow:(oy+1)*ow], row[oy*rowStep+d:]
+				if st == 1 {
+					src = src[:len(dst)]
+					for j := range dst {
+						dst[j] += src[j]
+					}
+				} else {
+					for j := range dst {
+						dst[j] += src[j*st]
+					}
 				}
 			}
-			v := float64(u) * float64(gy[q1*p+q2])
-			if q2 != q1 {
-				v *= 2
-			}
-			s += v
+		}
+		gyr := gy[q1*p : (q1+1)*p]
+		s += float64(u[q1]) * float64(gyr[q1])
+		for q2 := q1 + 1; q2 < p; q2++ {
+			s += 2 * (float64(u[q2]) * float64(gyr[q2]))
 		}
 	}
 	return s
 }
+
+// padLD is the row length of paddedSqNorm's padded image of n positions:
+// whole 16-column tiles of kernels.GramCols.
+func padLD(n int) int { return (n + 15) &^ 15 }
+
+// paddedScratch is the scratch paddedSqNorm takes for a padded image of n
+// positions and P output positions.
+func (c *Conv2d) paddedScratch(n, p int) int { return c.cin*padLD(n) + n*n + 2*p*p }
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
 // weight-gradient GEMMs on output gradients scaled by f_i, a chunk of
