@@ -242,36 +242,41 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	if usePadded {
 		per = c.paddedScratch(n, p)
 	}
+	// add adds sample i's squared norm, its weight's s and its bias's.
+	add := func(i int, s float64) {
+		if c.Bias != nil { // psB: from Backward's pass over dy
+			s += kernels.SqNorm(c.psB[i*cout : (i+1)*cout])
+		}
+		sq[i] += s
+	}
 	if !ghost {
+		// g_i = dY_i·U_iᵀ, its norm taken on the core that formed it while
+		// it is in cache.
 		c.psW = resize(c.psW, b*cout*kk)
-		kernels.SgemmBatched(false, true, cout, kk, p, 1, dy.Data, p, cout*p, c.cols, p, kk*p, 0, c.psW, kk, cout*kk, b)
-	}
-	nw := workers(b)
-	for len(c.gram) < nw {
-		c.gram = append(c.gram, nil)
-	}
-	parallel(b, nw, func(wk, lo, hi int) {
-		if ghost {
+		gi := func(i int) []float32 { return c.psW[i*cout*kk : (i+1)*cout*kk] }
+		kernels.SgemmEachOwn(false, true, cout, kk, p, 1, p, p, 0, kk, b,
+			func(_, i int) ([]float32, []float32, []float32) {
+				return dy.Data[i*cout*p : (i+1)*cout*p], c.cols[i*kk*p : (i+1)*kk*p], gi(i)
+			},
+			func(_, i int) { add(i, kernels.SqNorm(gi(i))) })
+	} else {
+		nw := workers(b)
+		for len(c.gram) < nw {
+			c.gram = append(c.gram, nil)
+		}
+		parallel(b, nw, func(wk, lo, hi int) {
 			c.gram[wk] = resize(c.gram[wk], per)
-		}
-		img := c.cin * h * w
-		for i := lo; i < hi; i++ {
-			var s float64
-			dyi := dy.Data[i*cout*p : (i+1)*cout*p]
-			switch {
-			case ghost && usePadded:
-				s = c.paddedSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk])
-			case ghost:
-				s = kernels.GramDot(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout)
-			default:
-				s = kernels.SqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
+			img := c.cin * h * w
+			for i := lo; i < hi; i++ {
+				dyi := dy.Data[i*cout*p : (i+1)*cout*p]
+				if usePadded {
+					add(i, c.paddedSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk]))
+				} else {
+					add(i, kernels.GramDot(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout))
+				}
 			}
-			if c.Bias != nil { // psB: from Backward's pass over dy
-				s += kernels.SqNorm(c.psB[i*cout : (i+1)*cout])
-			}
-			sq[i] += s
-		}
-	})
+		})
+	}
 	c.dy = dy
 	ctx.Defer(func(f []float32) {
 		if ghost {
