@@ -24,7 +24,7 @@ func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
 			for kj := 0; kj < kw; kj++ {
 				dst := cols[row*oh*ow : (row+1)*oh*ow]
 				row++
-				lo, hi := validRange(ow, w, kj, stride, pad)
+				lo, hi := ValidRange(ow, w, kj, stride, pad)
 				if stride == 1 && ow == w {
 					shiftedPlane(plane, h, w, oh, ki-pad, kj-pad, lo, hi, dst)
 					continue
@@ -100,7 +100,7 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 			for kj := 0; kj < kw; kj++ {
 				src := cols[row*oh*ow : (row+1)*oh*ow]
 				row++
-				lo, hi := validRange(ow, w, kj, stride, pad)
+				lo, hi := ValidRange(ow, w, kj, stride, pad)
 				if stride == 1 {
 					// Output rows y0..y1-1 fall inside the image, each
 					// adding its columns [lo,hi) shifted by (ki-pad,
@@ -127,9 +127,9 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 	}
 }
 
-// validRange returns the output columns [lo,hi) whose input column
+// ValidRange returns the output columns [lo,hi) whose input column
 // ox·stride-pad+kj lies inside [0,w).
-func validRange(ow, w, kj, stride, pad int) (lo, hi int) {
+func ValidRange(ow, w, kj, stride, pad int) (lo, hi int) {
 	// ox·stride ≥ pad-kj  ⇒  ox ≥ ceil((pad-kj)/stride)
 	if d := pad - kj; d > 0 {
 		lo = (d + stride - 1) / stride

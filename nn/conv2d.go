@@ -48,7 +48,7 @@ type Conv2d struct {
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout], formed by Backward's pass over dy
 	scratch []float32      // each goroutine's column gradients (Backward), a chunk's c-scaled output gradients (Finish)
-	gram    [][]float32    // per-worker scratch for paddedSqNorm
+	gram    [][]float32    // per-worker scratch for imageSqNorm
 }
 
 // NewConv2d returns a convolution whose parameters are named prefix+".weight"
@@ -229,19 +229,13 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	}
 	cout := c.cout
 	// The Gram matrix of the unfolded input costs 2P²·cin·k² flops formed
-	// directly, or 2N²·cin + k²P² through the padded image's (N positions):
-	// several times less for small images with k > 1.
-	hp, wp := h+2*c.pad, w+2*c.pad
-	n := hp * wp
-	pf, nf := float64(p), float64(n)
+	// directly, or 2N²·cin + k²P² through the image's (N = h·w
+	// positions): several times less for small images with k > 1.
+	pf, nf := float64(p), float64(h*w)
 	direct := 2 * pf * pf * float64(kk)
-	padded := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
-	ghost := c.rule.choose(p, kk, cout, min(direct, padded)+2*pf*pf*float64(cout))
-	usePadded := padded < direct
-	per := 0 // kernels.GramDot keeps its own scratch
-	if usePadded {
-		per = c.paddedScratch(n, p)
-	}
+	image := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
+	ghost := c.rule.choose(p, kk, cout, min(direct, image)+2*pf*pf*float64(cout))
+	useImage := image < direct
 	// add adds sample i's squared norm, its weight's s and its bias's.
 	add := func(i int, s float64) {
 		if c.Bias != nil { // psB: from Backward's pass over dy
@@ -265,12 +259,14 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 			c.gram = append(c.gram, nil)
 		}
 		parallel(b, nw, func(wk, lo, hi int) {
-			c.gram[wk] = resize(c.gram[wk], per)
+			if useImage { // kernels.GramDot keeps its own scratch
+				c.gram[wk] = resize(c.gram[wk], c.imageScratch(h*w, p))
+			}
 			img := c.cin * h * w
 			for i := lo; i < hi; i++ {
 				dyi := dy.Data[i*cout*p : (i+1)*cout*p]
-				if usePadded {
-					add(i, c.paddedSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk]))
+				if useImage {
+					add(i, c.imageSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk]))
 				} else {
 					add(i, kernels.GramDot(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout))
 				}
@@ -291,72 +287,66 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	})
 }
 
-// paddedSqNorm returns one sample's ghost norm ⟨U_iᵀU_i, dY_iᵀdY_i⟩ without
-// the Gram matrix of its unfolded input: column p of U_i is the k×k window
-// of the zero-padded image X̃ [cin, hp·wp] at output position p, so
+// imageSqNorm returns one sample's ghost norm ⟨U_iᵀU_i, dY_iᵀdY_i⟩ without
+// the Gram matrix of its unfolded input: column q of U_i holds the image
+// X [cin, h·w] at the positions pos(q, t) of the window's taps t that fall
+// inside the image (the padding's zeros elsewhere), so
 //
-//	(U_iᵀU_i)[p,q] = Σ_{ky,kx} G[a_p + ky·wp + kx, a_q + ky·wp + kx],
+//	(U_iᵀU_i)[q,r] = Σ_t G[pos(q,t), pos(r,t)], over the taps inside the image for both,
 //
-// with G = X̃ᵀX̃ over channels and a_p the window's top-left corner in X̃.
-// x is the sample's image [cin,h,w], dy its output gradient [cout,P], and
-// scratch holds paddedScratch(hp·wp, P) floats.
-func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
-	hp, wp := h+2*c.pad, w+2*c.pad
-	n, p := hp*wp, len(dy)/c.cout
-	ld := padLD(n)
-	xp, g := scratch[:c.cin*ld], scratch[c.cin*ld:c.cin*ld+n*n]
-	gy := scratch[c.cin*ld+n*n : c.cin*ld+n*n+p*p]
-	// X̃ in rows of ld ≥ N values (whole Gram tiles: formed in place).
-	clear(xp)
-	for ch := range c.cin {
-		for r := range h {
-			copy(xp[ch*ld+(r+c.pad)*wp+c.pad:], x[(ch*h+r)*w:(ch*h+r+1)*w])
-		}
-	}
-	kernels.GramCols(n, xp, c.cin, ld, g)
+// with G = XᵀX over channels. x is the sample's image [cin,h,w], dy its
+// output gradient [cout,P], and scratch holds imageScratch(h·w, P) floats.
+func (c *Conv2d) imageSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
+	n, p := h*w, len(dy)/c.cout
+	g, gy, u := scratch[:n*n], scratch[n*n:n*n+p*p], scratch[n*n+p*p:n*n+p*p+p]
+	kernels.GramCols(n, x, c.cin, n, g)
 	kernels.GramCols(p, dy, c.cout, p, gy)
-	var buf [25]int
-	steps := buf[:0]
-	for ky := range c.k {
-		for kx := range c.k {
-			steps = append(steps, (ky*wp+kx)*(n+1))
-		}
-	}
-	return windowGramDot(g, n, gy, p, ow, c.stride*wp, c.stride, steps, scratch[c.cin*ld+n*n+p*p:c.cin*ld+n*n+2*p*p])
-}
-
-// windowGramDot returns ⟨UᵀU, Gy⟩ for the P×P matrices whose upper
-// triangles g and gy hold: (UᵀU)[p,q] = Σ_d G[a_p, a_q + d] over the
-// steps d (the window's taps: entry (a_p+off, a_q+off) of G [n,n] lies
-// off·(n+1) past (a_p, a_q)), a_p = (p/ow)·rowStep + (p%ow)·st the
-// window's corner. Both matrices are symmetric, so it sums the upper
-// triangle (a_p ≤ a_q when p ≤ q), the off-diagonal entries twice. u is
-// scratch of P floats.
-func windowGramDot(g []float32, n int, gy []float32, p, ow, rowStep, st int, steps []int, u []float32) float64 {
-	oh := p / ow
+	// GramCols forms the upper triangles, and only those are read: for
+	// q < r, a tap inside the image at q lies at or before the same tap
+	// at r (their rows differ by a multiple of stride·w ≥ w, their
+	// columns by less than w).
+	oh, st := p/ow, c.stride
 	var s float64
 	for q1 := range p {
-		// u[q] = (UᵀU)[q1,q] for the output rows from q1's on, tap by
-		// tap, an output row at a time (contiguous in G's row when the
-		// stride is 1).
+		// u[r] = (U_iᵀU_i)[q1,r] for the output rows from q1's on, tap
+		// by tap (in the unfolding's order), an output row at a time:
+		// contiguous in G's row when the stride is 1.
 		oy1 := q1 / ow
-		row := g[(oy1*rowStep+(q1%ow)*st)*n:]
 		clear(u[oy1*ow:])
-		for _, d := range steps {
-			for oy := oy1; oy < oh; oy++ {
-				dst, src := u[oy*ow:(oy+1)*ow], row[oy*rowStep+d:]
-				if st == 1 {
-					src = src[:len(dst)]
-					for j := range dst {
-						dst[j] += src[j]
+		for ky := range c.k {
+			iy1 := oy1*st - c.pad + ky
+			if iy1 < 0 || iy1 >= h {
+				continue
+			}
+			for kx := range c.k {
+				ix1 := (q1%ow)*st - c.pad + kx
+				if ix1 < 0 || ix1 >= w {
+					continue
+				}
+				row := g[(iy1*w+ix1)*n:]
+				lo, hi := kernels.ValidRange(ow, w, kx, st, c.pad)
+				for oy := oy1; oy < oh; oy++ {
+					iy := oy*st - c.pad + ky
+					if iy < 0 || iy >= h || lo >= hi {
+						continue
 					}
-				} else {
-					for j := range dst {
-						dst[j] += src[j*st]
+					dst := u[oy*ow+lo : oy*ow+hi]
+					src := row[iy*w+lo*st-c.pad+kx:]
+					if st == 1 {
+						src = src[:len(dst)]
+						for j := range dst {
+							dst[j] += src[j]
+						}
+					} else {
+						for j := range dst {
+							dst[j] += src[j*st]
+						}
 					}
 				}
 			}
 		}
+		// Both matrices are symmetric: the upper triangle, the
+		// off-diagonal entries twice.
 		gyr := gy[q1*p : (q1+1)*p]
 		s += float64(u[q1]) * float64(gyr[q1])
 		for q2 := q1 + 1; q2 < p; q2++ {
@@ -366,13 +356,9 @@ func windowGramDot(g []float32, n int, gy []float32, p, ow, rowStep, st int, ste
 	return s
 }
 
-// padLD is the row length of paddedSqNorm's padded image of n positions:
-// whole 16-column tiles of kernels.GramCols.
-func padLD(n int) int { return (n + 15) &^ 15 }
-
-// paddedScratch is the scratch paddedSqNorm takes for a padded image of n
+// imageScratch is the scratch imageSqNorm takes for an image of n
 // positions and P output positions.
-func (c *Conv2d) paddedScratch(n, p int) int { return c.cin*padLD(n) + n*n + 2*p*p }
+func (c *Conv2d) imageScratch(n, p int) int { return n*n + p*p + p }
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
 // weight-gradient GEMMs on output gradients scaled by f_i, a chunk of
