@@ -298,56 +298,52 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 // output gradient [cout,P], and scratch holds imageScratch(h·w, P) floats.
 func (c *Conv2d) imageSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
 	n, p := h*w, len(dy)/c.cout
-	g, gy, u := scratch[:n*n], scratch[n*n:n*n+p*p], scratch[n*n+p*p:n*n+p*p+p]
+	g, gy, utu := scratch[:n*n], scratch[n*n:n*n+p*p], scratch[n*n+p*p:n*n+2*p*p]
 	kernels.GramCols(n, x, c.cin, n, g)
 	kernels.GramCols(p, dy, c.cout, p, gy)
 	// GramCols forms the upper triangles, and only those are read: for
 	// q < r, a tap inside the image at q lies at or before the same tap
 	// at r (their rows differ by a multiple of stride·w ≥ w, their
 	// columns by less than w).
+	// utu[q,r] (r ≥ q) = Σ_t G[pos(q,t), pos(r,t)], tap by tap in the
+	// unfolding's order: for a tap, each pair of output rows (oy1 ≤ oy2)
+	// whose taps fall inside the image adds a block of G, the output
+	// columns inside the image as rows and columns; with stride 1 one
+	// kernels.AddRows call. (Blocks on the diagonal also fill entries
+	// below it, from G's unformed lower triangle: never read.)
 	oh, st := p/ow, c.stride
-	var s float64
-	for q1 := range p {
-		// u[r] = (U_iᵀU_i)[q1,r] for the output rows from q1's on, tap
-		// by tap (in the unfolding's order), an output row at a time:
-		// contiguous in G's row when the stride is 1.
-		oy1 := q1 / ow
-		clear(u[oy1*ow:])
-		for ky := range c.k {
-			iy1 := oy1*st - c.pad + ky
-			if iy1 < 0 || iy1 >= h {
+	clear(utu)
+	for ky := range c.k {
+		y0, y1 := kernels.ValidRange(oh, h, ky, st, c.pad)
+		for kx := range c.k {
+			lo, hi := kernels.ValidRange(ow, w, kx, st, c.pad)
+			if lo >= hi {
 				continue
 			}
-			for kx := range c.k {
-				ix1 := (q1%ow)*st - c.pad + kx
-				if ix1 < 0 || ix1 >= w {
-					continue
-				}
-				row := g[(iy1*w+ix1)*n:]
-				lo, hi := kernels.ValidRange(ow, w, kx, st, c.pad)
-				for oy := oy1; oy < oh; oy++ {
-					iy := oy*st - c.pad + ky
-					if iy < 0 || iy >= h || lo >= hi {
+			for oy1 := y0; oy1 < y1; oy1++ {
+				at1 := (oy1*st-c.pad+ky)*w + lo*st - c.pad + kx // pos of (oy1, lo)
+				for oy2 := oy1; oy2 < y1; oy2++ {
+					at2 := (oy2*st-c.pad+ky)*w + lo*st - c.pad + kx
+					dst, src := utu[(oy1*ow+lo)*p+oy2*ow+lo:], g[at1*n+at2:]
+					if st == 1 {
+						kernels.AddRows(dst, p, src, n, hi-lo, hi-lo)
 						continue
 					}
-					dst := u[oy*ow+lo : oy*ow+hi]
-					src := row[iy*w+lo*st-c.pad+kx:]
-					if st == 1 {
-						src = src[:len(dst)]
-						for j := range dst {
-							dst[j] += src[j]
-						}
-					} else {
-						for j := range dst {
-							dst[j] += src[j*st]
+					for a := range hi - lo {
+						d, s := dst[a*p:a*p+hi-lo], src[a*st*n:]
+						for b := range d {
+							d[b] += s[b*st]
 						}
 					}
 				}
 			}
 		}
-		// Both matrices are symmetric: the upper triangle, the
-		// off-diagonal entries twice.
-		gyr := gy[q1*p : (q1+1)*p]
+	}
+	// Both matrices are symmetric: the upper triangle, the off-diagonal
+	// entries twice.
+	var s float64
+	for q1 := range p {
+		u, gyr := utu[q1*p:(q1+1)*p], gy[q1*p:(q1+1)*p]
 		s += float64(u[q1]) * float64(gyr[q1])
 		for q2 := q1 + 1; q2 < p; q2++ {
 			s += 2 * (float64(u[q2]) * float64(gyr[q2]))
@@ -358,7 +354,7 @@ func (c *Conv2d) imageSqNorm(x []float32, h, w, ow int, dy []float32, scratch []
 
 // imageScratch is the scratch imageSqNorm takes for an image of n
 // positions and P output positions.
-func (c *Conv2d) imageScratch(n, p int) int { return n*n + p*p + p }
+func (c *Conv2d) imageScratch(n, p int) int { return n*n + 2*p*p }
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
 // weight-gradient GEMMs on output gradients scaled by f_i, a chunk of
