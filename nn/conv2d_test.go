@@ -287,20 +287,21 @@ func TestImageSqNorm(t *testing.T) {
 }
 
 // BenchmarkImageSqNorm times one sample's ghost norm through the image's
-// Gram matrix (imageSqNorm) on AlexNet-CIFAR's three 8×8 convolutions.
+// Gram matrix (imageSqNorm) on AlexNet-CIFAR's convolutions that the rule
+// could send it: the 5×5 one on 16×16 maps and the three 3×3 ones on 8×8.
 func BenchmarkImageSqNorm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct {
-		name      string
-		cin, cout int
-	}{{"features.6", 192, 384}, {"features.8", 384, 256}, {"features.10", 256, 256}} {
-		c := NewConv2d("conv", s.cin, s.cout, 3, 1, 1, true)
-		x := randTensor(rng, 1, s.cin, 8, 8)
-		dy := randTensor(rng, 1, s.cout, 8, 8)
-		scratch := make([]float32, c.imageScratch(8*8, 64))
+		name            string
+		cin, cout, k, n int
+	}{{"features.3", 64, 192, 5, 16}, {"features.6", 192, 384, 3, 8}, {"features.8", 384, 256, 3, 8}, {"features.10", 256, 256, 3, 8}} {
+		c := NewConv2d("conv", s.cin, s.cout, s.k, 1, s.k/2, true)
+		x := randTensor(rng, 1, s.cin, s.n, s.n)
+		dy := randTensor(rng, 1, s.cout, s.n, s.n)
+		scratch := make([]float32, c.imageScratch(s.n*s.n, s.n*s.n))
 		b.Run(s.name, func(b *testing.B) {
 			for b.Loop() {
-				c.imageSqNorm(x.Data, 8, 8, 8, dy.Data, scratch)
+				c.imageSqNorm(x.Data, s.n, s.n, s.n, dy.Data, scratch)
 			}
 		})
 	}
