@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // ConvOut is the output size of a convolution or pooling window of size k
 // sliding over in elements with the given stride and zero padding on both
@@ -16,6 +19,10 @@ func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
 	oh, ow := checkConv(len(x), c, h, w, kh, kw, stride, pad)
 	if len(cols) < c*kh*kw*oh*ow {
 		panic(fmt.Sprintf("kernels: Im2col: cols has %d elements, need %d", len(cols), c*kh*kw*oh*ow))
+	}
+	if stride == 1 && oh == h && ow == w && h*w%16 == 0 && im2colAsm != nil && c > 0 {
+		im2colMasked(x, c, h, w, kh, kw, pad, cols)
+		return
 	}
 	row := 0
 	for ci := 0; ci < c; ci++ {
@@ -50,6 +57,53 @@ func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
 			}
 		}
 	}
+}
+
+// im2colMasked is Im2col for stride-1 convolutions whose output has the
+// input's size ("same" padding) and a multiple of 16 positions, where
+// im2colAsm runs: output position j of tap (ki, kj) reads the plane at
+// j + (ki−pad)·w + (kj−pad), so each tap's row is 16-float vectors loaded
+// from the plane at one offset, under masks that zero the positions whose
+// tap falls outside the image. Channel by channel, every row is written
+// once, in order.
+func im2colMasked(x []float32, c, h, w, kh, kw, pad int, cols []float32) {
+	t := im2colTable(h, w, kh, kw, pad)
+	_, _ = x[c*h*w-1], cols[c*kh*kw*h*w-1] // the extent the assembly touches
+	im2colAsm(&x[0], h*w, c, &t.offs[0], kh*kw, &t.masks[0], h*w/16, &cols[0])
+}
+
+// im2colTab is im2colMasked's offsets (one a tap) and masks (h·w/16 a tap,
+// bit l of mask v for position 16v+l) for one geometry.
+type im2colTab struct {
+	offs  []int
+	masks []uint16
+}
+
+type im2colKey struct{ h, w, kh, kw, pad int }
+
+// im2colTabs caches the tables by geometry: a model has a few.
+var im2colTabs sync.Map // im2colKey → *im2colTab
+
+func im2colTable(h, w, kh, kw, pad int) *im2colTab {
+	key := im2colKey{h, w, kh, kw, pad}
+	if t, ok := im2colTabs.Load(key); ok {
+		return t.(*im2colTab)
+	}
+	n := h * w / 16
+	t := &im2colTab{offs: make([]int, kh*kw), masks: make([]uint16, kh*kw*n)}
+	for ki := range kh {
+		for kj := range kw {
+			dy, dx := ki-pad, kj-pad
+			t.offs[ki*kw+kj] = dy*w + dx
+			for j := range h * w {
+				if iy, ix := j/w+dy, j%w+dx; iy >= 0 && iy < h && ix >= 0 && ix < w {
+					t.masks[(ki*kw+kj)*n+j/16] |= 1 << (j % 16)
+				}
+			}
+		}
+	}
+	actual, _ := im2colTabs.LoadOrStore(key, t)
+	return actual.(*im2colTab)
 }
 
 // shiftedPlane is one row of Im2col for stride 1 when the output is as wide

@@ -24,6 +24,9 @@ var convCases = []struct{ c, h, w, kh, kw, stride, pad int }{
 	{2, 6, 4, 5, 3, 1, 1},  // … with oh < h
 	{1, 2, 3, 1, 5, 1, 2},  // … with shifts past the whole image
 	{2, 5, 37, 3, 3, 1, 1}, // … with rows of two vectors and a tail
+	{2, 4, 12, 3, 3, 1, 1}, // same size, 16·k positions: Im2col's masked vectors across rows
+	{3, 2, 8, 5, 5, 1, 2},  // … with taps past whole rows
+	{1, 4, 4, 1, 1, 1, 0},  // … a 1×1 kernel
 }
 
 func randSlice(r *rand.Rand, n int) []float32 {
