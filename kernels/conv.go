@@ -72,11 +72,28 @@ func im2colMasked(x []float32, c, h, w, kh, kw, pad int, cols []float32) {
 	im2colAsm(&x[0], h*w, c, &t.offs[0], kh*kw, &t.masks[0], h*w/16, &cols[0])
 }
 
+// col2imMasked is Col2im for the convolutions of im2colMasked, a 16-float
+// vector of a plane at a time: the vector is loaded once, the taps' rows
+// add the values that land there in Col2im's order (tap t's row read at
+// the vector's position less its offset, under masks of the positions
+// whose source lies inside the row's image), and it is stored once. Every
+// element receives the same additions in the same order as Col2im's loop.
+func col2imMasked(cols []float32, c, h, w, kh, kw, pad int, x []float32) {
+	t := im2colTable(h, w, kh, kw, pad)
+	_, _ = x[c*h*w-1], cols[c*kh*kw*h*w-1] // the extent the assembly touches
+	col2imAsm(&cols[0], &x[0], h*w, c, &t.back[0], kh*kw, &t.rmasks[0], h*w/16)
+}
+
 // im2colTab is im2colMasked's offsets (one a tap) and masks (h·w/16 a tap,
-// bit l of mask v for position 16v+l) for one geometry.
+// bit l of mask v for position 16v+l), and col2imMasked's: back[t] is
+// where tap t's row holds the value for position 0, in bytes from the
+// start of the channel's first row, and rmasks[v·taps+t] marks the
+// positions of vector v that receive a value from tap t.
 type im2colTab struct {
-	offs  []int
-	masks []uint16
+	offs   []int
+	masks  []uint16
+	back   []int
+	rmasks []uint16
 }
 
 type im2colKey struct{ h, w, kh, kw, pad int }
@@ -89,15 +106,20 @@ func im2colTable(h, w, kh, kw, pad int) *im2colTab {
 	if t, ok := im2colTabs.Load(key); ok {
 		return t.(*im2colTab)
 	}
-	n := h * w / 16
-	t := &im2colTab{offs: make([]int, kh*kw), masks: make([]uint16, kh*kw*n)}
+	n, taps := h*w/16, kh*kw
+	t := &im2colTab{offs: make([]int, taps), masks: make([]uint16, taps*n), back: make([]int, taps), rmasks: make([]uint16, taps*n)}
 	for ki := range kh {
 		for kj := range kw {
-			dy, dx := ki-pad, kj-pad
-			t.offs[ki*kw+kj] = dy*w + dx
+			tap, dy, dx := ki*kw+kj, ki-pad, kj-pad
+			t.offs[tap] = dy*w + dx
+			t.back[tap] = 4 * (tap*h*w - (dy*w + dx))
 			for j := range h * w {
 				if iy, ix := j/w+dy, j%w+dx; iy >= 0 && iy < h && ix >= 0 && ix < w {
-					t.masks[(ki*kw+kj)*n+j/16] |= 1 << (j % 16)
+					t.masks[tap*n+j/16] |= 1 << (j % 16)
+				}
+				// Position j receives tap's value from position j − offs.
+				if iy, ix := j/w-dy, j%w-dx; iy >= 0 && iy < h && ix >= 0 && ix < w {
+					t.rmasks[j/16*taps+tap] |= 1 << (j % 16)
 				}
 			}
 		}
@@ -146,6 +168,10 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 	oh, ow := checkConv(len(x), c, h, w, kh, kw, stride, pad)
 	if len(cols) < c*kh*kw*oh*ow {
 		panic(fmt.Sprintf("kernels: Col2im: cols has %d elements, need %d", len(cols), c*kh*kw*oh*ow))
+	}
+	if stride == 1 && oh == h && ow == w && h*w%16 == 0 && col2imAsm != nil && c > 0 {
+		col2imMasked(cols, c, h, w, kh, kw, pad, x)
+		return
 	}
 	row := 0
 	for ci := 0; ci < c; ci++ {

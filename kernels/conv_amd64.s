@@ -42,3 +42,51 @@ im2col_vec:
 	JNZ im2col_channel
 	VZEROUPPER
 	RET
+
+// func col2imAVX512(cols, x *float32, plane, c int, back *int, taps int, masks *uint16, nvec int)
+//
+// col2imMasked on AVX-512: for each of the c planes of x (plane floats
+// apart) and each of its nvec 16-float vectors, the vector is loaded once,
+// each tap t in order adds the values of its row of cols that land there,
+// from back[t] bytes past the vector's position in the channel's first row
+// under the mask masks[v·taps+t] (merge-masked adds: the other elements
+// are left as they are, and masked lanes are neither read nor fault), and
+// the vector is stored once.
+TEXT ·col2imAVX512(SB), NOSPLIT, $0-64
+	MOVQ cols+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ plane+16(FP), BX
+	SHLQ $2, BX
+	MOVQ c+24(FP), CX
+	MOVQ taps+40(FP), R10
+	SHLQ $3, R10
+	ADDQ back+32(FP), R10 // the end of back
+	MOVQ nvec+56(FP), R9
+col2im_channel:
+	MOVQ masks+48(FP), R12
+	XORQ R8, R8
+	MOVQ R9, DX
+col2im_vec:
+	VMOVUPS (SI)(R8*1), Z0
+	LEAQ (DI)(R8*1), AX
+	MOVQ back+32(FP), R13
+col2im_tap:
+	MOVQ (R13), R11
+	KMOVW (R12), K1
+	VADDPS (AX)(R11*1), Z0, K1, Z0
+	ADDQ $8, R13
+	ADDQ $2, R12
+	CMPQ R13, R10
+	JNE col2im_tap
+	VMOVUPS Z0, (SI)(R8*1)
+	ADDQ $64, R8
+	DECQ DX
+	JNZ col2im_vec
+	ADDQ BX, SI
+	MOVQ taps+40(FP), R11
+	IMULQ BX, R11
+	ADDQ R11, DI
+	DECQ CX
+	JNZ col2im_channel
+	VZEROUPPER
+	RET
