@@ -90,3 +90,53 @@ col2im_tap:
 	JNZ col2im_channel
 	VZEROUPPER
 	RET
+
+// func im2colAVX2(x *float32, plane, c int, offs *int, taps int, masks *uint16, nvec int, dst *float32, bits *int32)
+//
+// im2colAVX512 on AVX2: each 16-float vector as two masked loads of 8
+// (VMASKMOVPS: masked lanes are neither read nor fault), their lane masks
+// made from the 16-bit mask and the lanes' bits (1, 2, …, 32768) at bits.
+// The mask is broadcast from 4 bytes of memory: masks must be readable 2
+// bytes past its last mask.
+TEXT ·im2colAVX2(SB), NOSPLIT, $0-72
+	MOVQ bits+64(FP), AX
+	VMOVDQU (AX), Y14
+	VMOVDQU 32(AX), Y15
+	MOVQ x+0(FP), SI
+	MOVQ plane+8(FP), BX
+	SHLQ $2, BX
+	MOVQ c+16(FP), CX
+	MOVQ taps+32(FP), R10
+	MOVQ nvec+48(FP), R9
+	MOVQ dst+56(FP), DI
+im2col2_channel:
+	MOVQ offs+24(FP), R13
+	MOVQ masks+40(FP), R12
+	MOVQ R10, R11
+im2col2_tap:
+	MOVQ (R13), AX
+	LEAQ (SI)(AX*4), DX
+	MOVQ R9, AX
+im2col2_vec:
+	VPBROADCASTD (R12), Y1
+	VPAND Y14, Y1, Y2
+	VPCMPEQD Y14, Y2, Y2
+	VPAND Y15, Y1, Y3
+	VPCMPEQD Y15, Y3, Y3
+	VMASKMOVPS (DX), Y2, Y4
+	VMASKMOVPS 32(DX), Y3, Y5
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ $64, DX
+	ADDQ $64, DI
+	ADDQ $2, R12
+	DECQ AX
+	JNZ im2col2_vec
+	ADDQ $8, R13
+	DECQ R11
+	JNZ im2col2_tap
+	ADDQ BX, SI
+	DECQ CX
+	JNZ im2col2_channel
+	VZEROUPPER
+	RET
