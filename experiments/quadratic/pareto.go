@@ -20,8 +20,11 @@ import (
 type pareto struct {
 	pow2 [34]float64 // pow2[e] = 2^(e/p)
 	// cub[k][i] is coefficient k of m^(−1/p) on segment i,
-	// c0 + t(c1 + t(c2 + t·c3)): by coefficient, so that the vector
-	// sampler looks up each at the segment's index.
+	// c0 + t(c1 + t(c2 + t·c3)) with t ∈ [0, 1) a multiple of 2^−53,
+	// scaled by 2^(−53k) so that the cubic is evaluated in n = t·2^53, an
+	// integer, without the multiplication by 2^−53 (see cubic). By
+	// coefficient, so that the vector sampler looks up each at the
+	// segment's index.
 	cub [4][256]float64
 }
 
@@ -37,19 +40,26 @@ func newPareto(p float64) *pareto {
 	for i := range s.cub[0] {
 		m0, m1 := 1+float64(i)*h, 1+float64(i+1)*h
 		f0, f1, d0, d1 := f(m0), f(m1), df(m0), df(m1)
-		s.cub[0][i], s.cub[1][i], s.cub[2][i], s.cub[3][i] = f0, d0, 3*(f1-f0)-2*d0-d1, 2*(f0-f1)+d0+d1
+		c0, c1, c2, c3 := f0, d0, 3*(f1-f0)-2*d0-d1, 2*(f0-f1)+d0+d1
+		s.cub[0][i], s.cub[1][i], s.cub[2][i], s.cub[3][i] = c0, c1*0x1p-53, c2*0x1p-106, c3*0x1p-159
 	}
 	return s
 }
 
+// A vectorSampler fills xi[:n] as pareto.fill does, pcgLanes values at a
+// time, and stops before a group with a word for the far tail: it returns
+// how many values it wrote (a multiple of pcgLanes) and leaves src after
+// the last of them. fillVector is the one in use.
+type vectorSampler func(src *pcg, jump *pcgJumps, cub *[4][256]float64, pow2 *[34]float64, xi *float64, n int) int
+
 // fill sets xi to independent symmetrized Pareto values, the words of src
 // taken in order. With AVX-512 it takes pcgLanes values at a time, from
-// states computed by jumping ahead; a group with a word for the far tail,
-// which draws more words, is done one value at a time from the group's
-// first state. The values are the same either way, to the bit.
+// states computed by jumping ahead (fillVector); a group with a word for the
+// far tail, which draws more words, is done one value at a time from the
+// group's first state. The values are the same either way, to the bit.
 func (s *pareto) fill(src *pcg, xi []float64) {
 	for useAVX512 && len(xi) >= pcgLanes {
-		xi = xi[fillAVX512(src, &pcgJump, &s.cub, &s.pow2, &xi[0], len(xi)):]
+		xi = xi[fillVector(src, &pcgJump, &s.cub, &s.pow2, &xi[0], len(xi)):]
 		if len(xi) < pcgLanes {
 			break
 		}
@@ -82,14 +92,21 @@ func withSign(v float64, u uint64) float64 {
 }
 
 // cubic returns U^(−1/p) for U = w/2^64 whose word w has z ≤ 32 leading zeros.
+//
+// It is c0 + t(c1 + t(c2 + t·c3)) by Horner's rule, each operation rounded
+// (see roundProducts), evaluated in n = t·2^53 with the coefficients scaled
+// by 2^(−53k): every intermediate result is then the one in t times a power
+// of two, to the bit, since scaling by a power of two commutes with
+// rounding while nothing is subnormal (the smallest scaled coefficient is
+// about 2^−190 at the paper's p, and stays normal up to p ≈ 10^250;
+// TestCubicScaledExact).
 func (s *pareto) cubic(w uint64, z int) float64 {
 	f := w << z << 1 // m's fraction bits, the leading 1 dropped
 	i := f >> 56
-	t := float64(f<<8>>11) * 0x1p-53
-	// Horner's rule, every product rounded (see roundProducts).
-	h := float64(t * s.cub[3][i])
-	h = float64(t * (s.cub[2][i] + h))
-	h = float64(t * (s.cub[1][i] + h))
+	n := float64(f << 8 >> 11) // t·2^53
+	h := float64(n * s.cub[3][i])
+	h = float64(n * (s.cub[2][i] + h))
+	h = float64(n * (s.cub[1][i] + h))
 	return s.pow2[z+1] * (s.cub[0][i] + h)
 }
 

@@ -9,9 +9,24 @@ import "golang.org/x/sys/cpu"
 // and CD (leading-zero counts).
 var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512CD
 
-// fillAVX512 fills xi[:n] as pareto.fill does, eight values at a time, and
-// stops before a group with a word for the far tail: it returns how many
-// values it wrote (a multiple of 8) and leaves src after the last of them.
+// useIFMA selects fillIFMA as the vector sampler: with AVX-512 IFMA too,
+// whose 52-bit multiply-adds compute the PCG states in fewer instructions.
+var useIFMA = useAVX512 && cpu.X86.HasAVX512IFMA
+
+var fillVector vectorSampler = fillAVX512
+
+func init() {
+	if useIFMA {
+		fillVector = fillIFMA
+	}
+}
+
+// fillAVX512 is the vectorSampler with AVX-512 F, DQ and CD.
 //
 //go:noescape
 func fillAVX512(src *pcg, jump *pcgJumps, cub *[4][256]float64, pow2 *[34]float64, xi *float64, n int) int
+
+// fillIFMA is the vectorSampler with AVX-512 IFMA too.
+//
+//go:noescape
+func fillIFMA(src *pcg, jump *pcgJumps, cub *[4][256]float64, pow2 *[34]float64, xi *float64, n int) int

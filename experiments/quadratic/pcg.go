@@ -42,6 +42,8 @@ var pcgJump = func() (j pcgJumps) {
 	aHi, aLo, cHi, cLo := uint64(pcgMulHi), uint64(pcgMulLo), uint64(pcgIncHi), uint64(pcgIncLo)
 	for k := range pcgLanes {
 		j.aHi[k], j.aLo[k], j.cHi[k], j.cLo[k] = aHi, aLo, cHi, cLo
+		j.a52[0][k], j.a52[1][k], j.a52[2][k] = limbs52(aHi, aLo)
+		j.c52[0][k], j.c52[1][k], j.c52[2][k] = limbs52(cHi, cLo)
 		aHi, aLo = mul128(pcgMulHi, pcgMulLo, aHi, aLo)
 		cHi, cLo = mul128(pcgMulHi, pcgMulLo, cHi, cLo)
 		cHi, cLo = add128(cHi, cLo, pcgIncHi, pcgIncLo)
@@ -50,8 +52,19 @@ var pcgJump = func() (j pcgJumps) {
 }()
 
 // pcgJumps are the constants of pcgJump, by lane (the assembly reads them
-// at these offsets).
-type pcgJumps struct{ aHi, aLo, cHi, cLo [pcgLanes]uint64 }
+// at these offsets): A and C as 64-bit words, and as 52-bit limbs (limbs52)
+// for the multiplications of AVX-512 IFMA.
+type pcgJumps struct {
+	aHi, aLo, cHi, cLo [pcgLanes]uint64
+	a52, c52           [3][pcgLanes]uint64
+}
+
+// limbs52 splits the 128-bit x into x0 + x1·2^52 + x2·2^104 with x0, x1 <
+// 2^52 and x2 < 2^24.
+func limbs52(hi, lo uint64) (x0, x1, x2 uint64) {
+	const mask = 1<<52 - 1
+	return lo & mask, (lo>>52 | hi<<12) & mask, hi >> 40
+}
 
 // dxsm is PCG's "double xorshift multiply" output permutation of a state.
 func dxsm(hi, lo uint64) uint64 {

@@ -391,6 +391,32 @@ func TestParetoExactness(t *testing.T) {
 	}
 }
 
+// cubic, evaluated in n = t·2^53 with the scaled coefficients, gives the
+// cubic in t with the unscaled ones to the bit, words of every magnitude
+// the cubic takes, up to tail indices far beyond any experiment's.
+func TestCubicScaledExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, p := range []float64{1.0001, 1.2, 1.5, 1.8, 3, 1e6, 1e100, 1e200} {
+		s := newPareto(p)
+		words := []uint64{1<<64 - 1, 1 << 63, 1<<63 + 1, 1<<31 + 1, 1<<31 | 1<<23 | 1}
+		for range 20000 {
+			words = append(words, rng.Uint64()>>rng.IntN(33)|1<<31|1)
+		}
+		for _, w := range words {
+			z := bits.LeadingZeros64(w)
+			f := w << z << 1
+			i := f >> 56
+			t0 := float64(f<<8>>11) * 0x1p-53
+			h := float64(t0 * (s.cub[3][i] * 0x1p159))
+			h = float64(t0 * (s.cub[2][i]*0x1p106 + h))
+			h = float64(t0 * (s.cub[1][i]*0x1p53 + h))
+			if got, want := s.cubic(w, z), s.pow2[z+1]*(s.cub[0][i]+h); got != want {
+				t.Fatalf("p = %v, word %#x: %v, want %v", p, w, got, want)
+			}
+		}
+	}
+}
+
 // The noise has the symmetrized Pareto law: |ξ| ≥ 1, P(|ξ| > s) = s^−p, and
 // a fair sign; frequencies are checked to 5 binomial standard deviations.
 func TestParetoDistribution(t *testing.T) {
@@ -438,19 +464,46 @@ func paretoRef(s *pareto, src *rand.PCG, xi []float64) {
 	}
 }
 
-// fill draws what its definition does, to the bit and word for word.
+// fill draws what its definition does, to the bit and word for word, with
+// each sampler this CPU runs.
 func TestFillMatchesDefinition(t *testing.T) {
-	for _, p := range []float64{1.2, 1.8} {
-		s := newPareto(p)
-		got, want := newPCG(3, 4), rand.NewPCG(3, 4)
-		xi, ref := make([]float64, 100000), make([]float64, 100000)
-		s.fill(got, xi)
-		paretoRef(s, want, ref)
-		if !slices.Equal(xi, ref) {
-			t.Errorf("p = %v: fill differs from its definition", p)
+	eachSampler(t, func(t *testing.T) {
+		for _, p := range []float64{1.2, 1.8} {
+			s := newPareto(p)
+			got, want := newPCG(3, 4), rand.NewPCG(3, 4)
+			xi, ref := make([]float64, 100000), make([]float64, 100000)
+			s.fill(got, xi)
+			paretoRef(s, want, ref)
+			if !slices.Equal(xi, ref) {
+				t.Errorf("p = %v: fill differs from its definition", p)
+			}
+			if got.Uint64() != want.Uint64() {
+				t.Errorf("p = %v: fill used another number of words", p)
+			}
 		}
-		if got.Uint64() != want.Uint64() {
-			t.Errorf("p = %v: fill used another number of words", p)
+	})
+}
+
+// eachSampler runs f as a subtest with each vector sampler this CPU runs
+// as fillVector, the Go path's only where it runs none.
+func eachSampler(t *testing.T, f func(t *testing.T)) {
+	samplers := []struct {
+		name string
+		use  bool
+		fill vectorSampler
+	}{
+		{"avx512", useAVX512, fillAVX512},
+		{"ifma", useIFMA, fillIFMA},
+	}
+	if !useAVX512 {
+		t.Run("go", f)
+		return
+	}
+	defer func(v vectorSampler) { fillVector = v }(fillVector)
+	for _, s := range samplers {
+		if s.use {
+			fillVector = s.fill
+			t.Run(s.name, f)
 		}
 	}
 }
@@ -458,27 +511,29 @@ func TestFillMatchesDefinition(t *testing.T) {
 // The words of newPCG are those of rand.NewPCG, whether drawn one at a
 // time or by fill's lanes, for lengths around multiples of pcgLanes.
 func TestPCGMatchesMathRand(t *testing.T) {
-	for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {1<<64 - 1, 12345}} {
-		want := rand.NewPCG(seed[0], seed[1])
-		got := newPCG(seed[0], seed[1])
-		for i := range 1000 {
+	eachSampler(t, func(t *testing.T) {
+		for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {1<<64 - 1, 12345}} {
+			want := rand.NewPCG(seed[0], seed[1])
+			got := newPCG(seed[0], seed[1])
+			for i := range 1000 {
+				if g, w := got.Uint64(), want.Uint64(); g != w {
+					t.Fatalf("seed %v word %d: %#x, want %#x", seed, i, g, w)
+				}
+			}
+			s := newPareto(1.5)
+			for _, n := range []int{0, 1, 7, 8, 9, 17, 640} {
+				xi, ref := make([]float64, n), make([]float64, n)
+				s.fill(got, xi)
+				paretoRef(s, want, ref)
+				if !slices.Equal(xi, ref) {
+					t.Fatalf("seed %v: fill of %d values differs from one word at a time", seed, n)
+				}
+			}
 			if g, w := got.Uint64(), want.Uint64(); g != w {
-				t.Fatalf("seed %v word %d: %#x, want %#x", seed, i, g, w)
+				t.Fatalf("seed %v after fill: %#x, want %#x", seed, g, w)
 			}
 		}
-		s := newPareto(1.5)
-		for _, n := range []int{0, 1, 7, 8, 9, 17, 640} {
-			xi, ref := make([]float64, n), make([]float64, n)
-			s.fill(got, xi)
-			paretoRef(s, want, ref)
-			if !slices.Equal(xi, ref) {
-				t.Fatalf("seed %v: fill of %d values differs from one word at a time", seed, n)
-			}
-		}
-		if g, w := got.Uint64(), want.Uint64(); g != w {
-			t.Fatalf("seed %v after fill: %#x, want %#x", seed, g, w)
-		}
-	}
+	})
 }
 
 // A word in the far tail (U < 2^−33, probability 2^−33 per value) draws
@@ -487,12 +542,14 @@ func TestPCGMatchesMathRand(t *testing.T) {
 // the start, inside and at the end of a group, in the next group, and two
 // in a row.
 func TestParetoFillFarTail(t *testing.T) {
-	s := newPareto(1.2)
-	for _, sign := range []uint64{0, 1 << 63} {
-		for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
-			farTail(t, s, tiny, sign|(1<<20+1))
+	eachSampler(t, func(t *testing.T) {
+		s := newPareto(1.2)
+		for _, sign := range []uint64{0, 1 << 63} {
+			for _, tiny := range [][]int{{0}, {1}, {6}, {7}, {8}, {12}, {1, 2}, {7, 8}, {0, 15}, {3, 11}} {
+				farTail(t, s, tiny, sign|(1<<20+1))
+			}
 		}
-	}
+	})
 }
 
 // farTail checks fill on a stream whose words at the positions tiny are
@@ -669,4 +726,35 @@ func BenchmarkPareto(b *testing.B) {
 			}
 		}
 	})
+}
+
+// orderedSum adds outputs in job order whatever order the jobs finish in,
+// reusing the buffers of added outputs.
+func TestOrderedSum(t *testing.T) {
+	var order []int
+	var sum []float64
+	o := orderedSum{size: 1, add: func(job int, out []float64) {
+		order = append(order, job)
+		sum = append(sum, out[0])
+	}}
+	bufs := map[int][]float64{}
+	for _, job := range []int{1, 0, 3, 2, 4} {
+		bufs[job] = o.buffer()
+		bufs[job][0] = float64(job)
+	}
+	for _, job := range []int{2, 0, 4, 1, 3} {
+		o.done(job, bufs[job])
+	}
+	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(order, want) {
+		t.Errorf("added in order %v, want %v", order, want)
+	}
+	if want := []float64{0, 1, 2, 3, 4}; !slices.Equal(sum, want) {
+		t.Errorf("added %v, want %v", sum, want)
+	}
+	if len(o.free) != 5 || len(o.waiting) != 0 {
+		t.Errorf("%d buffers free and %d waiting, want 5 and 0", len(o.free), len(o.waiting))
+	}
+	if b := o.buffer(); len(b) != 1 || len(o.free) != 4 {
+		t.Errorf("buffer did not reuse a free one")
+	}
 }
