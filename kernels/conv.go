@@ -101,6 +101,7 @@ type im2colKey struct{ h, w, kh, kw, pad int }
 // im2colTabs caches the tables by geometry: a model has a few.
 var im2colTabs sync.Map // im2colKey → *im2colTab
 
+// im2colTable returns the tables of a geometry, made on its first use.
 func im2colTable(h, w, kh, kw, pad int) *im2colTab {
 	key := im2colKey{h, w, kh, kw, pad}
 	if t, ok := im2colTabs.Load(key); ok {

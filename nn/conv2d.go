@@ -305,6 +305,7 @@ func (c *Conv2d) imageSqNorm(x []float32, h, w, ow int, dy []float32, scratch []
 	// q < r, a tap inside the image at q lies at or before the same tap
 	// at r (their rows differ by a multiple of stride·w ≥ w, their
 	// columns by less than w).
+	//
 	// utu[q,r] (r ≥ q) = Σ_t G[pos(q,t), pos(r,t)], tap by tap in the
 	// unfolding's order: for a tap, each pair of output rows (oy1 ≤ oy2)
 	// whose taps fall inside the image adds a block of G, the output
