@@ -108,8 +108,8 @@ func im2colTable(h, w, kh, kw, pad int) *im2colTab {
 		return t.(*im2colTab)
 	}
 	n, taps := h*w/16, kh*kw
-	// masks keeps 2 bytes after its last mask: im2colAVX2 reads 4 at a time.
-	t := &im2colTab{offs: make([]int, taps), masks: make([]uint16, taps*n, taps*n+2), back: make([]int, taps), rmasks: make([]uint16, taps*n)}
+	// The masks keep 2 bytes after the last: the AVX2 loops read 4 at a time.
+	t := &im2colTab{offs: make([]int, taps), masks: make([]uint16, taps*n, taps*n+2), back: make([]int, taps), rmasks: make([]uint16, taps*n, taps*n+2)}
 	for ki := range kh {
 		for kj := range kw {
 			tap, dy, dx := ki*kw+kj, ki-pad, kj-pad

@@ -140,3 +140,63 @@ im2col2_vec:
 	JNZ im2col2_channel
 	VZEROUPPER
 	RET
+
+// func col2imAVX2(cols, x *float32, plane, c int, back *int, taps int, masks *uint16, nvec int, bits *int32)
+//
+// col2imAVX512 on AVX2: each 16-float vector of a plane as two halves,
+// each tap's values loaded with VMASKMOVPS (masked lanes read as 0,
+// neither read nor fault), added, and blended in under the lane masks, so
+// that elements a tap does not reach keep their bits (−0 included). The
+// masks are broadcast from 4 bytes of memory, as in im2colAVX2.
+TEXT ·col2imAVX2(SB), NOSPLIT, $0-72
+	MOVQ bits+64(FP), AX
+	VMOVDQU (AX), Y14
+	VMOVDQU 32(AX), Y15
+	MOVQ cols+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ plane+16(FP), BX
+	SHLQ $2, BX
+	MOVQ c+24(FP), CX
+	MOVQ taps+40(FP), R10
+	SHLQ $3, R10
+	ADDQ back+32(FP), R10 // the end of back
+	MOVQ nvec+56(FP), R9
+col2im2_channel:
+	MOVQ masks+48(FP), R12
+	XORQ R8, R8
+	MOVQ R9, DX
+col2im2_vec:
+	VMOVUPS (SI)(R8*1), Y0
+	VMOVUPS 32(SI)(R8*1), Y1
+	LEAQ (DI)(R8*1), AX
+	MOVQ back+32(FP), R13
+col2im2_tap:
+	MOVQ (R13), R11
+	VPBROADCASTD (R12), Y6
+	VPAND Y14, Y6, Y2
+	VPCMPEQD Y14, Y2, Y2
+	VPAND Y15, Y6, Y3
+	VPCMPEQD Y15, Y3, Y3
+	VMASKMOVPS (AX)(R11*1), Y2, Y4
+	VMASKMOVPS 32(AX)(R11*1), Y3, Y5
+	VADDPS Y4, Y0, Y4
+	VADDPS Y5, Y1, Y5
+	VBLENDVPS Y2, Y4, Y0, Y0
+	VBLENDVPS Y3, Y5, Y1, Y1
+	ADDQ $8, R13
+	ADDQ $2, R12
+	CMPQ R13, R10
+	JNE col2im2_tap
+	VMOVUPS Y0, (SI)(R8*1)
+	VMOVUPS Y1, 32(SI)(R8*1)
+	ADDQ $64, R8
+	DECQ DX
+	JNZ col2im2_vec
+	ADDQ BX, SI
+	MOVQ taps+40(FP), R11
+	IMULQ BX, R11
+	ADDQ R11, DI
+	DECQ CX
+	JNZ col2im2_channel
+	VZEROUPPER
+	RET
