@@ -34,9 +34,8 @@
 // [Cout, Cin·kh·kw] × cols [Cin·kh·kw, oh·ow]. Its input gradient is
 // Wᵀ·dY folded back with Col2im, its weight gradient dY·colsᵀ. MaxPool2d
 // records the argmax of each window for MaxPool2dBackward;
-// AdaptiveAvgPool2d uses PyTorch's window arithmetic. MaxPool2dBackward
-// stores the input gradient; Col2im and AdaptiveAvgPool2dBackward add into
-// their output, so gradients of several uses accumulate.
+// AdaptiveAvgPool2d uses PyTorch's window arithmetic. The backward functions
+// add into their output, so gradients of several uses accumulate.
 //
 // # Vector passes
 //

@@ -19,6 +19,13 @@ func MaxPool2d(x []float32, c, h, w, k, stride int, y []float32, idx []int32) {
 		maxPool2x2Blocks(x[:c*h*w], c, h, w, y[:c*oh*ow], idx[:c*oh*ow])
 		return
 	}
+	if k == 2 && stride == 2 && maxPool2x2Rows != nil && h == 2*oh && w == 2*ow && ow%8 == 0 {
+		_, _, _ = x[c*h*w-1], y[c*oh*ow-1], idx[c*oh*ow-1] // the extent the assembly touches
+		for ci := range c {
+			maxPool2x2Rows(&x[ci*h*w], &y[ci*oh*ow], &idx[ci*oh*ow], oh, w)
+		}
+		return
+	}
 	for ci := 0; ci < c; ci++ {
 		plane := x[ci*h*w : (ci+1)*h*w]
 		yo, io := y[ci*oh*ow:(ci+1)*oh*ow], idx[ci*oh*ow:(ci+1)*oh*ow]
@@ -95,55 +102,18 @@ func maxPool2x2Blocks(x []float32, c, h, w int, y []float32, idx []int32) {
 }
 
 // MaxPool2dBackward routes the output gradient dy [c,oh,ow] back to the
-// winners MaxPool2d recorded in idx and STORES the result in dx [c,h,w]:
-// each element receives the sum of the gradients of the windows it won, 0
-// if none.
+// winners MaxPool2d recorded in idx and ADDS it into dx [c,h,w].
 func MaxPool2dBackward(dy []float32, idx []int32, c, h, w, oh, ow int, dx []float32) {
 	n := oh * ow
 	if len(dy) < c*n || len(idx) < c*n || len(dx) < c*h*w {
 		panic(fmt.Sprintf("kernels: MaxPool2dBackward: buffers too short for c=%d %dx%d -> %dx%d", c, h, w, oh, ow))
 	}
-	if h == 2*oh && w == 2*ow && maxPoolBackward2x2(dy, idx, c, h, w, dx) {
-		return
-	}
-	clear(dx[:c*h*w])
 	for ci := 0; ci < c; ci++ {
 		plane := dx[ci*h*w : (ci+1)*h*w]
 		for i, g := range dy[ci*n : (ci+1)*n] {
 			plane[idx[ci*n+i]] += g
 		}
 	}
-}
-
-// maxPoolBackward2x2 is MaxPool2dBackward when the 2×2 blocks of the
-// planes are one per output (2×2 windows with stride 2, AlexNet's): it
-// writes each block whole, its winner's gradient and three zeros, in one
-// pass instead of clearing dx and adding into it. It reports false,
-// leaving dx partly written, if a winner lies outside its output's block
-// (another window geometry with this shape).
-func maxPoolBackward2x2(dy []float32, idx []int32, c, h, w int, dx []float32) bool {
-	oh, ow := h/2, w/2
-	for ci := range c {
-		plane := dx[ci*h*w : (ci+1)*h*w]
-		g, at := dy[ci*oh*ow:(ci+1)*oh*ow], idx[ci*oh*ow:(ci+1)*oh*ow]
-		for oy := range oh {
-			r0, r1 := plane[2*oy*w:(2*oy+1)*w], plane[(2*oy+1)*w:(2*oy+2)*w]
-			for ox := range ow {
-				base := 2*oy*w + 2*ox
-				off := int(at[oy*ow+ox]) - base // 0, 1, w or w+1
-				col := off
-				if col >= w {
-					col -= w
-				}
-				if uint(off) > uint(w+1) || uint(col) > 1 {
-					return false
-				}
-				r0[2*ox], r0[2*ox+1], r1[2*ox], r1[2*ox+1] = 0, 0, 0, 0
-				plane[base+off] = 0 + g[oy*ow+ox] // 0 + g: as adding into a cleared dx (−0 becomes +0)
-			}
-		}
-	}
-	return true
 }
 
 // AdaptiveAvgPool2d averages each channel of x [c,h,w] down to y [c,oh,ow]

@@ -52,10 +52,11 @@ func (m *MaxPool2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	m.dx = reuse(m.dx, m.shape...)
 	in, out := c*h*w, c*oh*ow
 	parallel(b, workers(b), func(_, lo, hi int) {
-		// Image by image, on the threads (MaxPool2dBackward stores the
-		// whole input gradient: AlexNet's 2×2 blocks in one pass).
+		// Image by image, so that the cleared gradient is still in cache
+		// when the winners' gradients are added.
 		for i := lo; i < hi; i++ {
 			dx := m.dx.Data[i*in : (i+1)*in]
+			clear(dx)
 			kernels.MaxPool2dBackward(dy.Data[i*out:(i+1)*out], m.idx[i*out:(i+1)*out], c, h, w, oh, ow, dx)
 		}
 	})
