@@ -10,42 +10,6 @@
 // included. The last n mod 16 (or mod 4) elements run the same
 // instructions on one lane, loaded with FMOVS (which clears the others).
 
-// LOOP runs STEP on R3 elements, 16 (or 4, for LOOP4) a step, then ONE on
-// each of the rest, counting in R4.
-#define LOOP(STEP, ONE) \
-	LSR $4, R3, R4 \
-	CBZ R4, tail \
-loop: \
-	STEP \
-	SUBS $1, R4 \
-	BNE loop \
-tail: \
-	ANDS $15, R3 \
-	BEQ done \
-loop1: \
-	ONE \
-	SUBS $1, R3 \
-	BNE loop1 \
-done: \
-	RET
-
-#define LOOP4(STEP, ONE) \
-	LSR $2, R3, R4 \
-	CBZ R4, tail \
-loop: \
-	STEP \
-	SUBS $1, R4 \
-	BNE loop \
-tail: \
-	ANDS $3, R3 \
-	BEQ done \
-loop1: \
-	ONE \
-	SUBS $1, R3 \
-	BNE loop1 \
-done: \
-	RET
-
 // BINARY(OP) are the steps of z = OP(x, y): z at R0, x at R1, y at R2; OP
 // gets the destination, x's and y's registers and a scratch register.
 #define BINARY16(OP) \

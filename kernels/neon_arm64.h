@@ -49,3 +49,39 @@
 #define AND_16B(d, n, m) NEON3(0x4e201c00, d, n, m)
 #define BIC_16B(d, n, m) NEON3(0x4e601c00, d, n, m) // n &^ m
 #define MOV_16B(d, n) NEON3(0x4ea01c00, d, n, n)   // orr vd, vn, vn
+
+// LOOP runs STEP on R3 elements, 16 a step (4 for LOOP4), counting in R4,
+// then ONE on each of the rest: a function's body, labels and RET included.
+#define LOOP(STEP, ONE) \
+	LSR $4, R3, R4 \
+	CBZ R4, tail \
+loop: \
+	STEP \
+	SUBS $1, R4 \
+	BNE loop \
+tail: \
+	ANDS $15, R3 \
+	BEQ done \
+loop1: \
+	ONE \
+	SUBS $1, R3 \
+	BNE loop1 \
+done: \
+	RET
+
+#define LOOP4(STEP, ONE) \
+	LSR $2, R3, R4 \
+	CBZ R4, tail \
+loop: \
+	STEP \
+	SUBS $1, R4 \
+	BNE loop \
+tail: \
+	ANDS $3, R3 \
+	BEQ done \
+loop1: \
+	ONE \
+	SUBS $1, R3 \
+	BNE loop1 \
+done: \
+	RET
