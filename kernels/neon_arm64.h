@@ -44,11 +44,16 @@
 #define FNEG_4S(d, n) NEON2(0x6ea0f800, d, n)
 #define FCMGT0_4S(d, n) NEON2(0x4ea0c800, d, n) // n > 0: all ones, else (NaN too) 0
 #define FCMLT0_4S(d, n) NEON2(0x4ea0e800, d, n) // n < 0
+#define FMAX_4S(d, n, m) NEON3(0x4e20f400, d, n, m)
+#define FCMEQ_4S(d, n, m) NEON3(0x4e20e400, d, n, m) // n == m: all ones, else (NaN too) 0
+#define ADD_4S(d, n, m) NEON3(0x4ea08400, d, n, m)    // int32 lanes
 
 // Bitwise, 128 bits.
 #define AND_16B(d, n, m) NEON3(0x4e201c00, d, n, m)
 #define BIC_16B(d, n, m) NEON3(0x4e601c00, d, n, m) // n &^ m
 #define MOV_16B(d, n) NEON3(0x4ea01c00, d, n, n)   // orr vd, vn, vn
+#define ORN_16B(d, n, m) NEON3(0x4ee01c00, d, n, m) // n | ^m
+#define BIT_16B(d, n, m) NEON3(0x6ea01c00, d, n, m) // d = n where m's bits are set
 
 // LOOP runs STEP on R3 elements, 16 a step (4 for LOOP4), counting in R4,
 // then ONE on each of the rest: a function's body, labels and RET included.
