@@ -45,6 +45,7 @@
 #define FCMGT0_4S(d, n) NEON2(0x4ea0c800, d, n) // n > 0: all ones, else (NaN too) 0
 #define FCMLT0_4S(d, n) NEON2(0x4ea0e800, d, n) // n < 0
 #define FMAX_4S(d, n, m) NEON3(0x4e20f400, d, n, m)
+#define FADDP_4S(d, n, m) NEON3(0x6e20d400, d, n, m) // pairwise: n0+n1, n2+n3, m0+m1, m2+m3
 #define FCMEQ_4S(d, n, m) NEON3(0x4e20e400, d, n, m) // n == m: all ones, else (NaN too) 0
 #define ADD_4S(d, n, m) NEON3(0x4ea08400, d, n, m)    // int32 lanes
 
