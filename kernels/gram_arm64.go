@@ -9,8 +9,10 @@ package kernels
 //go:noescape
 func gramRowsNEON(k int, a, b *float32, ld, tail int, c *float32, n int, acc bool)
 
-// GramDot's tile kernels (see gram_amd64.go): with NEON, the rows kernel;
-// vectors held as columns are formed by Sgemm.
+// GramDot's tile kernels, nil where the micro-kernel in use has none: with
+// NEON the rows kernel, over the first k values of rows 0..3 of a and rows
+// 4t..4t+3 of b [4n,ld] for t < n; vectors held as columns are formed by
+// Sgemm.
 var (
 	gramRowsTile = func() func(k int, a, b []float32, ld int, c []float32, n int, acc bool) {
 		if best != neon {
