@@ -2,8 +2,5 @@
 
 package kernels
 
-// maxPool2x2Asm and maxPool2x2Rows are nil: the portable code pools.
-var (
-	maxPool2x2Asm  func(x, y *float32, idx *int32, blocks int, tab *int32)
-	maxPool2x2Rows func(x, y *float32, idx *int32, oh, w int)
-)
+// maxPool2x2Asm is nil: the portable code pools.
+var maxPool2x2Asm func(x, y *float32, idx *int32, blocks int, tab *int32)
