@@ -18,11 +18,20 @@ package detmath
 
 import "math"
 
-// Exp returns e**x: amd64's math.Exp (its FMA path, which CPUs since
-// Haswell and Zen take), in Go. It reduces x = k·ln 2 + r, k an integer
-// (rounded to nearest), evaluates e^(r/16) − 1 by a Taylor polynomial of
-// degree 8 and squares 1 + that four times, as u ← u(u + 2) on u = e^s − 1.
+// Exp returns e**x: amd64's math.Exp with FMA. On amd64 with FMA it is
+// that function, elsewhere exp.
 func Exp(x float64) float64 {
+	if mathExp {
+		return math.Exp(x)
+	}
+	return exp(x)
+}
+
+// exp is amd64's math.Exp (its FMA path, which CPUs since Haswell and Zen
+// take) in Go. It reduces x = k·ln 2 + r, k an integer (rounded to
+// nearest), evaluates e^(r/16) − 1 by a Taylor polynomial of degree 8 and
+// squares 1 + that four times, as u ← u(u + 2) on u = e^s − 1.
+func exp(x float64) float64 {
 	const (
 		log2e    = 1.4426950408889634073599246810018920
 		ln2u     = 0.69314718055966295651160180568695068359375 // ln 2's upper half
@@ -116,8 +125,17 @@ func expmulti(hi, lo float64, k int) float64 {
 
 // Log returns the natural logarithm of x: package math's Go code, with its
 // products rounded, which is what amd64's assembly computes for every x
-// but subnormal ones (which the assembly does not normalize).
+// but subnormal ones (which the assembly does not normalize). On amd64 it
+// is that assembly for those x, elsewhere log.
 func Log(x float64) float64 {
+	if mathLog && x >= 0x1p-1022 {
+		return math.Log(x)
+	}
+	return log(x)
+}
+
+// log is package math's Go code for Log, with its products rounded.
+func log(x float64) float64 {
 	const (
 		ln2Hi = 6.93147180369123816490e-01
 		ln2Lo = 1.90821492927058770002e-10

@@ -8,7 +8,8 @@ import (
 )
 
 // A function is one of this package's, its counterpart in package math and
-// inputs for it.
+// inputs for it. For Exp and Log it is the Go code, exp and log, which
+// Exp and Log are off amd64 (TestDispatch).
 type function struct {
 	name   string
 	f, ref func(x, y float64) float64
@@ -17,11 +18,11 @@ type function struct {
 }
 
 var functions = []function{
-	{"Exp", func(x, _ float64) float64 { return Exp(x) }, func(x, _ float64) float64 { return math.Exp(x) },
+	{"Exp", func(x, _ float64) float64 { return exp(x) }, func(x, _ float64) float64 { return math.Exp(x) },
 		func(r *rand.Rand) (float64, float64) { return spread(r, 746, 709.4), 0 }, 3},
 	{"Exp2", func(x, _ float64) float64 { return Exp2(x) }, func(x, _ float64) float64 { return math.Exp2(x) },
 		func(r *rand.Rand) (float64, float64) { return spread(r, 1075, 1024), 0 }, 1},
-	{"Log", func(x, _ float64) float64 { return Log(x) }, refLog,
+	{"Log", func(x, _ float64) float64 { return log(x) }, refLog,
 		func(r *rand.Rand) (float64, float64) {
 			if r.IntN(2) == 0 {
 				return 0.5 + float64(1.5*r.Float64()), 0 // around 1, where log's cancellations are
@@ -86,11 +87,11 @@ func TestEnds(t *testing.T) {
 		f          func(x, y float64) float64
 		x, y, want float64
 	}{
-		{"Exp", func(x, _ float64) float64 { return Exp(x) }, 709.43, 0, 1.2633808701860083e+308},
-		{"Exp", func(x, _ float64) float64 { return Exp(x) }, 709.44, 0, math.Inf(1)},
-		{"Exp", func(x, _ float64) float64 { return Exp(x) }, -708.4, 0, 2.217119081664265e-308},
-		{"Exp", func(x, _ float64) float64 { return Exp(x) }, -745.13, 0, 5e-324},
-		{"Exp", func(x, _ float64) float64 { return Exp(x) }, -745.14, 0, 0},
+		{"Exp", func(x, _ float64) float64 { return exp(x) }, 709.43, 0, 1.2633808701860083e+308},
+		{"Exp", func(x, _ float64) float64 { return exp(x) }, 709.44, 0, math.Inf(1)},
+		{"Exp", func(x, _ float64) float64 { return exp(x) }, -708.4, 0, 2.217119081664265e-308},
+		{"Exp", func(x, _ float64) float64 { return exp(x) }, -745.13, 0, 5e-324},
+		{"Exp", func(x, _ float64) float64 { return exp(x) }, -745.14, 0, 0},
 		{"Exp2", func(x, _ float64) float64 { return Exp2(x) }, 1023.99, 0, 1.7852755613304564e+308},
 		{"Exp2", func(x, _ float64) float64 { return Exp2(x) }, 1024, 0, math.Inf(1)},
 		{"Exp2", func(x, _ float64) float64 { return Exp2(x) }, -1022.5, 0, 1.5733648139913585e-308},
@@ -119,6 +120,31 @@ func refLog(x, _ float64) float64 {
 }
 
 func subnormal(x float64) bool { return x != 0 && math.Abs(x) < 0x1p-1022 }
+
+// TestDispatch checks that Exp and Log, which call package math's on
+// amd64, give the bits of exp and log, to which the other tests apply.
+func TestDispatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, fn := range []struct {
+		name   string
+		f, ref func(float64) float64
+		x      func() float64
+	}{
+		{"Exp", Exp, exp, func() float64 { return spread(r, 746, 709.4) }},
+		{"Log", Log, log, func() float64 { return math.Float64frombits(r.Uint64() >> 1) }},
+	} {
+		for i := range 100000 {
+			x := fn.x()
+			if i < len(special) {
+				x = special[i]
+			}
+			got, want := fn.f(x), fn.ref(x)
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("%s(%v) = %v, want %v", fn.name, x, got, want)
+			}
+		}
+	}
+}
 
 // TestAccuracy compares the functions with package math's on random
 // inputs (Exp's below 709.44, where amd64's overflows early: TestEnds):
@@ -169,6 +195,40 @@ func TestPinned(t *testing.T) {
 		}
 		if got := h.Sum64(); got != want[fn.name] {
 			t.Errorf("%s's values hash to %#x, want %#x", fn.name, got, want[fn.name])
+		}
+	}
+}
+
+// BenchmarkFunctions times each function beside package math's, on the
+// inputs of TestAccuracy: Exp and Log as exported (package math's on
+// amd64) and as the Go code exp and log.
+func BenchmarkFunctions(b *testing.B) {
+	exported := map[string]func(x, y float64) float64{
+		"Exp": func(x, _ float64) float64 { return Exp(x) },
+		"Log": func(x, _ float64) float64 { return Log(x) },
+	}
+	for _, fn := range functions {
+		r := rand.New(rand.NewPCG(1, 2))
+		xs, ys := make([]float64, 1024), make([]float64, 1024)
+		for i := range xs {
+			xs[i], ys[i] = fn.inputs(r)
+		}
+		impls := map[string]func(x, y float64) float64{"detmath": fn.f, "math": fn.ref}
+		if f, ok := exported[fn.name]; ok {
+			impls["go"], impls["detmath"] = fn.f, f
+		}
+		for _, name := range []string{"detmath", "go", "math"} {
+			f, ok := impls[name]
+			if !ok {
+				continue
+			}
+			b.Run(fn.name+"/"+name, func(b *testing.B) {
+				var sink float64
+				for i := 0; b.Loop(); i++ {
+					sink += f(xs[i&1023], ys[i&1023])
+				}
+				_ = sink
+			})
 		}
 	}
 }
