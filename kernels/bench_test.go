@@ -110,7 +110,8 @@ func BenchmarkSgemm(b *testing.B) {
 }
 
 // BenchmarkMicroKernel times each micro-kernel on one packed block, serially,
-// to compare the kernels themselves.
+// to compare the kernels themselves, and (name/L1) one tile of kc steps on
+// panels that stay in L1: the kernel's own speed, its bound on the rest.
 func BenchmarkMicroKernel(b *testing.B) {
 	s := gemmShape{m: 480, n: 512, k: 512, batch: 1}
 	r := rand.New(rand.NewPCG(1, 1))
@@ -121,6 +122,12 @@ func BenchmarkMicroKernel(b *testing.B) {
 				sgemm(kern, 1, false, false, s.m, s.n, s.k, 1, a, s.k, bb, s.n, 0, c, s.n)
 			}
 			reportGFLOPs(b, s.flops())
+		})
+		b.Run(kern.name+"/L1", func(b *testing.B) {
+			for b.Loop() {
+				kern.tile(kern.kc, a, bb, c, kern.nr, 0)
+			}
+			reportGFLOPs(b, 2*float64(kern.mr*kern.nr*kern.kc))
 		})
 	}
 }

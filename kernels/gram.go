@@ -12,7 +12,7 @@ import (
 // from its t input rows and output-gradient rows (the ghost norm), in
 // T²(kx+ky) multiply-adds instead of the T·kx·ky of forming the gradient.
 //
-// Where the CPU has Gram kernels (AVX-512), only the square tiles on and
+// Where the CPU has Gram kernels (AVX-512, NEON), only the square tiles on and
 // above the diagonal of each (symmetric) Gram matrix are formed, from the
 // operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
 // outer products of columns. The sum is then the diagonal tiles' dot product
