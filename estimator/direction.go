@@ -86,7 +86,7 @@ func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
 			}
 			w := c * inv
 			for j, v := range grads[i*d : (i+1)*d] {
-				acc[j] += w * float64(v)
+				acc[j] += float64(w * float64(v)) // rounded: see the package documentation
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
 func norm[F Float](x []F) float64 {
 	var s float64
 	for _, v := range x {
-		s += float64(v) * float64(v)
+		s += float64(float64(v) * float64(v)) // rounded: see the package documentation
 	}
 	return math.Sqrt(s)
 }

@@ -70,7 +70,7 @@ func (NSGD) Scale(norm float64) float64 {
 type PSClip struct {
 	t Threshold
 	// taus caches τ_1..τ_m for an increasing threshold, so that a batch
-	// costs no math.Pow. It only grows, and a cached table is never
+	// calls no Pow. It only grows, and a cached table is never
 	// modified, so concurrent readers need no lock.
 	taus atomic.Pointer[[]float64]
 }
