@@ -92,7 +92,8 @@ func gramDotRef(cols bool, t int, x []float32, kx int, y []float32, ky int) (sq,
 // sums (k·ld past gramSlice), with correlated columns (see correlated) in
 // rows of t values, of whole tiles (formed in place) and of t+3 (copied),
 // the values past the t columns NaN, as are those past the buffer. Run with
-// PSCLIP_KERNEL=avx2 it checks the Sgemm path.
+// PSCLIP_KERNEL=avx2 it checks the AVX2 kernel, with PSCLIP_KERNEL=go the
+// Sgemm path.
 func TestGramCols(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, c := range []struct{ t, k int }{
