@@ -162,3 +162,34 @@ func BenchmarkGramDot(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGramCols times the upper triangle of VᵀV for AlexNet's 8×8
+// convolutions' ghost norms (nn's imageSqNorm: the padded 10×10 image's
+// channels, and the output gradient's 64 positions), by GramCols and by
+// Sgemm's full product.
+func BenchmarkGramCols(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct {
+		name string
+		t, k int
+	}{
+		{"image/192", 100, 192}, {"image/384", 100, 384}, {"dy/256", 64, 256}, {"dy/384", 64, 384},
+	} {
+		_, v := randVec(r, c.t*c.k, 0)
+		g := make([]float32, c.t*c.t)
+		for _, p := range []struct {
+			name string
+			f    func()
+		}{
+			{"GramCols", func() { GramCols(c.t, v, c.k, c.t, g) }},
+			{"sgemm", func() { Sgemm(true, false, c.t, c.t, c.k, 1, v, c.t, v, c.t, 0, g, c.t) }},
+		} {
+			b.Run(c.name+"/"+p.name, func(b *testing.B) {
+				for b.Loop() {
+					p.f()
+				}
+				b.ReportMetric(float64(c.t*c.t*c.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "full-GMAC/s")
+			})
+		}
+	}
+}
