@@ -24,6 +24,9 @@ type Result struct {
 // Σ w_i g_i is the clipped mean. It then ends the step (Estimator.Update).
 // If no norm is finite every weight is 0.
 func Weights(e Estimator, norms, w []float64) Stats {
+	if ps, ok := e.(*PSClip); ok {
+		return ps.weights(norms, w)
+	}
 	st := e.Factors(0, norms, w)
 	e.Update(norms)
 	if m := st.N - st.Dropped; m > 0 {
