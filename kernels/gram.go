@@ -12,9 +12,9 @@ import (
 // from its t input rows and output-gradient rows (the ghost norm), in
 // T²(kx+ky) multiply-adds instead of the T·kx·ky of forming the gradient.
 //
-// Where the CPU has Gram kernels (AVX-512, AVX2, NEON), only the square tiles on and
-// above the diagonal of each (symmetric) Gram matrix are formed, from the
-// operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
+// Where the CPU has Gram kernels (AVX-512, AVX2, NEON), only the square
+// tiles on and above the diagonal of each (symmetric) Gram matrix are
+// formed, from the operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
 // outer products of columns. The sum is then the diagonal tiles' dot product
 // plus twice the others'. This halves the flops of forming the two matrices
 // in full, as Sgemm does, and replaces Sgemm's two transposing packs of
@@ -141,8 +141,8 @@ func gramColsTiles(nt int, v []float32, k, ld int, g []float32) {
 // were. (A caller that reads the symmetric matrix's upper triangle needs no
 // more: Conv2d's ghost norm through the padded image.)
 //
-// Where the CPU has GramDot's column kernel (AVX-512, AVX2), the 16×16 tiles on
-// and above the diagonal are formed, each entry's products added in the
+// Where the CPU has GramDot's column kernel (AVX-512, AVX2), the 16×16
+// tiles on and above the diagonal are formed, each entry's products added in the
 // order of the rows of v (in slices of the rows, as GramDot does), and
 // copied into g: about half the flops of Sgemm's full product and none of
 // its packing. The tiles are formed from v in place when its rows hold
