@@ -14,8 +14,8 @@ import (
 //
 // Where the CPU has Gram kernels (AVX-512, AVX2, NEON), only the square
 // tiles on and above the diagonal of each (symmetric) Gram matrix are
-// formed, from the operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
-// outer products of columns. The sum is then the diagonal tiles' dot product
+// formed, from the operands as they are: 4×4 tiles of dot products of
+// rows, or 16×16 tiles of outer products of columns. The sum is then the diagonal tiles' dot product
 // plus twice the others'. This halves the flops of forming the two matrices
 // in full, as Sgemm does, and replaces Sgemm's two transposing packs of
 // each operand (as A and as Bᵀ) by no copy (rows; the last partial block of
@@ -142,9 +142,9 @@ func gramColsTiles(nt int, v []float32, k, ld int, g []float32) {
 // more: Conv2d's ghost norm through the padded image.)
 //
 // Where the CPU has GramDot's column kernel (AVX-512, AVX2), the 16×16
-// tiles on and above the diagonal are formed, each entry's products added in the
-// order of the rows of v (in slices of the rows, as GramDot does), and
-// copied into g: about half the flops of Sgemm's full product and none of
+// tiles on and above the diagonal are formed, each entry's products added
+// in the order of the rows of v (in slices of the rows, as GramDot does),
+// and copied into g: about half the flops of Sgemm's full product and none of
 // its packing. The tiles are formed from v in place when its rows hold
 // whole tiles (ld and len(v) reach the next multiple of 16 columns, whose
 // values beyond column t only enter entries that are dropped), otherwise
