@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/psclip/psclip/internal/detmath"
 )
 
 // Defaults of the adaptive estimators' parameters (Params fields left 0).
@@ -102,7 +104,7 @@ func (e *PSAuto) Factors(k0 int, norms, c []float64) Stats {
 	if alpha, beta, ok := e.params(); ok {
 		e.growLogK(k0 + len(norms))
 		for i, x := range norms {
-			if tau := alpha * math.Exp(e.logk[k0+i]/beta); x > tau && c[i] != 0 {
+			if tau := alpha * detmath.Exp(e.logk[k0+i]/beta); x > tau && c[i] != 0 {
 				c[i] = tau / x
 				st.Clipped++
 			}
@@ -138,7 +140,7 @@ func (e *PSAuto) warmUpThreshold(norms []float64) float64 {
 		}
 	}
 	for _, l := range e.tail.logs {
-		s = append(s, math.Exp(l))
+		s = append(s, detmath.Exp(l))
 	}
 	e.batchS = s
 	if len(s) == 0 {
@@ -150,7 +152,7 @@ func (e *PSAuto) warmUpThreshold(norms []float64) float64 {
 
 func (e *PSAuto) growLogK(n int) {
 	for k := len(e.logk) + 1; k <= n; k++ {
-		e.logk = append(e.logk, math.Log(float64(k)))
+		e.logk = append(e.logk, detmath.Log(float64(k)))
 	}
 }
 
@@ -313,7 +315,7 @@ func (e *Quantile) Update(norms []float64) {
 		}
 	}
 	unclipped := float64(m-clipped) / float64(m)
-	e.gamma *= math.Exp(-e.rate * (unclipped - e.target))
+	e.gamma *= detmath.Exp(-e.rate * (unclipped - e.target))
 }
 
 // median returns the median of the finite norms; there must be one.

@@ -24,6 +24,9 @@ type Result struct {
 // Σ w_i g_i is the clipped mean. It then ends the step (Estimator.Update).
 // If no norm is finite every weight is 0.
 func Weights(e Estimator, norms, w []float64) Stats {
+	if ps, ok := e.(*PSClip); ok {
+		return ps.weights(norms, w)
+	}
 	st := e.Factors(0, norms, w)
 	e.Update(norms)
 	if m := st.N - st.Dropped; m > 0 {
@@ -86,7 +89,7 @@ func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
 			}
 			w := c * inv
 			for j, v := range grads[i*d : (i+1)*d] {
-				acc[j] += w * float64(v)
+				acc[j] += float64(w * float64(v)) // rounded: see the package documentation
 			}
 		}
 	}
@@ -104,7 +107,7 @@ func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
 func norm[F Float](x []F) float64 {
 	var s float64
 	for _, v := range x {
-		s += float64(v) * float64(v)
+		s += float64(float64(v) * float64(v)) // rounded: see the package documentation
 	}
 	return math.Sqrt(s)
 }

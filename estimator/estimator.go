@@ -30,6 +30,13 @@
 // If no sample is finite the direction is zero. NSGD maps a zero mean to the
 // zero direction, not NaN.
 //
+// The norms, weights and directions are the same to the bit on every
+// architecture: every product is rounded before it is added (a conversion
+// float64(x*y), which Go's compiler may not fuse into a multiply-add as it
+// may x*y + z, and does on arm64), and the exponentials, logarithms and
+// powers come from internal/detmath, not from package math, whose last bits
+// differ between amd64 and arm64. CI runs the tests on arm64 under QEMU.
+//
 // Benchmarks (Workspace.Direction, n = 64 samples; go test -bench Direction
 // ./estimator). Measured on the shared 2-vCPU CI box at load average 4–13,
 // so the wall times swing by up to 4× between repeats; best of several runs:
@@ -46,7 +53,7 @@
 // same code as nsgd, and repeats ranged 420–1270 µs).
 // All variants cost the same: one pass for the norms and one for the
 // weighted sum; the increasing threshold's k^(1/β) table is cached, so no
-// math.Pow is paid per batch.
+// Pow is called per batch.
 package estimator
 
 // Estimator is a gradient estimator in the two-stage form of the package

@@ -111,3 +111,79 @@ func TestDirectionFloat32(t *testing.T) {
 		t.Errorf("stats %+v", r32.Stats)
 	}
 }
+
+// PS-Clip-SGD's factors and weights equal their definition to the bit,
+// computed here one sample at a time, for batches around the multiples of
+// the chunk that PSClip clips at once, with and without non-finite norms,
+// and with finite norms whose sum overflows.
+func TestPSClipFactorsExact(t *testing.T) {
+	con, _ := Constant(1.5)
+	inc, _ := Increasing(0.7, 1.3)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, th := range []Threshold{con, inc} {
+		for _, n := range []int{0, 1, 7, 63, 64, 65, 128, 200} {
+			for _, kind := range []string{"finite", "non-finite", "overflow"} {
+				x := make([]float64, n)
+				for i := range x {
+					x[i] = math.Exp(2 * rng.NormFloat64())
+				}
+				switch {
+				case n == 0:
+				case kind == "non-finite":
+					x[rng.IntN(n)] = math.NaN()
+					x[rng.IntN(n)] = math.Inf(1)
+					x[n-1] = math.Inf(-1)
+				case kind == "overflow":
+					x[0], x[n-1] = math.MaxFloat64, math.MaxFloat64
+				}
+				// The definition: plain factors, then 1/m.
+				want := make([]float64, n)
+				var st Stats
+				var sum float64
+				st.N = n
+				for i, v := range x {
+					switch tau := th.Tau(i + 1); {
+					case math.IsNaN(v) || math.IsInf(v, 0):
+						st.Dropped++
+					case v > tau:
+						want[i] = tau / v
+						st.Clipped++
+						sum += v
+					default:
+						want[i] = 1
+						sum += v
+					}
+				}
+				if m := n - st.Dropped; m > 0 {
+					st.MeanNorm = sum / float64(m)
+				}
+				e := NewPSClip(th)
+				c := make([]float64, n)
+				if got := e.Factors(0, x, c); !sameBits(c, want) || !sameStats(got, st) {
+					t.Errorf("%v, n = %d, %s: Factors %v, stats %+v; want %v, %+v", th, n, kind, c, got, want, st)
+				}
+				if m := n - st.Dropped; m > 0 {
+					for i := range want {
+						want[i] *= 1 / float64(m)
+					}
+				}
+				if got := Weights(e, x, c); !sameBits(c, want) || !sameStats(got, st) {
+					t.Errorf("%v, n = %d, %s: Weights %v, stats %+v; want %v, %+v", th, n, kind, c, got, want, st)
+				}
+			}
+		}
+	}
+}
+
+func sameBits(a, b []float64) bool {
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func sameStats(a, b Stats) bool {
+	return a.N == b.N && a.Clipped == b.Clipped && a.Dropped == b.Dropped && math.Float64bits(a.MeanNorm) == math.Float64bits(b.MeanNorm)
+}

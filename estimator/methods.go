@@ -69,9 +69,9 @@ func (NSGD) Scale(norm float64) float64 {
 // with τ_k from a Threshold. A PSClip is safe for concurrent use.
 type PSClip struct {
 	t Threshold
-	// taus caches τ_1..τ_m for an increasing threshold, so that a batch
-	// costs no math.Pow. It only grows, and a cached table is never
-	// modified, so concurrent readers need no lock.
+	// taus caches τ_1..τ_m, so that a batch calls no Pow and the factors'
+	// loop reads every threshold alike. It only grows, and a cached table
+	// is never modified, so concurrent readers need no lock.
 	taus atomic.Pointer[[]float64]
 }
 
@@ -101,29 +101,90 @@ func (*PSClip) Update([]float64)      {}
 func (*PSClip) Scale(float64) float64 { return 1 }
 
 // Factors sets c[i] = min(1, τ_k/norms[i]) with k = k0+i+1; a sample counts
-// as clipped when its factor is below 1.
+// as clipped when its norm is above τ_k.
 func (e *PSClip) Factors(k0 int, norms, c []float64) Stats {
-	st := unit(norms, c)
-	taus := e.thresholds(k0 + len(norms))
-	for i, x := range norms {
-		tau := e.t.alpha
-		if taus != nil {
-			tau = taus[k0+i]
-		}
-		// x > tau is false for NaN; +Inf norms already have factor 0.
-		if x > tau && c[i] != 0 {
-			c[i] = tau / x
-			st.Clipped++
-		}
+	return e.scaled(k0, norms, c, 1)
+}
+
+// weights is Weights in one pass over the norms: the factors come scaled
+// by 1/n, the products Weights would form, unless a sample is dropped,
+// which takes a second pass with 1/m.
+func (e *PSClip) weights(norms, w []float64) Stats {
+	st := e.scaled(0, norms, w, 1/float64(len(norms)))
+	if m := st.N - st.Dropped; st.Dropped > 0 && m > 0 {
+		st = e.scaled(0, norms, w, 1/float64(m))
 	}
 	return st
 }
 
-// thresholds returns τ_1..τ_n, or nil for a constant threshold.
-func (e *PSClip) thresholds(n int) []float64 {
-	if e.t.beta == 0 {
-		return nil
+// scaled sets c[i] to s times the factor Factors sets: s·min(1, τ_k/norms[i])
+// with k = k0+i+1, rounded as the product of s and the factor, and 0 for a
+// non-finite norm.
+func (e *PSClip) scaled(k0 int, norms, c []float64, s float64) Stats {
+	n := len(norms)
+	checkLen(n, c)
+	taus := e.thresholds(k0 + n)[k0:]
+	st := Stats{N: n}
+	var sum float64
+	for i := 0; i < n; i += clipChunk {
+		j := min(n, i+clipChunk)
+		sum = clip(norms[i:j], taus[i:j], c[i:j], s, sum, &st)
 	}
+	if m := n - st.Dropped; m > 0 {
+		st.MeanNorm = sum / float64(m)
+	}
+	return st
+}
+
+// clipChunk is the most samples clip takes at once.
+const clipChunk = 64
+
+// clip sets cs[i] = s·min(1, ts[i]/xs[i]) for the finite norms xs[i] and 0
+// for the others, counts them in st, and returns sum plus the finite norms,
+// added in order. len(xs) ≤ clipChunk.
+//
+// Which samples a batch clips is random, and a branch on it is mispredicted
+// about once per change from clipped to unclipped and back: so the first
+// loop only notes the samples above their thresholds, without a branch, and
+// the last divides for those, whose divisions then overlap. The first loop
+// does not test every norm for NaN or ±Inf either: the sum is finite only
+// if every norm is, and only otherwise does a second loop test each.
+func clip(xs, ts, cs []float64, s, sum float64, st *Stats) float64 {
+	ts, cs = ts[:len(xs)], cs[:len(xs)]
+	var above [clipChunk]uint8
+	k, total := 0, sum
+	for i, x := range xs {
+		total += x
+		cs[i] = s
+		above[k&(clipChunk-1)] = uint8(i) // k ≤ i
+		if x > ts[i] {
+			k++
+		}
+	}
+	if total-total != 0 { // a norm is NaN or ±Inf, or the sum overflowed
+		k, total = 0, sum
+		for i, x := range xs {
+			if !(math.Abs(x) <= math.MaxFloat64) {
+				st.Dropped++
+				cs[i] = 0
+				continue
+			}
+			total += x
+			above[k&(clipChunk-1)] = uint8(i)
+			if x > ts[i] {
+				k++
+			}
+		}
+	}
+	for _, i := range above[:k] {
+		cs[i] = float64(ts[i]/xs[i]) * s
+	}
+	st.Clipped += k
+	return total
+}
+
+// thresholds returns τ_1..τ_n, or more.
+func (e *PSClip) thresholds(n int) []float64 {
 	if p := e.taus.Load(); p != nil && len(*p) >= n {
 		return *p
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/psclip/psclip/internal/detmath"
 )
 
 // Defaults of the online tail estimates.
@@ -81,7 +83,7 @@ func (t *Tail) Add(norms []float64) {
 		if !(x >= 0) || math.IsInf(x, 1) {
 			continue
 		}
-		l := math.Log(x)
+		l := detmath.Log(x)
 		if len(t.logs) < t.size {
 			t.logs = append(t.logs, l)
 			continue
@@ -148,9 +150,9 @@ func (t *Tail) Moment(q float64) float64 {
 	}
 	var sum float64
 	for _, l := range t.logs {
-		sum += math.Exp(q * (l - top))
+		sum += detmath.Exp(q * (l - top))
 	}
-	return math.Exp(top + math.Log(sum/float64(len(t.logs)))/q)
+	return detmath.Exp(top + detmath.Log(sum/float64(len(t.logs)))/q)
 }
 
 // Median returns the median of the norms in the window (the upper one of
@@ -162,7 +164,7 @@ func (t *Tail) Median() float64 {
 	}
 	s := t.scratchCopy()
 	selectNth(s, n/2)
-	return math.Exp(s[n/2])
+	return detmath.Exp(s[n/2])
 }
 
 // TailEstimate is the tail of the norms as an automatic PS-Clip threshold

@@ -3,6 +3,8 @@ package estimator
 import (
 	"fmt"
 	"math"
+
+	"github.com/psclip/psclip/internal/detmath"
 )
 
 // Threshold is PS-Clip-SGD's per-sample clipping threshold: sample k of a
@@ -50,7 +52,7 @@ func HighProbability(sigma, p, delta float64) (Threshold, error) {
 	case !(delta > 0 && delta < 1):
 		return Threshold{}, fmt.Errorf("estimator: failure probability δ = %v, want 0 < δ < 1", delta)
 	}
-	return Increasing(sigma/math.Pow(math.Log(1/delta)+0.25, 1/p), p)
+	return Increasing(sigma/detmath.Pow(detmath.Log(1/delta)+0.25, 1/p), p)
 }
 
 // Alpha returns α, the threshold of the first sample (γ for a constant
@@ -76,7 +78,7 @@ func (t Threshold) Tau(k int) float64 {
 	case 1:
 		return t.alpha * float64(k)
 	}
-	return t.alpha * math.Pow(float64(k), 1/t.beta)
+	return t.alpha * detmath.Pow(float64(k), 1/t.beta)
 }
 
 func (t Threshold) String() string {

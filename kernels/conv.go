@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // ConvOut is the output size of a convolution or pooling window of size k
 // sliding over in elements with the given stride and zero padding on both
@@ -17,6 +20,10 @@ func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
 	if len(cols) < c*kh*kw*oh*ow {
 		panic(fmt.Sprintf("kernels: Im2col: cols has %d elements, need %d", len(cols), c*kh*kw*oh*ow))
 	}
+	if stride == 1 && oh == h && ow == w && h*w%16 == 0 && im2colAsm != nil && c > 0 {
+		im2colMasked(x, c, h, w, kh, kw, pad, cols)
+		return
+	}
 	row := 0
 	for ci := 0; ci < c; ci++ {
 		plane := x[ci*h*w : (ci+1)*h*w]
@@ -24,7 +31,7 @@ func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
 			for kj := 0; kj < kw; kj++ {
 				dst := cols[row*oh*ow : (row+1)*oh*ow]
 				row++
-				lo, hi := validRange(ow, w, kj, stride, pad)
+				lo, hi := ValidRange(ow, w, kj, stride, pad)
 				if stride == 1 && ow == w {
 					shiftedPlane(plane, h, w, oh, ki-pad, kj-pad, lo, hi, dst)
 					continue
@@ -50,6 +57,77 @@ func Im2col(x []float32, c, h, w, kh, kw, stride, pad int, cols []float32) {
 			}
 		}
 	}
+}
+
+// im2colMasked is Im2col for stride-1 convolutions whose output has the
+// input's size ("same" padding) and a multiple of 16 positions, where
+// im2colAsm runs: output position j of tap (ki, kj) reads the plane at
+// j + (ki−pad)·w + (kj−pad), so each tap's row is 16-float vectors loaded
+// from the plane at one offset, under masks that zero the positions whose
+// tap falls outside the image. Channel by channel, every row is written
+// once, in order.
+func im2colMasked(x []float32, c, h, w, kh, kw, pad int, cols []float32) {
+	t := im2colTable(h, w, kh, kw, pad)
+	_, _ = x[c*h*w-1], cols[c*kh*kw*h*w-1] // the extent the assembly touches
+	im2colAsm(&x[0], h*w, c, &t.offs[0], kh*kw, &t.masks[0], h*w/16, &cols[0])
+}
+
+// col2imMasked is Col2im for the convolutions of im2colMasked, a 16-float
+// vector of a plane at a time: the vector is loaded once, the taps' rows
+// add the values that land there in Col2im's order (tap t's row read at
+// the vector's position less its offset, under masks of the positions
+// whose source lies inside the row's image), and it is stored once. Every
+// element receives the same additions in the same order as Col2im's loop.
+func col2imMasked(cols []float32, c, h, w, kh, kw, pad int, x []float32) {
+	t := im2colTable(h, w, kh, kw, pad)
+	_, _ = x[c*h*w-1], cols[c*kh*kw*h*w-1] // the extent the assembly touches
+	col2imAsm(&cols[0], &x[0], h*w, c, &t.back[0], kh*kw, &t.rmasks[0], h*w/16)
+}
+
+// im2colTab is im2colMasked's offsets (one a tap) and masks (h·w/16 a tap,
+// bit l of mask v for position 16v+l), and col2imMasked's: back[t] is
+// where tap t's row holds the value for position 0, in bytes from the
+// start of the channel's first row, and rmasks[v·taps+t] marks the
+// positions of vector v that receive a value from tap t.
+type im2colTab struct {
+	offs   []int
+	masks  []uint16
+	back   []int
+	rmasks []uint16
+}
+
+type im2colKey struct{ h, w, kh, kw, pad int }
+
+// im2colTabs caches the tables by geometry: a model has a few.
+var im2colTabs sync.Map // im2colKey → *im2colTab
+
+// im2colTable returns the tables of a geometry, made on its first use.
+func im2colTable(h, w, kh, kw, pad int) *im2colTab {
+	key := im2colKey{h, w, kh, kw, pad}
+	if t, ok := im2colTabs.Load(key); ok {
+		return t.(*im2colTab)
+	}
+	n, taps := h*w/16, kh*kw
+	// The masks keep 2 bytes after the last: the AVX2 loops read 4 at a time.
+	t := &im2colTab{offs: make([]int, taps), masks: make([]uint16, taps*n, taps*n+2), back: make([]int, taps), rmasks: make([]uint16, taps*n, taps*n+2)}
+	for ki := range kh {
+		for kj := range kw {
+			tap, dy, dx := ki*kw+kj, ki-pad, kj-pad
+			t.offs[tap] = dy*w + dx
+			t.back[tap] = 4 * (tap*h*w - (dy*w + dx))
+			for j := range h * w {
+				if iy, ix := j/w+dy, j%w+dx; iy >= 0 && iy < h && ix >= 0 && ix < w {
+					t.masks[tap*n+j/16] |= 1 << (j % 16)
+				}
+				// Position j receives tap's value from position j − offs.
+				if iy, ix := j/w-dy, j%w-dx; iy >= 0 && iy < h && ix >= 0 && ix < w {
+					t.rmasks[j/16*taps+tap] |= 1 << (j % 16)
+				}
+			}
+		}
+	}
+	actual, _ := im2colTabs.LoadOrStore(key, t)
+	return actual.(*im2colTab)
 }
 
 // shiftedPlane is one row of Im2col for stride 1 when the output is as wide
@@ -93,6 +171,10 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 	if len(cols) < c*kh*kw*oh*ow {
 		panic(fmt.Sprintf("kernels: Col2im: cols has %d elements, need %d", len(cols), c*kh*kw*oh*ow))
 	}
+	if stride == 1 && oh == h && ow == w && h*w%16 == 0 && col2imAsm != nil && c > 0 {
+		col2imMasked(cols, c, h, w, kh, kw, pad, x)
+		return
+	}
 	row := 0
 	for ci := 0; ci < c; ci++ {
 		plane := x[ci*h*w : (ci+1)*h*w]
@@ -100,7 +182,7 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 			for kj := 0; kj < kw; kj++ {
 				src := cols[row*oh*ow : (row+1)*oh*ow]
 				row++
-				lo, hi := validRange(ow, w, kj, stride, pad)
+				lo, hi := ValidRange(ow, w, kj, stride, pad)
 				if stride == 1 {
 					// Output rows y0..y1-1 fall inside the image, each
 					// adding its columns [lo,hi) shifted by (ki-pad,
@@ -127,9 +209,9 @@ func Col2im(cols []float32, c, h, w, kh, kw, stride, pad int, x []float32) {
 	}
 }
 
-// validRange returns the output columns [lo,hi) whose input column
+// ValidRange returns the output columns [lo,hi) whose input column
 // ox·stride-pad+kj lies inside [0,w).
-func validRange(ow, w, kj, stride, pad int) (lo, hi int) {
+func ValidRange(ow, w, kj, stride, pad int) (lo, hi int) {
 	// ox·stride ≥ pad-kj  ⇒  ox ≥ ceil((pad-kj)/stride)
 	if d := pad - kj; d > 0 {
 		lo = (d + stride - 1) / stride

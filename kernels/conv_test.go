@@ -24,6 +24,9 @@ var convCases = []struct{ c, h, w, kh, kw, stride, pad int }{
 	{2, 6, 4, 5, 3, 1, 1},  // … with oh < h
 	{1, 2, 3, 1, 5, 1, 2},  // … with shifts past the whole image
 	{2, 5, 37, 3, 3, 1, 1}, // … with rows of two vectors and a tail
+	{2, 4, 12, 3, 3, 1, 1}, // same size, 16·k positions: Im2col's masked vectors across rows
+	{3, 2, 8, 5, 5, 1, 2},  // … with taps past whole rows
+	{1, 4, 4, 1, 1, 1, 0},  // … a 1×1 kernel
 }
 
 func randSlice(r *rand.Rand, n int) []float32 {
@@ -54,6 +57,9 @@ func TestIm2colCol2im(t *testing.T) {
 
 			g := randSlice(r, rows*oh*ow)
 			dx := randSlice(r, len(x))
+			for i := 0; i < len(dx); i += 3 {
+				dx[i] = float32(math.Copysign(0, -1)) // kept where no tap adds
+			}
 			want := append([]float32(nil), dx...)
 			Col2im(g, tc.c, tc.h, tc.w, tc.kh, tc.kw, tc.stride, tc.pad, dx)
 
@@ -76,8 +82,10 @@ func TestIm2colCol2im(t *testing.T) {
 					}
 				}
 			}
+			// Every element adds its taps' values in this order on every
+			// path: the same bits.
 			for i := range dx {
-				if math.Abs(float64(dx[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+				if math.Float32bits(dx[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("Col2im: dx[%d] = %v, want %v", i, dx[i], want[i])
 				}
 			}

@@ -30,7 +30,6 @@ func SgemmEach(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 	if batch <= 0 {
 		return
 	}
-	threads := runtime.GOMAXPROCS(0)
 	var pre []float32
 	if batch > 1 && m*n*k > smallWork {
 		checkMatrix("A", transA, m, k, a, lda)
@@ -39,20 +38,49 @@ func SgemmEach(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		pre = *buf
 		best.prepackA(transA, a, lda, m, k, alpha, pre)
 	}
-	one := func(w, i, threads int) {
+	eachProduct(batch, m*n*k, func(w, i, threads int) {
 		b, c := operands(w, i)
 		checkGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 		sgemmPre(best, threads, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		done(w, i)
+	})
+}
+
+// SgemmEachOwn is SgemmEach for products that share no operand: operands(w,
+// i) returns product i's A_i as well as its B_i and C_i, and nothing is
+// packed once for the batch. The products are shared out, and operands and
+// done called, as SgemmEach does, so done(w, i) finds C_i in the cache of
+// the core that formed it (a per-sample weight gradient whose norm is taken
+// there). Every C_i is bit-identical to a lone Sgemm's, at any GOMAXPROCS.
+func SgemmEachOwn(transA, transB bool, m, n, k int, alpha float32, lda, ldb int, beta float32, ldc int, batch int, operands func(w, i int) (a, b, c []float32), done func(w, i int)) {
+	if m < 0 || n < 0 || k < 0 {
+		checkGemm(transA, transB, m, n, k, nil, lda, nil, ldb, nil, ldc) // panics
 	}
-	if threads == 1 || batch == 1 || (m*n*k >= batchSplitWork && batch < batchShare*threads) {
+	if batch <= 0 {
+		return
+	}
+	eachProduct(batch, m*n*k, func(w, i, threads int) {
+		a, b, c := operands(w, i)
+		checkGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+		sgemmPre(best, threads, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		done(w, i)
+	})
+}
+
+// eachProduct runs one(w, i, threads) for the batch products of work
+// multiply-adds each, as SgemmBatched shares out separate products: whole
+// ones among the goroutines, each taking the next one not yet taken (so
+// one slowed down by another job on its core takes fewer), where there
+// are enough of them; otherwise one after another on the calling goroutine
+// (w = 0), each split among threads goroutines.
+func eachProduct(batch, work int, one func(w, i, threads int)) {
+	threads := runtime.GOMAXPROCS(0)
+	if threads == 1 || batch == 1 || (work >= batchSplitWork && batch < batchShare*threads) {
 		for i := range batch {
 			one(0, i, threads)
 		}
 		return
 	}
-	// Each goroutine w takes the next product not yet taken, so one slowed
-	// down by another job on its core takes fewer.
 	var next atomic.Int64
 	Parallel(min(threads, batch), func(w int) {
 		for i := int(next.Add(1)) - 1; i < batch; i = int(next.Add(1)) - 1 {

@@ -75,3 +75,58 @@ func TestSgemmEach(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmEachOwn checks SgemmEachOwn as TestSgemmEach does SgemmEach, with
+// a different A_i for every product, handed out by operands.
+func TestSgemmEachOwn(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, tc := range []struct {
+		g     gemmCase
+		batch int
+	}{
+		{gemmCase{transB: true, m: 64, n: 27, k: 100, alpha: 1}, 9},            // conv1's per-sample weight gradients
+		{gemmCase{m: 5, n: 7, k: 3, alpha: 2, beta: 0.5, pad: 2}, 5},           // below smallWork
+		{gemmCase{transB: true, m: 700, n: 200, k: 130, alpha: 1, beta: 1}, 3}, // ≥ batchSplitWork: split
+		{gemmCase{transA: true, m: 50, n: 60, k: 70, alpha: 1}, 1},             // one product
+	} {
+		g := tc.g
+		as := make([][]float32, tc.batch)
+		bs := make([][]float32, tc.batch)
+		cs := make([][]float32, tc.batch)
+		var lda, ldb, ldc int
+		for i := range bs {
+			as[i], lda, bs[i], ldb, cs[i], ldc = g.operands(r)
+		}
+		want := make([][]float32, tc.batch)
+		for i := range want {
+			want[i] = append([]float32(nil), cs[i]...)
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, as[i], lda, bs[i], ldb, g.beta, want[i], ldc)
+		}
+		for _, procs := range []int{1, 2, 3} {
+			func() {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				got := make([][]float32, tc.batch)
+				for i := range got {
+					got[i] = append([]float32(nil), cs[i]...)
+				}
+				var calls, early atomic.Int32
+				SgemmEachOwn(g.transA, g.transB, g.m, g.n, g.k, g.alpha, lda, ldb, g.beta, ldc, tc.batch,
+					func(w, i int) ([]float32, []float32, []float32) { return as[i], bs[i], got[i] },
+					func(w, i int) {
+						calls.Add(1)
+						if !bitsEqual(got[i], want[i]) {
+							early.Add(1) // done before its product was complete
+						}
+					})
+				if n := int(calls.Load()); n != tc.batch || early.Load() != 0 {
+					t.Fatalf("%v: done called %d times for %d products, %d before the product", g, n, tc.batch, early.Load())
+				}
+				for i := range want {
+					if !bitsEqual(got[i], want[i]) {
+						t.Errorf("%v, batch %d, GOMAXPROCS %d: product %d differs from a lone Sgemm", g, tc.batch, procs, i)
+					}
+				}
+			}()
+		}
+	}
+}

@@ -4,7 +4,8 @@ import "math"
 
 // The elementwise passes of the layers (residual sums, activation and
 // layer-norm gradients): each output element is one fixed sequence of
-// roundings, without fused multiply-adds, so the assembly versions give the
+// roundings, which the assembly versions repeat, fusing a multiply with an
+// add where the compiler does (on arm64, not on amd64), so they give the
 // portable code's bits.
 
 // elemOps is one implementation of the elementwise passes; the arguments
@@ -31,9 +32,9 @@ func Mul(z, x, y []float32) {
 	elem.mul(z, x, y)
 }
 
-// AddMul adds x[i]·y[i] into z[i], the product rounded before the sum (no
-// fused multiply-add), as Go's z[i] += x[i]*y[i]. The slices must have
-// equal lengths.
+// AddMul adds x[i]·y[i] into z[i] as Go's z[i] += x[i]*y[i] does: the
+// product rounded before the sum on amd64, one fused multiply-add on arm64.
+// The slices must have equal lengths.
 func AddMul(z, x, y []float32) {
 	checkLen("AddMul", len(z), len(x), len(y))
 	elem.addMul(z, x, y)

@@ -7,9 +7,9 @@ import (
 
 // Exp sets v[i] = e^v[i] to within 0.51 ulp, for the layers' hot loops
 // (GELU, the attention softmax): 2× the speed of math.Exp in Go, whose amd64
-// assembly is one long serial chain, and 8 (AVX-512) or 4 (AVX2) values at
-// a time in assembly (BenchmarkExp; nn/README.md and README.md have the
-// figures). It works on a slice because
+// assembly is one long serial chain, and 8 (AVX-512) or 4 (AVX2, NEON)
+// values at a time in assembly (BenchmarkExp; nn/README.md and README.md
+// have the figures). It works on a slice because
 // the call is what costs: the evaluation is too large to inline (so is
 // math.Exp), and a call per value, which spills every register, halves
 // GELU's speed.
@@ -33,9 +33,10 @@ import (
 // normal range, and NaN are passed to math.Exp, so overflow (+Inf), the
 // subnormal results, underflow to 0, ±Inf and NaN are exactly math.Exp's.
 //
-// The assembly evaluates the same operations in the same order, without
-// fused multiply-adds, so its results are bit-identical to the portable
-// code's (TestExpAssembly).
+// The assembly evaluates the same operations in the same order, fusing a
+// multiply with an add exactly where the compiler does (on arm64, not on
+// amd64), so its results are bit-identical to the portable code's
+// (TestExpAssembly).
 func Exp(v []float64) { expImpl(v) }
 
 // expGo is Exp in portable Go.

@@ -9,8 +9,8 @@ package kernels
 // with the logistic σ(z) = 1/(1+e^(−z)), which keeps full relative
 // precision where 1 + tanh(u) cancels (large negative x). Both are computed
 // in float64 on Exp and rounded to float32 once. y and d must be as long as
-// x. The assembly (AVX-512) evaluates the same operations in the same order,
-// so its results are bit-identical to the portable code's
+// x. The assembly (AVX-512, AVX2, NEON) evaluates the same operations in the
+// same order, so its results are bit-identical to the portable code's
 // (TestGELUTanhAssembly).
 func GELUTanh(x, y, d []float32) {
 	if len(y) != len(x) || len(d) != len(x) {

@@ -12,10 +12,10 @@ import (
 // from its t input rows and output-gradient rows (the ghost norm), in
 // T²(kx+ky) multiply-adds instead of the T·kx·ky of forming the gradient.
 //
-// Where the CPU has Gram kernels (AVX-512), only the square tiles on and
-// above the diagonal of each (symmetric) Gram matrix are formed, from the
-// operands as they are: 4×4 tiles of dot products of rows, or 16×16 tiles of
-// outer products of columns. The sum is then the diagonal tiles' dot product
+// Where the CPU has Gram kernels (AVX-512, AVX2, NEON), only the square
+// tiles on and above the diagonal of each (symmetric) Gram matrix are
+// formed, from the operands as they are: 4×4 tiles of dot products of
+// rows, or 16×16 tiles of outer products of columns. The sum is then the diagonal tiles' dot product
 // plus twice the others'. This halves the flops of forming the two matrices
 // in full, as Sgemm does, and replaces Sgemm's two transposing packs of
 // each operand (as A and as Bᵀ) by no copy (rows; the last partial block of
@@ -111,20 +111,92 @@ func gramCols(t int, v []float32, k int, vt, g []float32) {
 		d := vt[p*tp : (p+1)*tp]
 		clear(d[copy(d, v[p*t:(p+1)*t]):])
 	}
-	nt := tp / 16
+	gramColsTiles(tp/16, vt, k, tp, g)
+}
+
+// gramColsTiles is gramCols on the first 16·nt columns of v [k,ld] in
+// place, ld ≥ 16·nt.
+func gramColsTiles(nt int, v []float32, k, ld int, g []float32) {
 	const sq = 16 * 16
-	kc := max(1, gramSlice/tp)
+	kc := max(1, gramSlice/ld)
 	for pc := 0; pc < k; pc += kc {
 		n := min(kc, k-pc)
-		base := vt[pc*tp:]
+		base := v[pc*ld:]
 		off := nt * sq
 		for i := range nt {
 			a := base[i*16:]
-			gramColsTile(n, a, a, tp, g[i*sq:(i+1)*sq], pc > 0)
+			gramColsTile(n, a, a, ld, g[i*sq:(i+1)*sq], pc > 0)
 			for j := i + 1; j < nt; j++ {
-				gramColsTile(n, a, base[j*16:], tp, g[off:off+sq], pc > 0)
+				gramColsTile(n, a, base[j*16:], ld, g[off:off+sq], pc > 0)
 				off += sq
 			}
+		}
+	}
+}
+
+// GramCols stores the Gram matrix VᵀV of the t columns of v [k,ld] (the
+// first t of each row of ld values) in g [t,t]: entry (r,s), r ≤ s, is the
+// dot product of columns r and s. Only the entries on and above the
+// diagonal are guaranteed; those below it may be written or left as they
+// were. (A caller that reads the symmetric matrix's upper triangle needs no
+// more: Conv2d's ghost norm through the padded image.)
+//
+// Where the CPU has GramDot's column kernel (AVX-512, AVX2), the 16×16
+// tiles on and above the diagonal are formed, each entry's products added
+// in the order of the rows of v (in slices of the rows, as GramDot does),
+// and copied into g: about half the flops of Sgemm's full product and none of
+// its packing. The tiles are formed from v in place when its rows hold
+// whole tiles (ld and len(v) reach the next multiple of 16 columns, whose
+// values beyond column t only enter entries that are dropped), otherwise
+// from a padded copy. Elsewhere g is Sgemm's VᵀV in full. The result
+// depends only on the arguments and the kernel in use, not on GOMAXPROCS:
+// the work is serial. It panics if ld < t or a slice is too short.
+func GramCols(t int, v []float32, k, ld int, g []float32) {
+	if t < 0 || k < 0 || ld < t || len(g) < t*t || (t > 0 && k > 0 && len(v) < (k-1)*ld+t) {
+		panic(fmt.Sprintf("kernels: GramCols: %d columns of %d values, leading dimension %d, in %d elements; Gram matrix in %d", t, k, ld, len(v), len(g)))
+	}
+	if t == 0 {
+		return
+	}
+	if k == 0 || gramColsTile == nil {
+		Sgemm(true, false, t, t, k, 1, v, ld, v, ld, 0, g, t)
+		return
+	}
+	const side, sq = 16, 16 * 16
+	nt := ceilDiv(t, side)
+	tiles := nt * (nt + 1) / 2 * sq
+	inPlace := ld >= nt*side && len(v) >= (k-1)*ld+nt*side
+	pad := 0
+	if !inPlace {
+		pad = k * nt * side
+	}
+	buf := getGramScratch(tiles + pad)
+	defer gramScratch.Put(buf)
+	tile := (*buf)[:tiles]
+	if inPlace {
+		gramColsTiles(nt, v, k, ld, tile)
+	} else {
+		vt := (*buf)[tiles:]
+		for p := range k {
+			d := vt[p*nt*side : (p+1)*nt*side]
+			clear(d[copy(d, v[p*ld:p*ld+t]):])
+		}
+		gramColsTiles(nt, vt, k, nt*side, tile)
+	}
+	// The tiles' layout (gramCols): the nt diagonal tiles, then the
+	// others by rows.
+	put := func(i, j int, c []float32) {
+		for r := range min(side, t-i*side) {
+			row := (i*side + r) * t
+			copy(g[row+j*side:row+min(t, (j+1)*side)], c[r*side:(r+1)*side])
+		}
+	}
+	off := nt * sq
+	for i := range nt {
+		put(i, i, tile[i*sq:(i+1)*sq])
+		for j := i + 1; j < nt; j++ {
+			put(i, j, tile[off:off+sq])
+			off += sq
 		}
 	}
 }

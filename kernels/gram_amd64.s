@@ -260,3 +260,189 @@ gramrows_write:
 gramrows_done:
 	VZEROUPPER
 	RET
+
+// func gramColsAVX2(k int, a, b *float32, ld int, c *float32, acc bool)
+//
+// gramColsAVX512 on AVX2: the tile in four passes of four rows, each row
+// two YMM accumulators (Y0–Y7), each step two loads of b and four
+// broadcasts of a for sixteen FMAs. Every entry adds its products in the
+// order of p, as gramColsAVX512 does, so the two agree to the bit.
+TEXT ·gramColsAVX2(SB), NOSPLIT, $0-41
+	MOVQ ld+24(FP), SI
+	SHLQ $2, SI
+	MOVQ c+32(FP), DI
+	MOVBLZX acc+40(FP), BX
+	MOVQ a+8(FP), R8
+	MOVL $4, R9 // passes
+gramcols2_pass:
+	MOVQ k+0(FP), CX
+	MOVQ R8, AX
+	MOVQ b+16(FP), DX
+	SUBQ AX, DX // b - a: b is read at the same offset from a's row
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ CX, CX
+	JZ gramcols2_store
+gramcols2_loop:
+	VMOVUPS (AX)(DX*1), Y8
+	VMOVUPS 32(AX)(DX*1), Y9
+	VBROADCASTSS 0(AX), Y10
+	VBROADCASTSS 4(AX), Y11
+	VBROADCASTSS 8(AX), Y12
+	VBROADCASTSS 12(AX), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ SI, AX
+	DECQ CX
+	JNZ gramcols2_loop
+gramcols2_store:
+	TESTQ BX, BX
+	JZ gramcols2_write
+	VADDPS 0(DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+	VADDPS 192(DI), Y6, Y6
+	VADDPS 224(DI), Y7, Y7
+gramcols2_write:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ $16, R8
+	ADDQ $256, DI
+	DECL R9
+	JNZ gramcols2_pass
+	VZEROUPPER
+	RET
+
+// gramLanes holds the lane numbers 0…7, for gramRowsAVX2's tail mask.
+DATA gramLanes<>+0(SB)/4, $0
+DATA gramLanes<>+4(SB)/4, $1
+DATA gramLanes<>+8(SB)/4, $2
+DATA gramLanes<>+12(SB)/4, $3
+DATA gramLanes<>+16(SB)/4, $4
+DATA gramLanes<>+20(SB)/4, $5
+DATA gramLanes<>+24(SB)/4, $6
+DATA gramLanes<>+28(SB)/4, $7
+GLOBL gramLanes<>(SB), RODATA|NOPTR, $32
+
+// func gramRowsAVX2(k int, a, b *float32, ld, tail int, c *float32, n int, acc bool)
+//
+// gramRowsAVX512 on AVX2, 8 values of each row a step (the last tail
+// under a VMASKMOVPS mask: masked lanes are neither read nor fault). Each
+// tile is formed in two halves, rows 2h and 2h+1 of b against the four
+// rows of a: eight YMM accumulators, Y_{4j+i} for a_i·b_{2h+j}, from six
+// loads a step. Three rounds of VHADDPS and one exchange of 128-bit halves
+// (VPERM2F128) reduce them to the half's eight sums, c[16t+8h … 16t+8h+7]
+// in gramRowsAVX512's order.
+TEXT ·gramRowsAVX2(SB), NOSPLIT, $0-57
+	MOVQ ld+24(FP), SI
+	SHLQ $2, SI
+	LEAQ (SI)(SI*2), R8 // 3 rows
+	LEAQ (SI)(SI*1), R11 // 2 rows
+	MOVQ b+16(FP), R10
+	MOVQ c+40(FP), DI
+	MOVQ n+48(FP), R9
+	ADDQ R9, R9 // halves
+	MOVQ tail+32(FP), CX
+	VMOVQ CX, X15
+	VPBROADCASTD X15, Y15
+	VMOVDQU gramLanes<>(SB), Y14
+	VPCMPGTD Y14, Y15, Y15 // lane l: tail > l
+	MOVBLZX acc+56(FP), R12
+	TESTQ R9, R9
+	JZ gramrows2_done
+gramrows2_half:
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ R10, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ CX, CX
+	JZ gramrows2_tail
+gramrows2_loop:
+	VMOVUPS (BX), Y8
+	VMOVUPS (BX)(SI*1), Y9
+	VMOVUPS (AX), Y10
+	VMOVUPS (AX)(SI*1), Y11
+	VMOVUPS (AX)(SI*2), Y12
+	VMOVUPS (AX)(R8*1), Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y8, Y11, Y1
+	VFMADD231PS Y8, Y12, Y2
+	VFMADD231PS Y8, Y13, Y3
+	VFMADD231PS Y9, Y10, Y4
+	VFMADD231PS Y9, Y11, Y5
+	VFMADD231PS Y9, Y12, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ $32, AX
+	ADDQ $32, BX
+	DECQ CX
+	JNZ gramrows2_loop
+gramrows2_tail:
+	MOVQ tail+32(FP), CX
+	TESTQ CX, CX
+	JZ gramrows2_reduce
+	VMASKMOVPS (BX), Y15, Y8
+	VMASKMOVPS (BX)(SI*1), Y15, Y9
+	VMASKMOVPS (AX), Y15, Y10
+	VMASKMOVPS (AX)(SI*1), Y15, Y11
+	VMASKMOVPS (AX)(SI*2), Y15, Y12
+	VMASKMOVPS (AX)(R8*1), Y15, Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y8, Y11, Y1
+	VFMADD231PS Y8, Y12, Y2
+	VFMADD231PS Y8, Y13, Y3
+	VFMADD231PS Y9, Y10, Y4
+	VFMADD231PS Y9, Y11, Y5
+	VFMADD231PS Y9, Y12, Y6
+	VFMADD231PS Y9, Y13, Y7
+gramrows2_reduce:
+	// Pairs, then quads: 128-bit half H of Y8 holds half H's sums of
+	// Y0–Y3, of Y9 those of Y4–Y7.
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y8
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y6, Y4, Y9
+	VPERM2F128 $0x20, Y9, Y8, Y0
+	VPERM2F128 $0x31, Y9, Y8, Y1
+	VADDPS Y1, Y0, Y0
+	TESTQ R12, R12
+	JZ gramrows2_write
+	VADDPS (DI), Y0, Y0
+gramrows2_write:
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ R11, R10
+	DECQ R9
+	JNZ gramrows2_half
+gramrows2_done:
+	VZEROUPPER
+	RET

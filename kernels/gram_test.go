@@ -87,6 +87,46 @@ func gramDotRef(cols bool, t int, x []float32, kx int, y []float32, ky int) (sq,
 	return sq, mag
 }
 
+// TestGramCols checks GramCols' upper triangle against VᵀV formed in
+// float64, on sizes that straddle the 16×16 tiles and the slices of the
+// sums (k·ld past gramSlice), with correlated columns (see correlated) in
+// rows of t values, of whole tiles (formed in place) and of t+3 (copied),
+// the values past the t columns NaN, as are those past the buffer. Run with
+// PSCLIP_KERNEL=avx2 it checks the AVX2 kernel, with PSCLIP_KERNEL=go the
+// Sgemm path.
+func TestGramCols(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ t, k int }{
+		{1, 1}, {1, 5}, {15, 7}, {16, 16}, {17, 33}, {64, 384}, {100, 192}, {50, 0}, {300, 1000},
+	} {
+		for _, ld := range []int{c.t, (c.t + 15) &^ 15, c.t + 3} {
+			v := correlated(r, true, c.t, c.k, 1)
+			buf := make([]float32, c.k*ld+1)
+			for i := range buf {
+				buf[i] = float32(math.NaN())
+			}
+			for p := range c.k {
+				copy(buf[1+p*ld:], v[p*c.t:(p+1)*c.t])
+			}
+			g := make([]float32, c.t*c.t)
+			GramCols(c.t, buf[1:], c.k, ld, g)
+			for i := range c.t {
+				for j := i; j < c.t; j++ {
+					var want, mag float64
+					for p := range c.k {
+						x := float64(v[p*c.t+i]) * float64(v[p*c.t+j])
+						want += x
+						mag += math.Abs(x)
+					}
+					if got := float64(g[i*c.t+j]); !(math.Abs(got-want) <= 1e-5*mag) {
+						t.Fatalf("t=%d k=%d ld=%d: g[%d,%d] = %.9g, want %.9g", c.t, c.k, ld, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGramDotEmpty(t *testing.T) {
 	if got := GramDot(false, 0, nil, 3, nil, 4); got != 0 {
 		t.Errorf("t = 0: %v, want 0", got)
@@ -118,6 +158,37 @@ func BenchmarkGramDot(b *testing.B) {
 					p.f(false, c.t, x, c.kx, y, c.ky)
 				}
 				b.ReportMetric(float64(c.t*c.t*(c.kx+c.ky))*float64(b.N)/b.Elapsed().Seconds()/1e9, "full-GMAC/s")
+			})
+		}
+	}
+}
+
+// BenchmarkGramCols times the upper triangle of VᵀV for AlexNet's 8×8
+// convolutions' ghost norms (nn's imageSqNorm: the padded 10×10 image's
+// channels, and the output gradient's 64 positions), by GramCols and by
+// Sgemm's full product.
+func BenchmarkGramCols(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct {
+		name string
+		t, k int
+	}{
+		{"image/192", 100, 192}, {"image/384", 100, 384}, {"dy/256", 64, 256}, {"dy/384", 64, 384},
+	} {
+		_, v := randVec(r, c.t*c.k, 0)
+		g := make([]float32, c.t*c.t)
+		for _, p := range []struct {
+			name string
+			f    func()
+		}{
+			{"GramCols", func() { GramCols(c.t, v, c.k, c.t, g) }},
+			{"sgemm", func() { Sgemm(true, false, c.t, c.t, c.k, 1, v, c.t, v, c.t, 0, g, c.t) }},
+		} {
+			b.Run(c.name+"/"+p.name, func(b *testing.B) {
+				for b.Loop() {
+					p.f()
+				}
+				b.ReportMetric(float64(c.t*c.t*c.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "full-GMAC/s")
 			})
 		}
 	}

@@ -19,6 +19,13 @@ func MaxPool2d(x []float32, c, h, w, k, stride int, y []float32, idx []int32) {
 		maxPool2x2Blocks(x[:c*h*w], c, h, w, y[:c*oh*ow], idx[:c*oh*ow])
 		return
 	}
+	if k == 2 && stride == 2 && maxPool2x2Rows != nil && h == 2*oh && w == 2*ow && ow%8 == 0 {
+		_, _, _ = x[c*h*w-1], y[c*oh*ow-1], idx[c*oh*ow-1] // the extent the assembly touches
+		for ci := range c {
+			maxPool2x2Rows(&x[ci*h*w], &y[ci*oh*ow], &idx[ci*oh*ow], oh, w)
+		}
+		return
+	}
 	for ci := 0; ci < c; ci++ {
 		plane := x[ci*h*w : (ci+1)*h*w]
 		yo, io := y[ci*oh*ow:(ci+1)*oh*ow], idx[ci*oh*ow:(ci+1)*oh*ow]
@@ -115,22 +122,23 @@ func MaxPool2dBackward(dy []float32, idx []int32, c, h, w, oh, ow int, dx []floa
 // overlap, and oh > h replicates rows.
 func AdaptiveAvgPool2d(x []float32, c, h, w, oh, ow int, y []float32) {
 	checkAdaptive(len(x), len(y), c, h, w, oh, ow)
-	// Window by window, every channel: the windows' bounds (divisions)
-	// are worked out once per call rather than once per channel.
-	for oy := 0; oy < oh; oy++ {
-		y0, y1 := adaptiveWindow(oy, h, oh)
-		for ox := 0; ox < ow; ox++ {
-			x0, x1 := adaptiveWindow(ox, w, ow)
-			n := float32((y1 - y0) * (x1 - x0))
-			for ci := 0; ci < c; ci++ {
-				plane := x[ci*h*w : (ci+1)*h*w]
+	var rb, cb [2 * 16]int
+	rows, cols := adaptiveWindows(rb[:0], h, oh), adaptiveWindows(cb[:0], w, ow)
+	// A channel at a time, its plane in cache; the windows' bounds
+	// (divisions) worked out once per call.
+	for ci := range c {
+		plane, out := x[ci*h*w:(ci+1)*h*w], y[ci*oh*ow:(ci+1)*oh*ow]
+		for oy := range oh {
+			y0, y1 := rows[2*oy], rows[2*oy+1]
+			for ox := range ow {
+				x0, x1 := cols[2*ox], cols[2*ox+1]
 				var s float32
 				for iy := y0; iy < y1; iy++ {
 					for _, v := range plane[iy*w+x0 : iy*w+x1] {
 						s += v
 					}
 				}
-				y[(ci*oh+oy)*ow+ox] = s / n
+				out[oy*ow+ox] = s / float32((y1-y0)*(x1-x0))
 			}
 		}
 	}
@@ -141,14 +149,15 @@ func AdaptiveAvgPool2d(x []float32, c, h, w, oh, ow int, y []float32) {
 // Where windows overlap, an element receives its shares in window order.
 func AdaptiveAvgPool2dBackward(dy []float32, c, h, w, oh, ow int, dx []float32) {
 	checkAdaptive(len(dx), len(dy), c, h, w, oh, ow)
-	for oy := 0; oy < oh; oy++ {
-		y0, y1 := adaptiveWindow(oy, h, oh)
-		for ox := 0; ox < ow; ox++ {
-			x0, x1 := adaptiveWindow(ox, w, ow)
-			n := float32((y1 - y0) * (x1 - x0))
-			for ci := 0; ci < c; ci++ {
-				plane := dx[ci*h*w : (ci+1)*h*w]
-				share := dy[(ci*oh+oy)*ow+ox] / n
+	var rb, cb [2 * 16]int
+	rows, cols := adaptiveWindows(rb[:0], h, oh), adaptiveWindows(cb[:0], w, ow)
+	for ci := range c {
+		plane, g := dx[ci*h*w:(ci+1)*h*w], dy[ci*oh*ow:(ci+1)*oh*ow]
+		for oy := range oh {
+			y0, y1 := rows[2*oy], rows[2*oy+1]
+			for ox := range ow {
+				x0, x1 := cols[2*ox], cols[2*ox+1]
+				share := g[oy*ow+ox] / float32((y1-y0)*(x1-x0))
 				for iy := y0; iy < y1; iy++ {
 					row := plane[iy*w+x0 : iy*w+x1]
 					for j := range row {
@@ -158,6 +167,16 @@ func AdaptiveAvgPool2dBackward(dy []float32, c, h, w, oh, ow int, dx []float32) 
 			}
 		}
 	}
+}
+
+// adaptiveWindows appends the bounds of the out windows over in values
+// (adaptiveWindow), start and end of each, to b.
+func adaptiveWindows(b []int, in, out int) []int {
+	for i := range out {
+		start, end := adaptiveWindow(i, in, out)
+		b = append(b, start, end)
+	}
+	return b
 }
 
 // adaptiveWindow is PyTorch's window [floor(i·in/out), ceil((i+1)·in/out)).

@@ -4,8 +4,9 @@ import "math"
 
 // The optimizers' per-element updates (package optim evaluates PyTorch's
 // float32 formulas in PyTorch's order). Each element is one fixed sequence
-// of roundings, without fused multiply-adds, so the assembly versions give
-// the portable code's bits.
+// of roundings, which the assembly versions repeat, fusing a multiply with
+// an add where the compiler does (on arm64, not on amd64), so they give the
+// portable code's bits.
 
 // SGDMomentum takes one step of SGD with momentum mu and weight decay wd
 // after the first (PyTorch's dampening 0, not Nesterov):

@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // The vector passes: the sums and scaled adds that clipping makes over whole
 // gradients. They are memory-bound, so the assembly versions aim at the
 // speed of the caches, which a scalar loop with one dependency chain is far
@@ -60,6 +62,17 @@ func AxpyZero(a float32, x, y []float32) {
 
 // Scale multiplies x by a.
 func Scale(a float32, x []float32) { vec.scale(a, x) }
+
+// AddRows adds src[r·lds+i] into dst[r·ldd+i] for r < rows and i < n: a
+// block of rows of one matrix into another (Col2im's fold of a kernel tap,
+// a convolution's ghost norm adding a shifted block of a Gram matrix). It
+// panics if a slice is too short for the block.
+func AddRows(dst []float32, ldd int, src []float32, lds, rows, n int) {
+	if rows < 0 || n < 0 || (rows > 0 && n > 0 && (len(dst) < (rows-1)*ldd+n || len(src) < (rows-1)*lds+n)) {
+		panic(fmt.Sprintf("kernels: AddRows: %d rows of %d in %d (ld %d) and %d (ld %d) elements", rows, n, len(dst), ldd, len(src), lds))
+	}
+	vec.addRows(dst, ldd, src, lds, rows, n)
+}
 
 // sqNormGo and dotGo keep four interleaved partial sums: independent
 // dependency chains run about three times faster than one.

@@ -48,7 +48,7 @@ type Conv2d struct {
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout], formed by Backward's pass over dy
 	scratch []float32      // each goroutine's column gradients (Backward), a chunk's c-scaled output gradients (Finish)
-	gram    [][]float32    // per-worker scratch for paddedSqNorm
+	gram    [][]float32    // per-worker scratch for imageSqNorm
 }
 
 // NewConv2d returns a convolution whose parameters are named prefix+".weight"
@@ -229,49 +229,50 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	}
 	cout := c.cout
 	// The Gram matrix of the unfolded input costs 2P²·cin·k² flops formed
-	// directly, or 2N²·cin + k²P² through the padded image's (N positions):
-	// several times less for small images with k > 1.
-	hp, wp := h+2*c.pad, w+2*c.pad
-	n := hp * wp
-	pf, nf := float64(p), float64(n)
+	// directly, or 2N²·cin + k²P² through the image's (N = h·w
+	// positions): several times less for small images with k > 1.
+	pf, nf := float64(p), float64(h*w)
 	direct := 2 * pf * pf * float64(kk)
-	padded := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
-	ghost := c.rule.choose(p, kk, cout, min(direct, padded)+2*pf*pf*float64(cout))
-	usePadded := padded < direct
-	per := 0 // kernels.GramDot keeps its own scratch
-	if usePadded {
-		per = c.cin*n + n*n + 2*p*p
+	image := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
+	ghost := c.rule.choose(p, kk, cout, min(direct, image)+2*pf*pf*float64(cout))
+	useImage := image < direct
+	// add adds sample i's squared norm, its weight's s and its bias's.
+	add := func(i int, s float64) {
+		if c.Bias != nil { // psB: from Backward's pass over dy
+			s += kernels.SqNorm(c.psB[i*cout : (i+1)*cout])
+		}
+		sq[i] += s
 	}
 	if !ghost {
+		// g_i = dY_i·U_iᵀ, its norm taken on the core that formed it while
+		// it is in cache.
 		c.psW = resize(c.psW, b*cout*kk)
-		kernels.SgemmBatched(false, true, cout, kk, p, 1, dy.Data, p, cout*p, c.cols, p, kk*p, 0, c.psW, kk, cout*kk, b)
-	}
-	nw := workers(b)
-	for len(c.gram) < nw {
-		c.gram = append(c.gram, nil)
-	}
-	parallel(b, nw, func(wk, lo, hi int) {
-		if ghost {
-			c.gram[wk] = resize(c.gram[wk], per)
+		gi := func(i int) []float32 { return c.psW[i*cout*kk : (i+1)*cout*kk] }
+		kernels.SgemmEachOwn(false, true, cout, kk, p, 1, p, p, 0, kk, b,
+			func(_, i int) ([]float32, []float32, []float32) {
+				return dy.Data[i*cout*p : (i+1)*cout*p], c.cols[i*kk*p : (i+1)*kk*p], gi(i)
+			},
+			func(_, i int) { add(i, kernels.SqNorm(gi(i))) })
+	} else {
+		nw := workers(b)
+		for len(c.gram) < nw {
+			c.gram = append(c.gram, nil)
 		}
-		img := c.cin * h * w
-		for i := lo; i < hi; i++ {
-			var s float64
-			dyi := dy.Data[i*cout*p : (i+1)*cout*p]
-			switch {
-			case ghost && usePadded:
-				s = c.paddedSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk])
-			case ghost:
-				s = kernels.GramDot(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout)
-			default:
-				s = kernels.SqNorm(c.psW[i*cout*kk : (i+1)*cout*kk])
+		parallel(b, nw, func(wk, lo, hi int) {
+			if useImage { // kernels.GramDot keeps its own scratch
+				c.gram[wk] = resize(c.gram[wk], c.imageScratch(h*w, p))
 			}
-			if c.Bias != nil { // psB: from Backward's pass over dy
-				s += kernels.SqNorm(c.psB[i*cout : (i+1)*cout])
+			img := c.cin * h * w
+			for i := lo; i < hi; i++ {
+				dyi := dy.Data[i*cout*p : (i+1)*cout*p]
+				if useImage {
+					add(i, c.imageSqNorm(c.x.Data[i*img:(i+1)*img], h, w, ow, dyi, c.gram[wk]))
+				} else {
+					add(i, kernels.GramDot(true, p, c.cols[i*kk*p:(i+1)*kk*p], kk, dyi, cout))
+				}
 			}
-			sq[i] += s
-		}
-	})
+		})
+	}
 	c.dy = dy
 	ctx.Defer(func(f []float32) {
 		if ghost {
@@ -286,52 +287,75 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	})
 }
 
-// paddedSqNorm returns one sample's ghost norm ⟨U_iᵀU_i, dY_iᵀdY_i⟩ without
-// the Gram matrix of its unfolded input: column p of U_i is the k×k window
-// of the zero-padded image X̃ [cin, hp·wp] at output position p, so
+// imageSqNorm returns one sample's ghost norm ⟨U_iᵀU_i, dY_iᵀdY_i⟩ without
+// the Gram matrix of its unfolded input: column q of U_i holds the image
+// X [cin, h·w] at the positions pos(q, t) of the window's taps t that fall
+// inside the image (the padding's zeros elsewhere), so
 //
-//	(U_iᵀU_i)[p,q] = Σ_{ky,kx} G[a_p + ky·wp + kx, a_q + ky·wp + kx],
+//	(U_iᵀU_i)[q,r] = Σ_t G[pos(q,t), pos(r,t)], over the taps inside the image for both,
 //
-// with G = X̃ᵀX̃ over channels and a_p the window's top-left corner in X̃.
-// x is the sample's image [cin,h,w], dy its output gradient [cout,P], and
-// scratch holds cin·N + N² + 2P² floats, N = hp·wp.
-func (c *Conv2d) paddedSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
-	hp, wp := h+2*c.pad, w+2*c.pad
-	n, p := hp*wp, len(dy)/c.cout
-	xp, g := scratch[:c.cin*n], scratch[c.cin*n:c.cin*n+n*n]
-	gy := scratch[c.cin*n+n*n : c.cin*n+n*n+p*p]
-	clear(xp)
-	for ch := range c.cin {
-		for r := range h {
-			copy(xp[ch*n+(r+c.pad)*wp+c.pad:], x[(ch*h+r)*w:(ch*h+r+1)*w])
-		}
-	}
-	kernels.Sgemm(true, false, n, n, c.cin, 1, xp, n, xp, n, 0, g, n)
-	kernels.Sgemm(true, false, p, p, c.cout, 1, dy, p, dy, p, 0, gy, p)
-	corner := func(q int) int { return (q/ow)*c.stride*wp + (q%ow)*c.stride }
-	// Both Gram matrices are symmetric: sum the upper triangle, the
-	// off-diagonal entries twice.
-	var s float64
-	for q1 := range p {
-		a1 := corner(q1)
-		for q2 := q1; q2 < p; q2++ {
-			a2 := corner(q2)
-			var u float32
-			for ky := range c.k {
-				for kx := range c.k {
-					off := ky*wp + kx
-					u += g[(a1+off)*n+a2+off]
+// with G = XᵀX over channels. x is the sample's image [cin,h,w], dy its
+// output gradient [cout,P], and scratch holds imageScratch(h·w, P) floats.
+func (c *Conv2d) imageSqNorm(x []float32, h, w, ow int, dy []float32, scratch []float32) float64 {
+	n, p := h*w, len(dy)/c.cout
+	g, gy, utu := scratch[:n*n], scratch[n*n:n*n+p*p], scratch[n*n+p*p:n*n+2*p*p]
+	kernels.GramCols(n, x, c.cin, n, g)
+	kernels.GramCols(p, dy, c.cout, p, gy)
+	// GramCols forms the upper triangles, and only those are read: for
+	// q < r, a tap inside the image at q lies at or before the same tap
+	// at r (their rows differ by a multiple of stride·w ≥ w, their
+	// columns by less than w).
+	//
+	// utu[q,r] (r ≥ q) = Σ_t G[pos(q,t), pos(r,t)], tap by tap in the
+	// unfolding's order: for a tap, each pair of output rows (oy1 ≤ oy2)
+	// whose taps fall inside the image adds a block of G, the output
+	// columns inside the image as rows and columns; with stride 1 one
+	// kernels.AddRows call. (Blocks on the diagonal also fill entries
+	// below it, from G's unformed lower triangle: never read.)
+	oh, st := p/ow, c.stride
+	clear(utu)
+	for ky := range c.k {
+		y0, y1 := kernels.ValidRange(oh, h, ky, st, c.pad)
+		for kx := range c.k {
+			lo, hi := kernels.ValidRange(ow, w, kx, st, c.pad)
+			if lo >= hi {
+				continue
+			}
+			for oy1 := y0; oy1 < y1; oy1++ {
+				at1 := (oy1*st-c.pad+ky)*w + lo*st - c.pad + kx // pos of (oy1, lo)
+				for oy2 := oy1; oy2 < y1; oy2++ {
+					at2 := (oy2*st-c.pad+ky)*w + lo*st - c.pad + kx
+					dst, src := utu[(oy1*ow+lo)*p+oy2*ow+lo:], g[at1*n+at2:]
+					if st == 1 {
+						kernels.AddRows(dst, p, src, n, hi-lo, hi-lo)
+						continue
+					}
+					for a := range hi - lo {
+						d, s := dst[a*p:a*p+hi-lo], src[a*st*n:]
+						for b := range d {
+							d[b] += s[b*st]
+						}
+					}
 				}
 			}
-			v := float64(u) * float64(gy[q1*p+q2])
-			if q2 != q1 {
-				v *= 2
-			}
-			s += v
+		}
+	}
+	// Both matrices are symmetric: the upper triangle, the off-diagonal
+	// entries twice.
+	var s float64
+	for q1 := range p {
+		u, gyr := utu[q1*p:(q1+1)*p], gy[q1*p:(q1+1)*p]
+		s += float64(u[q1]) * float64(gyr[q1])
+		for q2 := q1 + 1; q2 < p; q2++ {
+			s += 2 * (float64(u[q2]) * float64(gyr[q2]))
 		}
 	}
 	return s
 }
+
+// imageScratch is the scratch imageSqNorm takes for an image of n
+// positions and P output positions.
+func (c *Conv2d) imageScratch(n, p int) int { return n*n + 2*p*p }
 
 // clippedGEMM adds Σ_i f_i·dY_i·U_iᵀ into the weight gradient: the plain
 // weight-gradient GEMMs on output gradients scaled by f_i, a chunk of

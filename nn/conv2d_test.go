@@ -246,3 +246,63 @@ func BenchmarkConv2dGhost(b *testing.B)       { benchConv(b, false, true, ruleGh
 func BenchmarkConv2dMaterialise(b *testing.B) { benchConv(b, false, true, ruleMaterialise) }
 func BenchmarkConv2d8x8Plain(b *testing.B)    { benchConv(b, true, false, ruleAuto) }
 func BenchmarkConv2d8x8Ghost(b *testing.B)    { benchConv(b, true, true, ruleGhost) }
+
+// TestImageSqNorm checks the ghost norm through the image's Gram matrix
+// against |dY_i·U_iᵀ|² formed in float64 from the unfolded columns,
+// on geometries the models' rule never sends it (strides, rectangles, more
+// than one tile of positions, padding past the kernel's reach) as well as
+// AlexNet's 8×8 shape.
+func TestImageSqNorm(t *testing.T) {
+	for _, tc := range []struct{ cin, cout, k, stride, pad, h, w int }{
+		{3, 4, 3, 1, 1, 5, 5}, {2, 3, 3, 2, 1, 7, 6}, {4, 5, 5, 1, 2, 9, 4},
+		{2, 2, 3, 3, 0, 10, 11}, {16, 8, 3, 1, 1, 8, 8}, {3, 2, 2, 2, 1, 12, 12},
+		{2, 3, 1, 1, 1, 4, 5}, {2, 2, 3, 2, 3, 5, 5},
+	} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		c := NewConv2d("conv", tc.cin, tc.cout, tc.k, tc.stride, tc.pad, false)
+		oh, ow := kernels.ConvOut(tc.h, tc.k, tc.stride, tc.pad), kernels.ConvOut(tc.w, tc.k, tc.stride, tc.pad)
+		x := randTensor(rng, tc.cin, tc.h, tc.w)
+		dy := randTensor(rng, tc.cout, oh, ow)
+		kk, p := tc.cin*tc.k*tc.k, oh*ow
+		cols := make([]float32, kk*p)
+		kernels.Im2col(x.Data, tc.cin, tc.h, tc.w, tc.k, tc.k, tc.stride, tc.pad, cols)
+		var want, mag float64
+		for o := range tc.cout {
+			for r := range kk {
+				var g, m float64
+				for q := range p {
+					v := float64(dy.Data[o*p+q]) * float64(cols[r*p+q])
+					g += v
+					m += math.Abs(v)
+				}
+				want += g * g
+				mag += m * m
+			}
+		}
+		got := c.imageSqNorm(x.Data, tc.h, tc.w, ow, dy.Data, make([]float32, c.imageScratch(tc.h*tc.w, p)))
+		if math.Abs(got-want) > 1e-5*mag {
+			t.Errorf("%+v: %.9g, want %.9g", tc, got, want)
+		}
+	}
+}
+
+// BenchmarkImageSqNorm times one sample's ghost norm through the image's
+// Gram matrix (imageSqNorm) on AlexNet-CIFAR's convolutions that the rule
+// could send it: the 5×5 one on 16×16 maps and the three 3×3 ones on 8×8.
+func BenchmarkImageSqNorm(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct {
+		name            string
+		cin, cout, k, n int
+	}{{"features.3", 64, 192, 5, 16}, {"features.6", 192, 384, 3, 8}, {"features.8", 384, 256, 3, 8}, {"features.10", 256, 256, 3, 8}} {
+		c := NewConv2d("conv", s.cin, s.cout, s.k, 1, s.k/2, true)
+		x := randTensor(rng, 1, s.cin, s.n, s.n)
+		dy := randTensor(rng, 1, s.cout, s.n, s.n)
+		scratch := make([]float32, c.imageScratch(s.n*s.n, s.n*s.n))
+		b.Run(s.name, func(b *testing.B) {
+			for b.Loop() {
+				c.imageSqNorm(x.Data, s.n, s.n, s.n, dy.Data, scratch)
+			}
+		})
+	}
+}

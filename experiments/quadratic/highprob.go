@@ -2,8 +2,9 @@ package quadratic
 
 import (
 	"fmt"
-	"math"
 	"slices"
+
+	"github.com/psclip/psclip/internal/detmath"
 )
 
 // DefaultHighProbConfig is the paper's untuned high-probability experiment:
@@ -70,7 +71,7 @@ func HighProb(c Config) (HighProbResult, error) {
 			runs := avg[(pi*nm+m)*c.Runs : (pi*nm+m+1)*c.Runs]
 			slices.Sort(runs)
 			for _, k := range LogInvDeltas {
-				res.Rows = append(res.Rows, Quantile{P: p, Method: name, LogInvDelta: k, Quantile: quantile(runs, 1-math.Exp(-float64(k)))})
+				res.Rows = append(res.Rows, Quantile{P: p, Method: name, LogInvDelta: k, Quantile: quantile(runs, 1-detmath.Exp(-float64(k)))})
 			}
 		}
 	}
@@ -80,7 +81,7 @@ func HighProb(c Config) (HighProbResult, error) {
 // quantile returns the q-quantile of the sorted values, interpolating
 // linearly between order statistics (NumPy's default, Hyndman–Fan type 7).
 func quantile(sorted []float64, q float64) float64 {
-	h := q * float64(len(sorted)-1)
+	h := float64(q * float64(len(sorted)-1)) // see roundProducts
 	i := int(h)
 	if i >= len(sorted)-1 {
 		return sorted[len(sorted)-1]

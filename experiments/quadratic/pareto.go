@@ -3,11 +3,13 @@ package quadratic
 import (
 	"math"
 	"math/bits"
+
+	"github.com/psclip/psclip/internal/detmath"
 )
 
 // A pareto draws symmetrized Pareto noise ±U^(−1/p) (scale 1, shape p, fair
-// sign) by inversion, from one 64-bit random word per value and no calls to
-// math.Pow or math.Exp, which were most of the experiments' time:
+// sign) by inversion, from one 64-bit random word per value and no powers or
+// exponentials, which were most of the experiments' time:
 //
 //	U = 2^−(z+1)·m, m ∈ [1, 2), z leading zeros of the word  ⇒
 //	U^(−1/p) = 2^((z+1)/p) · m^(−1/p),
@@ -32,15 +34,15 @@ func newPareto(p float64) *pareto {
 	a := -1 / p
 	s := new(pareto)
 	for e := range s.pow2 {
-		s.pow2[e] = math.Exp2(float64(e) / p)
+		s.pow2[e] = detmath.Exp2(float64(e) / p)
 	}
 	const h = 1.0 / 256
-	f := func(m float64) float64 { return math.Pow(m, a) }
-	df := func(m float64) float64 { return a * math.Pow(m, a-1) * h } // d/dt
+	f := func(m float64) float64 { return detmath.Pow(m, a) }
+	df := func(m float64) float64 { return a * detmath.Pow(m, a-1) * h } // d/dt
 	for i := range s.cub[0] {
 		m0, m1 := 1+float64(i)*h, 1+float64(i+1)*h
 		f0, f1, d0, d1 := f(m0), f(m1), df(m0), df(m1)
-		c0, c1, c2, c3 := f0, d0, 3*(f1-f0)-2*d0-d1, 2*(f0-f1)+d0+d1
+		c0, c1, c2, c3 := f0, d0, float64(3*(f1-f0))-2*d0-d1, 2*(f0-f1)+d0+d1 // see roundProducts
 		s.cub[0][i], s.cub[1][i], s.cub[2][i], s.cub[3][i] = c0, c1*0x1p-53, c2*0x1p-106, c3*0x1p-159
 	}
 	return s

@@ -33,7 +33,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -342,10 +341,9 @@ func newSim(c Config) *sim {
 func (s *sim) run(p float64, r int, noise *pareto, methods []method, record func(m, t int, norm float64)) {
 	c := s.c
 	src := newPCG(c.Seed, streamID(p, r))
-	rng := rand.New(src)
 	x1 := s.x[0]
 	for i := range x1 {
-		x1[i] = rng.NormFloat64()
+		x1[i] = normal(src)
 	}
 	for m := 1; m < len(s.x); m++ {
 		copy(s.x[m], x1)

@@ -10,9 +10,10 @@ import "math"
 //
 // roundProducts: wherever the experiments add a product, it is converted
 // to float64 first, which rounds it. Go's spec lets a compiler fuse x*y + z
-// into one rounding otherwise (GOAMD64=v3 does), and the results would then
-// depend on the build and differ from the assembly's, which rounds every
-// product.
+// into one rounding otherwise (GOAMD64=v3 and arm64 do), and the results
+// would then depend on the build and the architecture and differ from the
+// assembly's, which rounds every product. Products that are exact (by a
+// power of two) are left as they are: fusing them changes nothing.
 
 // sampleNorms sets norms[k] = |x + ξ_k|, the per-sample gradient norms, for
 // the n = len(norms) rows of noise, which have d = len(x) columns.
