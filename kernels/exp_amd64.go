@@ -29,29 +29,8 @@ func expBlock8(v *float64, n int) int
 //go:noescape
 func geluTanhBlock8(x, y, d *float32, n int) int
 
-func expAVX512(v []float64) {
-	for len(v) >= 8 {
-		done := expBlock8(&v[0], len(v)&^7)
-		v = v[done:]
-		if len(v) >= 8 {
-			expGo(v[:8])
-			v = v[8:]
-		}
-	}
-	expGo(v)
-}
-
-func geluTanhAVX512(x, y, d []float32) {
-	for len(x) >= 8 {
-		done := geluTanhBlock8(&x[0], &y[0], &d[0], len(x)&^7)
-		x, y, d = x[done:], y[done:], d[done:]
-		if len(x) >= 8 {
-			geluTanhGo(x[:8], y[:8], d[:8])
-			x, y, d = x[8:], y[8:], d[8:]
-		}
-	}
-	geluTanhGo(x, y, d)
-}
+func expAVX512(v []float64)            { expBlocks(v, 8, expBlock8) }
+func geluTanhAVX512(x, y, d []float32) { geluTanhBlocks(x, y, d, 8, geluTanhBlock8) }
 
 // expBlock4 and geluTanhBlock4 are expBlock8 and geluTanhBlock8 on AVX2,
 // four at a time (n a multiple of 4).
@@ -62,26 +41,5 @@ func expBlock4(v *float64, n int) int
 //go:noescape
 func geluTanhBlock4(x, y, d *float32, n int) int
 
-func expAVX2(v []float64) {
-	for len(v) >= 4 {
-		done := expBlock4(&v[0], len(v)&^3)
-		v = v[done:]
-		if len(v) >= 4 {
-			expGo(v[:4])
-			v = v[4:]
-		}
-	}
-	expGo(v)
-}
-
-func geluTanhAVX2(x, y, d []float32) {
-	for len(x) >= 4 {
-		done := geluTanhBlock4(&x[0], &y[0], &d[0], len(x)&^3)
-		x, y, d = x[done:], y[done:], d[done:]
-		if len(x) >= 4 {
-			geluTanhGo(x[:4], y[:4], d[:4])
-			x, y, d = x[4:], y[4:], d[4:]
-		}
-	}
-	geluTanhGo(x, y, d)
-}
+func expAVX2(v []float64)            { expBlocks(v, 4, expBlock4) }
+func geluTanhAVX2(x, y, d []float32) { geluTanhBlocks(x, y, d, 4, geluTanhBlock4) }

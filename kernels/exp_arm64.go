@@ -26,26 +26,5 @@ func expBlockNEON(v *float64, n int) int
 //go:noescape
 func geluTanhBlockNEON(x, y, d *float32, n int) int
 
-func expNEON(v []float64) {
-	for len(v) >= 4 {
-		done := expBlockNEON(&v[0], len(v)&^3)
-		v = v[done:]
-		if len(v) >= 4 {
-			expGo(v[:4])
-			v = v[4:]
-		}
-	}
-	expGo(v)
-}
-
-func geluTanhNEON(x, y, d []float32) {
-	for len(x) >= 4 {
-		done := geluTanhBlockNEON(&x[0], &y[0], &d[0], len(x)&^3)
-		x, y, d = x[done:], y[done:], d[done:]
-		if len(x) >= 4 {
-			geluTanhGo(x[:4], y[:4], d[:4])
-			x, y, d = x[4:], y[4:], d[4:]
-		}
-	}
-	geluTanhGo(x, y, d)
-}
+func expNEON(v []float64)            { expBlocks(v, 4, expBlockNEON) }
+func geluTanhNEON(x, y, d []float32) { geluTanhBlocks(x, y, d, 4, geluTanhBlockNEON) }
