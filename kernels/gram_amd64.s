@@ -2,6 +2,35 @@
 
 #include "textflag.h"
 
+// The tile kernels' accumulators start at zero.
+#define ZERO_Z0_Z15 \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15
+
+#define ZERO_Y0_Y7 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7
+
 // func gramColsAVX512(k int, a, b *float32, ld int, c *float32, acc bool)
 //
 // c[r·16+j] (+)= Σ_{p<k} a[p·ld+r]·b[p·ld+j] for r, j < 16: one 16×16 tile
@@ -15,22 +44,7 @@ TEXT ·gramColsAVX512(SB), NOSPLIT, $0-41
 	MOVQ c+32(FP), DI
 	SHLQ $2, SI
 	SUBQ AX, DX // b - a: b is read at the same offset from a's row
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO_Z0_Z15
 	TESTQ CX, CX
 	JZ gramcols_store
 gramcols_loop:
@@ -124,22 +138,7 @@ gramrows_tile:
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ R10, BX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO_Z0_Z15
 	TESTQ CX, CX
 	JZ gramrows_tail
 gramrows_loop:
@@ -279,14 +278,7 @@ gramcols2_pass:
 	MOVQ R8, AX
 	MOVQ b+16(FP), DX
 	SUBQ AX, DX // b - a: b is read at the same offset from a's row
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO_Y0_Y7
 	TESTQ CX, CX
 	JZ gramcols2_store
 gramcols2_loop:
@@ -375,14 +367,7 @@ gramrows2_half:
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ R10, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO_Y0_Y7
 	TESTQ CX, CX
 	JZ gramrows2_tail
 gramrows2_loop:
