@@ -42,6 +42,7 @@ type Linear struct {
 
 	x     *tensor.Tensor // input of the latest Forward
 	y, dx *tensor.Tensor // reused output buffers
+	yt    []float32      // Forward with few rows: W·xᵀ [out,rows]
 	dy    *tensor.Tensor // per-sample mode: the output gradient, read by Finish
 	psW   []float32      // materialised per-sample weight gradients [B,out,in]
 	psB   []float32      // per-sample bias gradients [B,out]
@@ -132,6 +133,10 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	shape := append(append([]int(nil), x.Shape[:len(x.Shape)-1]...), l.out)
 	l.y = reuse(l.y, shape...)
 	rows := x.Rows()
+	if rows < l.out {
+		l.forwardT(rows)
+		return l.y
+	}
 	kernels.Sgemm(false, true, rows, l.out, l.in, 1, x.Data, l.in, l.Weight.Value.Data, l.in, 0, l.y.Data, l.out)
 	if l.Bias != nil {
 		b := l.Bias.Value.Data
@@ -143,6 +148,53 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		}
 	}
 	return l.y
+}
+
+// forwardT computes y = x·Wᵀ + b for an input of fewer rows than outputs
+// (the batch-64 classifier) as (W·xᵀ)ᵀ: the GEMM then reads the weight in
+// place as its A operand and packs only the small x, where x·Wᵀ packs the
+// whole weight, transposing it, on every call. Each output is the same dot
+// product accumulated in the same order (the GEMM's operations per element
+// do not depend on which operand is A), and the bias is added after it as
+// in Forward, so y is bit-identical.
+func (l *Linear) forwardT(rows int) {
+	n := rows * l.out
+	if cap(l.yt) < n {
+		l.yt = make([]float32, n)
+	}
+	yt := l.yt[:n]
+	kernels.Sgemm(false, true, l.out, rows, l.in, 1, l.Weight.Value.Data, l.in, l.x.Data, l.in, 0, yt, rows)
+	var b []float32
+	if l.Bias != nil {
+		b = l.Bias.Value.Data
+	}
+	transposeAdd(l.y.Data, yt, rows, l.out, b)
+}
+
+// transposeBlock is the side of the square blocks transposeAdd copies: a
+// block's rows of src and of dst are each a cache line or less.
+const transposeBlock = 16
+
+// transposeAdd sets dst [rows,cols] to srcᵀ (src is [cols,rows]) plus b[j]
+// in column j (none for nil b), a block at a time.
+func transposeAdd(dst, src []float32, rows, cols int, b []float32) {
+	for j0 := 0; j0 < cols; j0 += transposeBlock {
+		j1 := min(j0+transposeBlock, cols)
+		for r0 := 0; r0 < rows; r0 += transposeBlock {
+			r1 := min(r0+transposeBlock, rows)
+			for r := r0; r < r1; r++ {
+				d := dst[r*cols+j0 : r*cols+j1]
+				for j := range d {
+					d[j] = src[(j0+j)*rows+r]
+				}
+				if b != nil {
+					for j := range d {
+						d[j] += b[j0+j]
+					}
+				}
+			}
+		}
+	}
 }
 
 // Backward returns dy·W and produces the weight gradients as Context says.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -119,6 +120,42 @@ func TestLinearNoInputGrad(t *testing.T) {
 	l.Forward(ctx, tensor.New(1, 2))
 	if dx := l.Backward(ctx, tensor.New(1, 2)); dx != nil {
 		t.Fatalf("NoInputGrad: Backward returned %v", dx)
+	}
+}
+
+// TestLinearForwardTransposed checks that a Forward of fewer rows than
+// outputs, computed as (W·xᵀ)ᵀ, gives the bits of x·Wᵀ + b (the GEMM the
+// other Forwards run), on shapes that cut the GEMM's tiles and blocks.
+func TestLinearForwardTransposed(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		rows, in, out int
+		bias          bool
+	}{
+		{"one-row", 1, 7, 9, true},
+		{"edges", 13, 300, 37, true},
+		{"nobias", 5, 64, 100, false},
+		{"classifier", 64, 1100, 520, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			l := NewLinear("fc", tc.in, tc.out, tc.bias)
+			randomize(rng, l, 0.5)
+			x := randTensor(rng, tc.rows, tc.in)
+			y := l.Forward(&Context{}, x)
+			want := make([]float32, tc.rows*tc.out)
+			kernels.Sgemm(false, true, tc.rows, tc.out, tc.in, 1, x.Data, tc.in, l.Weight.Value.Data, tc.in, 0, want, tc.out)
+			for r := range tc.rows {
+				for j := range tc.out {
+					if l.Bias != nil {
+						want[r*tc.out+j] += l.Bias.Value.Data[j]
+					}
+					if got := y.Data[r*tc.out+j]; math.Float32bits(got) != math.Float32bits(want[r*tc.out+j]) {
+						t.Fatalf("y[%d,%d] = %v, want %v", r, j, got, want[r*tc.out+j])
+					}
+				}
+			}
+		})
 	}
 }
 
