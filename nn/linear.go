@@ -159,42 +159,14 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 // in Forward, so y is bit-identical.
 func (l *Linear) forwardT(rows int) {
 	n := rows * l.out
-	if cap(l.yt) < n {
-		l.yt = make([]float32, n)
-	}
-	yt := l.yt[:n]
+	yt := resize(l.yt, n)
+	l.yt = yt
 	kernels.Sgemm(false, true, l.out, rows, l.in, 1, l.Weight.Value.Data, l.in, l.x.Data, l.in, 0, yt, rows)
 	var b []float32
 	if l.Bias != nil {
 		b = l.Bias.Value.Data
 	}
 	transposeAdd(l.y.Data, yt, rows, l.out, b)
-}
-
-// transposeBlock is the side of the square blocks transposeAdd copies: a
-// block's rows of src and of dst are each a cache line or less.
-const transposeBlock = 16
-
-// transposeAdd sets dst [rows,cols] to srcᵀ (src is [cols,rows]) plus b[j]
-// in column j (none for nil b), a block at a time.
-func transposeAdd(dst, src []float32, rows, cols int, b []float32) {
-	for j0 := 0; j0 < cols; j0 += transposeBlock {
-		j1 := min(j0+transposeBlock, cols)
-		for r0 := 0; r0 < rows; r0 += transposeBlock {
-			r1 := min(r0+transposeBlock, rows)
-			for r := r0; r < r1; r++ {
-				d := dst[r*cols+j0 : r*cols+j1]
-				for j := range d {
-					d[j] = src[(j0+j)*rows+r]
-				}
-				if b != nil {
-					for j := range d {
-						d[j] += b[j0+j]
-					}
-				}
-			}
-		}
-	}
 }
 
 // Backward returns dy·W and produces the weight gradients as Context says.
