@@ -293,11 +293,13 @@ func (l *Linear) clippedGEMM(c []float32, t int) {
 	if scaleX {
 		src = x
 	}
-	for i, ci := range c {
-		d := scaled[i*t*width : (i+1)*t*width]
-		copy(d, src[i*t*width:(i+1)*t*width])
-		kernels.Scale(ci, d)
-	}
+	parallel(len(c), workers(len(c)), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := scaled[i*t*width : (i+1)*t*width]
+			copy(d, src[i*t*width:(i+1)*t*width])
+			kernels.Scale(c[i], d)
+		}
+	})
 	a, b := scaled, x // A = C·dy, B = x
 	if scaleX {
 		a, b = dy, scaled
