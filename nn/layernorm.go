@@ -68,12 +68,12 @@ func (l *LayerNorm) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	rows := len(l.rstd)
 	parallel(rows, workers(rows), func(_, lo, hi int) {
 		r := lo
-		for ; r+4 <= hi; r += 4 {
-			var xs [4][]float32
+		for ; r+8 <= hi; r += 8 {
+			var xs [8][]float32
 			for i := range xs {
 				xs[i] = x.Data[(r+i)*d : (r+i+1)*d]
 			}
-			mean, rstd := rowStats4(xs)
+			mean, rstd := rowStats8(xs)
 			for i, xr := range xs {
 				l.normalise(r+i, xr, w, mean[i], rstd[i])
 			}
@@ -103,30 +103,42 @@ func rowStats(xr []float32) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(ss/float64(len(xr))+layerNormEps)
 }
 
-// rowStats4 is rowStats of four rows of equal length at once: each row's
-// sums take the same steps in the same order, and the four chains of
-// dependent additions overlap.
-func rowStats4(xs [4][]float32) (mean, rstd [4]float64) {
-	x0, x1, x2, x3 := xs[0], xs[1][:len(xs[0])], xs[2][:len(xs[0])], xs[3][:len(xs[0])]
-	var s0, s1, s2, s3 float64
+// rowStats8 is rowStats of eight rows of equal length at once: each row's
+// sums take the same steps in the same order, and the eight chains of
+// dependent additions overlap (four left the loop bound by the latency of
+// the additions).
+func rowStats8(xs [8][]float32) (mean, rstd [8]float64) {
+	d := len(xs[0])
+	x0, x1, x2, x3 := xs[0], xs[1][:d], xs[2][:d], xs[3][:d]
+	x4, x5, x6, x7 := xs[4][:d], xs[5][:d], xs[6][:d], xs[7][:d]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float64
 	for j, v := range x0 {
 		s0 += float64(v)
 		s1 += float64(x1[j])
 		s2 += float64(x2[j])
 		s3 += float64(x3[j])
+		s4 += float64(x4[j])
+		s5 += float64(x5[j])
+		s6 += float64(x6[j])
+		s7 += float64(x7[j])
 	}
-	n := float64(len(x0))
-	m0, m1, m2, m3 := s0/n, s1/n, s2/n, s3/n
-	var q0, q1, q2, q3 float64
+	n := float64(d)
+	m0, m1, m2, m3, m4, m5, m6, m7 := s0/n, s1/n, s2/n, s3/n, s4/n, s5/n, s6/n, s7/n
+	var q0, q1, q2, q3, q4, q5, q6, q7 float64
 	for j, v := range x0 {
 		e0, e1, e2, e3 := float64(v)-m0, float64(x1[j])-m1, float64(x2[j])-m2, float64(x3[j])-m3
+		e4, e5, e6, e7 := float64(x4[j])-m4, float64(x5[j])-m5, float64(x6[j])-m6, float64(x7[j])-m7
 		q0 += e0 * e0
 		q1 += e1 * e1
 		q2 += e2 * e2
 		q3 += e3 * e3
+		q4 += e4 * e4
+		q5 += e5 * e5
+		q6 += e6 * e6
+		q7 += e7 * e7
 	}
-	mean = [4]float64{m0, m1, m2, m3}
-	for i, q := range [4]float64{q0, q1, q2, q3} {
+	mean = [8]float64{m0, m1, m2, m3, m4, m5, m6, m7}
+	for i, q := range [8]float64{q0, q1, q2, q3, q4, q5, q6, q7} {
 		rstd[i] = 1 / math.Sqrt(q/n+layerNormEps)
 	}
 	return mean, rstd
@@ -152,41 +164,54 @@ func (l *LayerNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	}
 	d := l.Weight.Value.Len()
 	l.dx = reuse(l.dx, dy.Shape...)
-	w := l.Weight.Value.Data
 	rows := len(l.rstd)
-	parallel(rows, workers(rows), func(_, lo, hi int) {
-		r := lo
-		for ; r+4 <= hi; r += 4 {
-			var dys, xhs [4][]float32
-			for i := range dys {
-				dys[i], xhs[i] = dy.Data[(r+i)*d:(r+i+1)*d], l.xhat[(r+i)*d:(r+i+1)*d]
-			}
-			sg, sgx := gradSums4(dys, xhs, w)
-			for i := range dys {
-				l.inputGrad(r+i, dys[i], xhs[i], w, sg[i], sgx[i])
-			}
+	// One parallel region for the input gradient, split by rows, and the
+	// weight gradients, split by columns: they read the same dy and x̂ and
+	// write different outputs. Each column sums all the rows, in order.
+	nr, nc := workers(rows), 0
+	if !ctx.PerSample() {
+		nc = workers(min(d/16, dy.Len()/passSpan))
+	}
+	gw, gb := l.Weight.Grad.Data, l.biasGrad()
+	kernels.Parallel(max(nr, nc), func(w int) {
+		if w < nr {
+			l.inputGrads(dy, w*rows/nr, (w+1)*rows/nr)
 		}
-		for ; r < hi; r++ {
-			dyr, xh := dy.Data[r*d:(r+1)*d], l.xhat[r*d:(r+1)*d]
-			sg, sgx := gradSums(dyr, xh, w)
-			l.inputGrad(r, dyr, xh, w, sg, sgx)
-		}
-	})
-	if ctx.PerSample() {
-		l.perSample(ctx, dy)
-	} else {
-		// Each goroutine sums all the rows, in order, into its own
-		// columns of the gradients.
-		gw, gb := l.Weight.Grad.Data, l.biasGrad()
-		parallel(d, workers(min(d/16, dy.Len()/passSpan)), func(_, lo, hi int) {
+		if w < nc {
+			lo, hi := w*d/nc, (w+1)*d/nc
 			var b []float32
 			if gb != nil {
 				b = gb[lo:hi]
 			}
 			l.accumulate(dy, 0, dy.Rows(), lo, gw[lo:hi], b)
-		})
+		}
+	})
+	if ctx.PerSample() {
+		l.perSample(ctx, dy)
 	}
 	return l.dx
+}
+
+// inputGrads sets rows [lo, hi) of the input gradient from dy.
+func (l *LayerNorm) inputGrads(dy *tensor.Tensor, lo, hi int) {
+	d := l.Weight.Value.Len()
+	w := l.Weight.Value.Data
+	r := lo
+	for ; r+4 <= hi; r += 4 {
+		var dys, xhs [4][]float32
+		for i := range dys {
+			dys[i], xhs[i] = dy.Data[(r+i)*d:(r+i+1)*d], l.xhat[(r+i)*d:(r+i+1)*d]
+		}
+		sg, sgx := gradSums4(dys, xhs, w)
+		for i := range dys {
+			l.inputGrad(r+i, dys[i], xhs[i], w, sg[i], sgx[i])
+		}
+	}
+	for ; r < hi; r++ {
+		dyr, xh := dy.Data[r*d:(r+1)*d], l.xhat[r*d:(r+1)*d]
+		sg, sgx := gradSums(dyr, xh, w)
+		l.inputGrad(r, dyr, xh, w, sg, sgx)
+	}
 }
 
 // The input gradient of a row is dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂))

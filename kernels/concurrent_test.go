@@ -1,0 +1,48 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// TestSgemmConcurrent checks every product against a lone Sgemm, bit for
+// bit, at several GOMAXPROCS: none, one, a layer's weight and input
+// gradients (two shapes), and more products than goroutines, small and
+// large mixed.
+func TestSgemmConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	dW := gemmCase{transA: true, m: 96, n: 200, k: 300, alpha: 1, beta: 1}
+	dX := gemmCase{m: 300, n: 200, k: 96, alpha: 1}
+	for _, cases := range [][]gemmCase{
+		nil,
+		{dX},
+		{dW, dX},
+		{dW, dX, {m: 5, n: 7, k: 3, alpha: 2, beta: 0.5, pad: 2}, {transB: true, m: 130, n: 70, k: 50, alpha: 1, pad: 1}},
+	} {
+		gemms := make([]Gemm, len(cases))
+		c0 := make([][]float32, len(cases))
+		want := make([][]float32, len(cases))
+		for i, g := range cases {
+			a, lda, b, ldb, c, ldc := g.operands(r)
+			gemms[i] = Gemm{TransA: g.transA, TransB: g.transB, M: g.m, N: g.n, K: g.k, Alpha: g.alpha, A: a, LDA: lda, B: b, LDB: ldb, Beta: g.beta, C: c, LDC: ldc}
+			c0[i] = append([]float32(nil), c...)
+			want[i] = append([]float32(nil), c...)
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, want[i], ldc)
+		}
+		for _, procs := range []int{1, 2, 3} {
+			func() {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				for i := range gemms {
+					copy(gemms[i].C, c0[i])
+				}
+				SgemmConcurrent(gemms...)
+				for i, g := range cases {
+					if !bitsEqual(gemms[i].C, want[i]) {
+						t.Errorf("%v of %d products, GOMAXPROCS %d: differs from a lone Sgemm", g, len(cases), procs)
+					}
+				}
+			}()
+		}
+	}
+}
