@@ -7,9 +7,9 @@ import (
 )
 
 // TestSgemmConcurrent checks every product against a lone Sgemm, bit for
-// bit, at several GOMAXPROCS: none, one, a layer's weight and input
-// gradients (two shapes), and more products than goroutines, small and
-// large mixed.
+// bit, at several GOMAXPROCS: none, one, a layer's input and weight
+// gradients (the last split, the first whole), a last product too small to
+// split or with alpha 0, and more products than goroutines.
 func TestSgemmConcurrent(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	dW := gemmCase{transA: true, m: 96, n: 200, k: 300, alpha: 1, beta: 1}
@@ -17,8 +17,11 @@ func TestSgemmConcurrent(t *testing.T) {
 	for _, cases := range [][]gemmCase{
 		nil,
 		{dX},
+		{dX, dW},
 		{dW, dX},
-		{dW, dX, {m: 5, n: 7, k: 3, alpha: 2, beta: 0.5, pad: 2}, {transB: true, m: 130, n: 70, k: 50, alpha: 1, pad: 1}},
+		{dW, {m: 5, n: 7, k: 3, alpha: 2, beta: 0.5, pad: 2}},
+		{dX, {transB: true, m: 130, n: 70, k: 50, alpha: 0, beta: 0.5}},
+		{dW, {m: 5, n: 7, k: 3, alpha: 2, beta: 0.5, pad: 2}, dX, {transB: true, m: 130, n: 70, k: 50, alpha: 1, pad: 1}, dW},
 	} {
 		gemms := make([]Gemm, len(cases))
 		c0 := make([][]float32, len(cases))

@@ -154,10 +154,15 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", l.Weight.Name, dy, x))
 	}
 	rows := x.Rows()
-	// The weight gradient dW += dyᵀ·x ([out,rows]·[rows,in]) and the input
-	// gradient dx = dy·W ([rows,out]·[out,in]) take the same flops and are
-	// independent: on two cores each runs on one (kernels.SgemmConcurrent).
+	// The input gradient dx = dy·W ([rows,out]·[out,in]) and the weight
+	// gradient dW += dyᵀ·x ([out,rows]·[rows,in]) take the same flops and
+	// are independent: one goroutine computes dx whole while the others
+	// start on dW, which it then joins (kernels.SgemmConcurrent).
 	gemms := make([]kernels.Gemm, 0, 2)
+	if !l.NoInputGrad {
+		l.dx = reuse(l.dx, x.Shape...)
+		gemms = append(gemms, kernels.Gemm{M: rows, N: l.in, K: l.out, Alpha: 1, A: dy.Data, LDA: l.out, B: l.Weight.Value.Data, LDB: l.in, C: l.dx.Data, LDC: l.in})
+	}
 	if ctx.PerSample() {
 		l.perSample(ctx, dy)
 	} else {
@@ -168,10 +173,6 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 				kernels.Axpy(1, dy.Data[r*l.out:(r+1)*l.out], db)
 			}
 		}
-	}
-	if !l.NoInputGrad {
-		l.dx = reuse(l.dx, x.Shape...)
-		gemms = append(gemms, kernels.Gemm{M: rows, N: l.in, K: l.out, Alpha: 1, A: dy.Data, LDA: l.out, B: l.Weight.Value.Data, LDB: l.in, C: l.dx.Data, LDC: l.in})
 	}
 	kernels.SgemmConcurrent(gemms...)
 	if l.NoInputGrad {
