@@ -49,3 +49,37 @@ func TestSgemmConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSgemmConcurrent times a Linear layer's backward products, dX =
+// dY·W then dW += dYᵀ·X, for the char GPT's four Linear shapes (768 rows):
+// at once (SgemmConcurrent) and one after the other (Sgemm each).
+func BenchmarkSgemmConcurrent(b *testing.B) {
+	r := rand.New(rand.NewPCG(33, 34))
+	const rows = 768
+	for _, s := range []struct {
+		name    string
+		in, out int
+	}{{"qkv", 128, 384}, {"attn.proj", 128, 128}, {"mlp.fc", 128, 512}, {"mlp.proj", 512, 128}} {
+		dy, x, w := randSlice(r, rows*s.out), randSlice(r, rows*s.in), randSlice(r, s.out*s.in)
+		dx, dw := make([]float32, rows*s.in), make([]float32, s.out*s.in)
+		gemms := []Gemm{
+			{M: rows, N: s.in, K: s.out, Alpha: 1, A: dy, LDA: s.out, B: w, LDB: s.in, C: dx, LDC: s.in},
+			{TransA: true, M: s.out, N: s.in, K: rows, Alpha: 1, A: dy, LDA: s.out, B: x, LDB: s.in, Beta: 1, C: dw, LDC: s.in},
+		}
+		flops := 4 * float64(rows*s.in*s.out)
+		b.Run(s.name+"/concurrent", func(b *testing.B) {
+			for b.Loop() {
+				SgemmConcurrent(gemms...)
+			}
+			reportGFLOPs(b, flops)
+		})
+		b.Run(s.name+"/sequential", func(b *testing.B) {
+			for b.Loop() {
+				for i := range gemms {
+					gemms[i].run(runtime.GOMAXPROCS(0))
+				}
+			}
+			reportGFLOPs(b, flops)
+		})
+	}
+}
