@@ -52,6 +52,8 @@
 // YᵀX, forming with AVX-512 kernels only the tiles on and above the
 // diagonal of the two symmetric Gram matrices, from the operands in place
 // (elsewhere by two Sgemm products).
+// RowGram and RowGramDot split its row path in two, so that XXᵀ can be
+// formed while X is in cache and YYᵀ later.
 //
 // # Layer passes and optimizer updates
 //

@@ -30,35 +30,83 @@ func GramDot(cols bool, t int, x []float32, kx int, y []float32, ky int) float64
 	if t == 0 || kx == 0 || ky == 0 {
 		return 0
 	}
-	var side int // of the tiles
-	switch {
-	case !cols && gramRowsTile != nil:
-		side = 4
-	case cols && gramColsTile != nil:
-		side = 16
-	default:
+	if !cols {
+		n := RowGramLen(t)
+		buf := getGramScratch(2 * n)
+		defer gramScratch.Put(buf)
+		gx, gy := (*buf)[:n], (*buf)[n:]
+		RowGram(t, x, kx, gx)
+		RowGram(t, y, ky, gy)
+		return RowGramDot(t, gx, gy)
+	}
+	if gramColsTile == nil {
 		return gramDotSgemm(cols, t, x, kx, y, ky)
 	}
+	const side, sq = 16, 16 * 16
 	nt := ceilDiv(t, side)
-	sq := side * side
 	tiles := nt * (nt + 1) / 2 * sq
-	pad := 0 // floats of padded copies of the operands
-	if cols {
-		pad = (kx + ky) * nt * side
-	} else if t%side != 0 {
-		pad = (kx + ky) * side
-	}
+	pad := (kx + ky) * nt * side // the operands padded to whole tiles
 	buf := getGramScratch(2*tiles + pad)
 	defer gramScratch.Put(buf)
 	gx, gy, rest := (*buf)[:tiles], (*buf)[tiles:2*tiles], (*buf)[2*tiles:]
-	if cols {
-		gramCols(t, x, kx, rest[:kx*nt*side], gx)
-		gramCols(t, y, ky, rest[kx*nt*side:], gy)
-	} else {
-		gramRows(t, x, kx, rest, gx)
-		gramRows(t, y, ky, rest[min(len(rest), kx*side):], gy)
+	gramCols(t, x, kx, rest[:kx*nt*side], gx)
+	gramCols(t, y, ky, rest[kx*nt*side:], gy)
+	return tilesDot(nt*sq, gx, gy)
+}
+
+// RowGramLen is the number of floats RowGram stores for t rows.
+func RowGramLen(t int) int {
+	if gramRowsTile == nil {
+		return t * t
 	}
-	d := nt * sq // the diagonal tiles come first
+	nt := ceilDiv(t, 4)
+	return nt * (nt + 1) / 2 * 16
+}
+
+// RowGram stores the Gram matrix XXᵀ of the t rows of x [t,k] in g
+// (RowGramLen(t) floats), in a layout that only RowGramDot reads: where the
+// CPU has GramDot's row kernel, its 4×4 tiles on and above the diagonal,
+// else the whole matrix. So GramDot(false, t, x, kx, y, ky) is
+// RowGramDot(t, gx, gy) of RowGram's gx and gy, to the bit, and a caller can
+// form gx while x is in cache and gy later. The work is serial. It panics if
+// a slice is too short.
+func RowGram(t int, x []float32, k int, g []float32) {
+	if t < 0 || k < 0 || len(x) < t*k || len(g) < RowGramLen(t) {
+		panic(fmt.Sprintf("kernels: RowGram: %d rows of %d values in %d elements; Gram matrix in %d", t, k, len(x), len(g)))
+	}
+	g = g[:RowGramLen(t)]
+	switch {
+	case t == 0:
+	case k == 0:
+		clear(g)
+	case gramRowsTile == nil:
+		Sgemm(false, true, t, t, k, 1, x, k, x, k, 0, g, t)
+	case t%4 == 0:
+		gramRows(t, x, k, nil, g)
+	default:
+		buf := getGramScratch(4 * k) // the last rows padded with zero rows
+		defer gramScratch.Put(buf)
+		gramRows(t, x, k, *buf, g)
+	}
+}
+
+// RowGramDot returns ⟨XXᵀ, YYᵀ⟩ from the Gram matrices gx and gy of t rows
+// each that RowGram stored.
+func RowGramDot(t int, gx, gy []float32) float64 {
+	n := RowGramLen(t)
+	if len(gx) < n || len(gy) < n {
+		panic(fmt.Sprintf("kernels: RowGramDot: Gram matrices of %d rows in %d and %d elements, want %d", t, len(gx), len(gy), n))
+	}
+	if gramRowsTile == nil {
+		return Dot(gx[:n], gy[:n])
+	}
+	return tilesDot(ceilDiv(t, 4)*16, gx[:n], gy[:n])
+}
+
+// tilesDot is the dot product of two symmetric matrices stored as their
+// tiles on and above the diagonal, the d floats of the diagonal tiles first:
+// those count once, the others twice.
+func tilesDot(d int, gx, gy []float32) float64 {
 	return Dot(gx[:d], gy[:d]) + 2*Dot(gx[d:], gy[d:])
 }
 

@@ -127,6 +127,34 @@ func TestGramCols(t *testing.T) {
 	}
 }
 
+// TestRowGram checks that RowGram's matrices, formed apart into buffers
+// longer than RowGramLen (whose extra floats must stay as they were), give
+// GramDot's value to the bit, and the reference's.
+func TestRowGram(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ t, kx, ky int }{{1, 5, 3}, {17, 33, 9}, {64, 128, 384}, {50, 0, 7}} {
+		t.Run(fmt.Sprintf("t=%d/kx=%d/ky=%d", c.t, c.kx, c.ky), func(t *testing.T) {
+			x := correlated(r, false, c.t, c.kx, 1)
+			y := correlated(r, false, c.t, c.ky, 2)
+			n := RowGramLen(c.t)
+			gx, gy := make([]float32, n+3), make([]float32, n+3)
+			gx[n], gy[n+2] = -1, -2
+			RowGram(c.t, x, c.kx, gx)
+			RowGram(c.t, y, c.ky, gy)
+			if gx[n] != -1 || gy[n+2] != -2 {
+				t.Errorf("RowGram wrote past RowGramLen(%d) = %d", c.t, n)
+			}
+			got := RowGramDot(c.t, gx, gy)
+			if want := GramDot(false, c.t, x, c.kx, y, c.ky); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("RowGramDot %.17g, GramDot %.17g", got, want)
+			}
+			if want, mag := gramDotRef(false, c.t, x, c.kx, y, c.ky); math.Abs(got-want) > 1e-5*mag {
+				t.Errorf("got %.9g, want %.9g", got, want)
+			}
+		})
+	}
+}
+
 func TestGramDotEmpty(t *testing.T) {
 	if got := GramDot(false, 0, nil, 3, nil, 4); got != 0 {
 		t.Errorf("t = 0: %v, want 0", got)

@@ -23,12 +23,14 @@ func benchStep(b *testing.B, m nn.Layer, x *tensor.Tensor, y []int32, unit strin
 	var ctx nn.Context
 	step := func(perSample bool) time.Duration {
 		start := time.Now()
+		if perSample {
+			ctx.BeginPerSample(batch) // before Forward, as train.Trainer does
+		}
 		_, dy, err := nn.CrossEntropy(m.Forward(&ctx, x), y)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if perSample {
-			ctx.BeginPerSample(batch)
 			m.Backward(&ctx, dy)
 			ctx.Finish(c)
 			ctx.EndPerSample()

@@ -41,6 +41,9 @@ type Layer interface {
 //
 // After the backward pass the caller turns SqNorms into factors and calls
 // Finish(c): the clipped gradient is formed with no second backward pass.
+// BeginPerSample may come before Forward or between Forward and Backward;
+// before Forward, layers do part of their per-sample work in the forward
+// pass, while their inputs are still in cache (Linear's Gram matrices).
 // Deferred work may read the dy a layer was given and the input it kept, so
 // neither may be modified between Backward and Finish.
 type Context struct {

@@ -17,9 +17,14 @@ import (
 // gradient rows [T,out], the sample's weight gradient is g_i = B_iᵀA_i.
 //   - T = 1: |g_i|² = |a_i|²·|b_i|² (ghost norm, O(in+out)).
 //   - ghost: |g_i|² = ⟨A_iA_iᵀ, B_iB_iᵀ⟩ through the two T×T Gram matrices
-//     (kernels.GramDot); the clipped gradient Σ_i c_i g_i is then one GEMM over
-//     the whole batch with the rows of the narrower of x and dy scaled by
-//     c_i, which replaces the plain weight-gradient GEMM.
+//     (kernels.RowGram, kernels.RowGramDot); the clipped gradient Σ_i c_i g_i
+//     is then one GEMM over the whole batch with the rows of the narrower of
+//     x and dy scaled by c_i, which replaces the plain weight-gradient GEMM.
+//     When the context is in the per-sample mode already in Forward, A_iA_iᵀ
+//     is formed there, while x is in cache from the layer that wrote it
+//     (formed later in Backward, x has to come back from memory, and the Gram
+//     matrices are bound by that at T = 64); B_iB_iᵀ is formed on entry to
+//     Backward, where dy is in cache.
 //   - materialise: g_i is formed by per-sample GEMMs that replace the plain
 //     weight-gradient GEMM, and the clipped gradient is the weighted sum of
 //     the g_i.
@@ -41,6 +46,8 @@ type Linear struct {
 	ghost   bool // the latest per-sample Backward's choice: psW not formed
 
 	x     *tensor.Tensor // input of the latest Forward
+	gx    []float32      // per-sample mode: the Gram matrices A_iA_iᵀ, RowGramLen(T) floats a sample
+	gxOK  bool           // gx holds those of the latest Forward's input
 	y, dx *tensor.Tensor // reused output buffers
 	dy    *tensor.Tensor // per-sample mode: the output gradient, read by Finish
 	psW   []float32      // materialised per-sample weight gradients [B,out,in]
@@ -129,6 +136,10 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		panic(fmt.Sprintf("nn: %s: input %v, want [B,%d] or [B,T,%d]", l.Weight.Name, x, l.in, l.in))
 	}
 	l.x = x
+	l.gxOK = false
+	if ctx.PerSample() && len(x.Shape) == 3 && l.ghostFor(x.Dim(1)) {
+		l.inputGrams(x)
+	}
 	shape := append(append([]int(nil), x.Shape[:len(x.Shape)-1]...), l.out)
 	l.y = reuse(l.y, shape...)
 	rows := x.Rows()
@@ -143,6 +154,26 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 		}
 	}
 	return l.y
+}
+
+// ghostFor reports whether the per-sample mode uses the ghost norm for
+// samples of t positions (rule.choose).
+func (l *Linear) ghostFor(t int) bool {
+	return l.rule.choose(t, l.in, l.out, 2*float64(t)*float64(t)*float64(l.in+l.out))
+}
+
+// inputGrams forms the Gram matrix A_iA_iᵀ [T,T] of every sample's input
+// rows x_i [T,in] into gx, for the ghost norm of the next Backward.
+func (l *Linear) inputGrams(x *tensor.Tensor) {
+	n, t := x.Dim(0), x.Dim(1)
+	m := kernels.RowGramLen(t)
+	l.gx = resize(l.gx, n*m)
+	parallel(n, workers(n), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			kernels.RowGram(t, x.Data[i*t*l.in:(i+1)*t*l.in], l.in, l.gx[i*m:(i+1)*m])
+		}
+	})
+	l.gxOK = true
 }
 
 // Backward returns dy·W and produces the weight gradients as Context says.
@@ -192,8 +223,12 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 	t := x.Rows() / n
 	sq := ctx.SqNorms()
 	in, out := l.in, l.out
-	ghost := l.rule.choose(t, in, out, 2*float64(t)*float64(t)*float64(in+out))
+	ghost := l.ghostFor(t)
 	l.ghost = ghost
+	if ghost && t > 1 && !l.gxOK { // BeginPerSample came after Forward
+		l.inputGrams(x)
+	}
+	m := kernels.RowGramLen(t)
 	if l.Bias != nil {
 		l.psB = resize(l.psB, n*out)
 		clear(l.psB)
@@ -202,6 +237,12 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 		l.psW = resize(l.psW, n*out*in)
 	}
 	parallel(n, workers(n), func(_, lo, hi int) {
+		var gy []float32 // B_iB_iᵀ
+		if ghost && t > 1 {
+			buf := getScratch(&gramPool, m)
+			defer gramPool.Put(buf)
+			gy = *buf
+		}
 		for i := lo; i < hi; i++ {
 			a := x.Data[i*t*in : (i+1)*t*in]
 			b := dy.Data[i*t*out : (i+1)*t*out]
@@ -214,7 +255,8 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 			case t == 1:
 				s = kernels.SqNorm(a) * kernels.SqNorm(b)
 			default:
-				s = kernels.GramDot(false, t, a, in, b, out)
+				kernels.RowGram(t, b, out, gy)
+				s = kernels.RowGramDot(t, l.gx[i*m:(i+1)*m], gy)
 			}
 			if l.Bias != nil {
 				pb := l.psB[i*out : (i+1)*out]
@@ -252,18 +294,20 @@ func (l *Linear) clippedGEMM(c []float32, t int) {
 	if scaleX {
 		width = in
 	}
-	buf := getScratch(len(c) * t * width)
+	buf := getScratch(&scratchPool, len(c)*t*width)
 	defer scratchPool.Put(buf)
 	scaled := *buf
 	src := dy
 	if scaleX {
 		src = x
 	}
-	for i, ci := range c {
-		d := scaled[i*t*width : (i+1)*t*width]
-		copy(d, src[i*t*width:(i+1)*t*width])
-		kernels.Scale(ci, d)
-	}
+	parallel(len(c), workers(len(c)), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := scaled[i*t*width : (i+1)*t*width]
+			copy(d, src[i*t*width:(i+1)*t*width])
+			kernels.Scale(c[i], d)
+		}
+	})
 	a, b := scaled, x // A = C·dy, B = x
 	if scaleX {
 		a, b = dy, scaled
@@ -285,11 +329,14 @@ func (l *Linear) clippedGEMM(c []float32, t int) {
 // scratchPool holds the buffers of c-scaled activations that Finish needs
 // only while it runs: one buffer serves every layer in turn, where a buffer
 // per layer would add the size of all those activations to a per-sample
-// step's memory.
-var scratchPool sync.Pool
+// step's memory. gramPool holds the Gram matrices of output gradients that
+// a Backward needs while it runs (one a goroutine), apart, so that
+// the two sizes do not take each other's buffers.
+var scratchPool, gramPool sync.Pool
 
-func getScratch(n int) *[]float32 {
-	p, _ := scratchPool.Get().(*[]float32)
+// getScratch returns a buffer of n floats from pool.
+func getScratch(pool *sync.Pool, n int) *[]float32 {
+	p, _ := pool.Get().(*[]float32)
 	if p == nil {
 		p = new([]float32)
 	}

@@ -16,13 +16,12 @@ import (
 // framework.
 func PerSampleNorms(model nn.Layer, loss Loss, x *tensor.Tensor, y []int32) ([]float32, []float64, error) {
 	ctx := &nn.Context{}
+	n := x.Dim(0)
+	ctx.BeginPerSample(n) // before Forward, as Step does
 	losses, dout, err := loss(model.Forward(ctx, x), y)
 	if err != nil {
 		return nil, nil, err
 	}
-	n := x.Dim(0)
-	ctx.BeginPerSample(n)
-	defer ctx.EndPerSample()
 	model.Backward(ctx, dout)
 	norms := make([]float64, n)
 	for i, sq := range ctx.SqNorms() {

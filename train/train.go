@@ -396,12 +396,18 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	for j := lo; j < hi; j++ {
 		b := batches[j]
 		t.pcg.Seed(seed, uint64(j))
+		if perSample {
+			// Before the forward pass, so that layers can form per-sample
+			// quantities of their inputs while those are in cache.
+			t.ctx.BeginPerSample(b.X.Shape[0])
+		}
 		out := t.cfg.Model.Forward(&t.ctx, b.X)
 		losses, dout, err := t.cfg.Loss(out, b.Y)
 		if err == nil && len(losses) != b.X.Shape[0] {
 			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
 		if err != nil {
+			t.ctx.EndPerSample()
 			failed = &BatchError{Batch: j, Err: err}
 			sums.count[countFailed]++
 			break
@@ -605,12 +611,12 @@ func (t *Trainer) groupNorms(st *Stats) {
 	st.GroupNorms = t.gnorms
 }
 
-// perSampleBackward runs the backward pass in the per-sample mode, puts the
+// perSampleBackward runs the backward pass in the per-sample mode (begun
+// before the forward pass for the micro-batch's m samples), puts the
 // micro-batch's norms at positions k0..k0+m−1 of the step's, and adds
 // weight·Σ_i c_i g_i into the gradients, where c are the estimator's clip
 // factors for samples k0+1..k0+m of the step.
 func (t *Trainer) perSampleBackward(dout *tensor.Tensor, k0, m int, weight float32) estimator.Stats {
-	t.ctx.BeginPerSample(m)
 	defer t.ctx.EndPerSample()
 	t.cfg.Model.Backward(&t.ctx, dout)
 	norms := t.sums.norms[k0 : k0+m]

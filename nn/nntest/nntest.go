@@ -19,6 +19,7 @@
 package nntest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -164,8 +165,8 @@ func MedianClip(norms []float64) []float32 {
 // CheckPerSample checks model's per-sample mode against the brute force:
 // every sample's gradient from a batch of one in the plain mode and its
 // norm, the factors clip(norms), and Σ_i c_i·g_i; against the one-pass
-// per-sample mode (BeginPerSample, Backward, norms from SqNorms, Finish)
-// to relative error 1e-4. It also checks the plain full-batch gradient
+// per-sample mode (BeginPerSample after Forward, and again before it;
+// Backward, norms from SqNorms, Finish) to relative error 1e-4. It also checks the plain full-batch gradient
 // against Σ_i g_i. Dropout is off. x's first dimension is the batch; y (may
 // be nil) is split evenly among the samples.
 func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss, clip func(norms []float64) []float32) {
@@ -214,23 +215,30 @@ func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, l
 	}
 	compareAggregate(t, "plain batch", params, grads, ones)
 
-	// One pass, per-sample mode.
-	out = model.Forward(ctx, x)
-	_, d, err = loss(out, y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zeroGrads(model)
-	ctx.BeginPerSample(n)
-	model.Backward(ctx, d)
-	for i, sq := range ctx.SqNorms() {
-		if got := math.Sqrt(sq); !(math.Abs(got-norms[i]) <= 1e-4*norms[i]+1e-12) {
-			t.Errorf("sample %d: norm %.8g, brute force %.8g", i, got, norms[i])
+	// One pass, per-sample mode, begun after and before the forward pass.
+	for _, early := range []bool{false, true} {
+		if early {
+			ctx.BeginPerSample(n)
 		}
+		out = model.Forward(ctx, x)
+		_, d, err = loss(out, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zeroGrads(model)
+		if !early {
+			ctx.BeginPerSample(n)
+		}
+		model.Backward(ctx, d)
+		for i, sq := range ctx.SqNorms() {
+			if got := math.Sqrt(sq); !(math.Abs(got-norms[i]) <= 1e-4*norms[i]+1e-12) {
+				t.Errorf("begun before Forward %v: sample %d: norm %.8g, brute force %.8g", early, i, got, norms[i])
+			}
+		}
+		ctx.Finish(c)
+		ctx.EndPerSample()
+		compareAggregate(t, fmt.Sprintf("clipped, begun before Forward %v", early), params, grads, c)
 	}
-	ctx.Finish(c)
-	ctx.EndPerSample()
-	compareAggregate(t, "clipped", params, grads, c)
 }
 
 // CheckLayer runs CheckGradients on l with input x (its first dimension the
