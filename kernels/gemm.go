@@ -134,7 +134,7 @@ func sgemmPre(kern *microKernel, threads int, pre []float32, transA, transB bool
 		sgemmSmall(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	if workers := min(threads, m*n*k/minThreadWork); workers > 1 && gemmParallel(kern, workers, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+	if workers := min(threads, m*n*k/minThreadWork); workers > 1 && gemmParallel(kern, workers, pre, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
 	ws := getWorkspace(kern, n)

@@ -229,12 +229,12 @@ func TestParallelChunks(t *testing.T) {
 				for _, chunks := range []int{1, 2, 3, 7} {
 					for _, p := range [][]float32{nil, pre} {
 						got := append([]float32(nil), c...)
-						gemmRows(kern, workers, chunks, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+						gemmRows(kern, workers, chunks, p, nil, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
 						if !bitsEqual(got, want) {
 							t.Fatalf("%s %v: rows in %d chunks, %d workers, prepacked %v: differs from serial", kern.name, g, chunks, workers, p != nil)
 						}
 						got = append([]float32(nil), c...)
-						gemmCols(kern, workers, chunks, p, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
+						gemmCols(kern, workers, chunks, p, nil, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, got, ldc)
 						if !bitsEqual(got, want) {
 							t.Fatalf("%s %v: columns in %d chunks, %d workers, prepacked %v: differs from serial", kern.name, g, chunks, workers, p != nil)
 						}

@@ -48,8 +48,12 @@ const (
 // gemmSerial, so every element of C gets the same operations whatever the
 // number of goroutines and whichever of them computes it.
 //
+// Each goroutine first calls side, unless it is nil (SgemmConcurrent's
+// other products, which the goroutines take whole before they join this
+// one).
+//
 // It reports false, doing nothing, when C does not make two chunks.
-func gemmParallel(kern *microKernel, workers int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+func gemmParallel(kern *microKernel, workers int, pre []float32, side func(), transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	mr, nr := kern.mr, kern.nr
 	mt, nt := ceilDiv(m, mr), ceilDiv(n, nr)
 	rowChunks := chunkCount(mt, minRowTiles, kern.mc/mr, workers)
@@ -59,9 +63,9 @@ func gemmParallel(kern *microKernel, workers int, pre []float32, transA, transB 
 	case rowShare == 0 && colShare == 0:
 		return false
 	case rowShare >= colShare:
-		gemmRows(kern, workers, rowChunks, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmRows(kern, workers, rowChunks, pre, side, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	default:
-		gemmCols(kern, workers, colChunks, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmCols(kern, workers, colChunks, pre, side, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 	return true
 }
@@ -120,7 +124,7 @@ func share(tiles, chunks, size, workers int) float64 {
 // gemmRows is gemmParallel with the rows of C in chunks, over op(B) packed
 // whole: kc-deep slices one after the other, each holding the nr-column
 // panels of all n columns.
-func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmRows(kern *microKernel, workers, chunks int, pre []float32, side func(), transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	np := roundUp(n, nr)
 	buf := getPrepacked(np * k)
@@ -139,7 +143,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 			kern.blockA(nil, transA, a, lda, m, i0, min(kern.mc, i1-i0), 0, min(kern.kc, k), alpha, ws.a, false)
 		}
 	}
-	shareOut(kern, workers, 0, ceilDiv(k, kern.kc)*groups, func(u int) {
+	shareOut(kern, workers, side, 0, ceilDiv(k, kern.kc)*groups, func(u int) {
 		pc, j0 := u/groups*kern.kc, u%groups*cols
 		kc := min(kern.kc, k-pc)
 		kern.packB(transB, b, ldb, pc, kc, j0, min(cols, n-j0), pb[pc*np+j0*kc:])
@@ -162,7 +166,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 
 // gemmCols is gemmParallel with the columns of C in chunks, each computed by
 // gemmSerial over op(A) packed whole, as prepackA lays it out.
-func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmCols(kern *microKernel, workers, chunks int, pre []float32, side func(), transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	units := 0
 	var pack func(u int)
@@ -181,7 +185,7 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 		}
 	}
 	bounds := chunkBounds(ceilDiv(n, nr), chunks, minColTiles, workers)
-	shareOut(kern, workers, ceilDiv(ceilDiv(n, nr), chunks)*nr, units, pack, len(bounds)-1, nil, func(ws *workspace, i int, _ bool) {
+	shareOut(kern, workers, side, ceilDiv(ceilDiv(n, nr), chunks)*nr, units, pack, len(bounds)-1, nil, func(ws *workspace, i int, _ bool) {
 		j0, j1 := bounds[i]*nr, min(n, bounds[i+1]*nr)
 		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 	})
@@ -198,13 +202,20 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, transA, tra
 // first, which does not depend on the units; compute is then told so
 // (packed). On a product whose shared operand is a single unit (a GPT's
 // weight) the waiting is thus spent on work the chunk needs anyway.
-func shareOut(kern *microKernel, workers, cols, units int, pack func(u int), chunks int, first func(ws *workspace, i int), compute func(ws *workspace, i int, packed bool)) {
+//
+// Each goroutine first calls side, unless it is nil: a goroutine that has
+// other work there joins late, and finds the units packed and fewer chunks
+// left.
+func shareOut(kern *microKernel, workers int, side func(), cols, units int, pack func(u int), chunks int, first func(ws *workspace, i int), compute func(ws *workspace, i int, packed bool)) {
 	var nextUnit, packed, nextChunk atomic.Int64
 	ready := make(chan struct{})
 	if units == 0 {
 		close(ready)
 	}
 	parallelFor(min(workers, max(units, chunks)), func() {
+		if side != nil {
+			side()
+		}
 		for u := int(nextUnit.Add(1)) - 1; u < units; u = int(nextUnit.Add(1)) - 1 {
 			pack(u)
 			if packed.Add(1) == int64(units) {

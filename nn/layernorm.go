@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
@@ -67,70 +66,22 @@ func (l *LayerNorm) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	w := l.Weight.Value.Data
 	rows := len(l.rstd)
 	parallel(rows, workers(rows), func(_, lo, hi int) {
-		r := lo
-		for ; r+4 <= hi; r += 4 {
-			var xs [4][]float32
-			for i := range xs {
-				xs[i] = x.Data[(r+i)*d : (r+i+1)*d]
+		var mean, rstd [statRows]float64
+		for r := lo; r < hi; r += statRows {
+			n := min(statRows, hi-r)
+			kernels.RowStats(x.Data[r*d:(r+n)*d], d, layerNormEps, mean[:n], rstd[:n])
+			for i := range n {
+				l.normalise(r+i, x.Data[(r+i)*d:(r+i+1)*d], w, mean[i], rstd[i])
 			}
-			mean, rstd := rowStats4(xs)
-			for i, xr := range xs {
-				l.normalise(r+i, xr, w, mean[i], rstd[i])
-			}
-		}
-		for ; r < hi; r++ {
-			xr := x.Data[r*d : (r+1)*d]
-			mean, rstd := rowStats(xr)
-			l.normalise(r, xr, w, mean, rstd)
 		}
 	})
 	return l.y
 }
 
-// rowStats returns the mean of xr and 1/√(var+eps), summed in float64 in
-// order.
-func rowStats(xr []float32) (mean, rstd float64) {
-	var sum float64
-	for _, v := range xr {
-		sum += float64(v)
-	}
-	mean = sum / float64(len(xr))
-	var ss float64
-	for _, v := range xr {
-		e := float64(v) - mean
-		ss += e * e
-	}
-	return mean, 1 / math.Sqrt(ss/float64(len(xr))+layerNormEps)
-}
-
-// rowStats4 is rowStats of four rows of equal length at once: each row's
-// sums take the same steps in the same order, and the four chains of
-// dependent additions overlap.
-func rowStats4(xs [4][]float32) (mean, rstd [4]float64) {
-	x0, x1, x2, x3 := xs[0], xs[1][:len(xs[0])], xs[2][:len(xs[0])], xs[3][:len(xs[0])]
-	var s0, s1, s2, s3 float64
-	for j, v := range x0 {
-		s0 += float64(v)
-		s1 += float64(x1[j])
-		s2 += float64(x2[j])
-		s3 += float64(x3[j])
-	}
-	n := float64(len(x0))
-	m0, m1, m2, m3 := s0/n, s1/n, s2/n, s3/n
-	var q0, q1, q2, q3 float64
-	for j, v := range x0 {
-		e0, e1, e2, e3 := float64(v)-m0, float64(x1[j])-m1, float64(x2[j])-m2, float64(x3[j])-m3
-		q0 += e0 * e0
-		q1 += e1 * e1
-		q2 += e2 * e2
-		q3 += e3 * e3
-	}
-	mean = [4]float64{m0, m1, m2, m3}
-	for i, q := range [4]float64{q0, q1, q2, q3} {
-		rstd[i] = 1 / math.Sqrt(q/n+layerNormEps)
-	}
-	return mean, rstd
-}
+// statRows is how many rows a layer norm's statistics and gradient sums
+// are taken for at once (kernels.RowStats, kernels.GradSums: sixteen rows
+// a call in assembly).
+const statRows = 32
 
 // normalise computes row r of x̂, rstd and y from its input xr and its
 // statistics.
@@ -152,87 +103,48 @@ func (l *LayerNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	}
 	d := l.Weight.Value.Len()
 	l.dx = reuse(l.dx, dy.Shape...)
-	w := l.Weight.Value.Data
 	rows := len(l.rstd)
-	parallel(rows, workers(rows), func(_, lo, hi int) {
-		r := lo
-		for ; r+4 <= hi; r += 4 {
-			var dys, xhs [4][]float32
-			for i := range dys {
-				dys[i], xhs[i] = dy.Data[(r+i)*d:(r+i+1)*d], l.xhat[(r+i)*d:(r+i+1)*d]
-			}
-			sg, sgx := gradSums4(dys, xhs, w)
-			for i := range dys {
-				l.inputGrad(r+i, dys[i], xhs[i], w, sg[i], sgx[i])
-			}
+	// One parallel region for the input gradient, split by rows, and the
+	// weight gradients, split by columns: they read the same dy and x̂ and
+	// write different outputs. Each column sums all the rows, in order.
+	nr, nc := workers(rows), 0
+	if !ctx.PerSample() {
+		nc = workers(min(d/16, dy.Len()/passSpan))
+	}
+	gw, gb := l.Weight.Grad.Data, l.biasGrad()
+	kernels.Parallel(max(nr, nc), func(w int) {
+		if w < nr {
+			l.inputGrads(dy, w*rows/nr, (w+1)*rows/nr)
 		}
-		for ; r < hi; r++ {
-			dyr, xh := dy.Data[r*d:(r+1)*d], l.xhat[r*d:(r+1)*d]
-			sg, sgx := gradSums(dyr, xh, w)
-			l.inputGrad(r, dyr, xh, w, sg, sgx)
-		}
-	})
-	if ctx.PerSample() {
-		l.perSample(ctx, dy)
-	} else {
-		// Each goroutine sums all the rows, in order, into its own
-		// columns of the gradients.
-		gw, gb := l.Weight.Grad.Data, l.biasGrad()
-		parallel(d, workers(min(d/16, dy.Len()/passSpan)), func(_, lo, hi int) {
+		if w < nc {
+			lo, hi := w*d/nc, (w+1)*d/nc
 			var b []float32
 			if gb != nil {
 				b = gb[lo:hi]
 			}
 			l.accumulate(dy, 0, dy.Rows(), lo, gw[lo:hi], b)
-		})
+		}
+	})
+	if ctx.PerSample() {
+		l.perSample(ctx, dy)
 	}
 	return l.dx
 }
 
-// The input gradient of a row is dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂))
-// with ĝ = dy⊙weight.
-
-// gradSums returns mean(ĝ) and mean(ĝ⊙x̂) of one row, summed in float32 in
-// order.
-func gradSums(dyr, xh, w []float32) (sg, sgx float32) {
-	xh, w = xh[:len(dyr)], w[:len(dyr)]
-	for j, g := range dyr {
-		gh := g * w[j]
-		sg += gh
-		sgx += gh * xh[j]
+// inputGrads sets rows [lo, hi) of the input gradient from dy: a row's is
+// dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ⊙x̂)) with ĝ = dy⊙weight.
+func (l *LayerNorm) inputGrads(dy *tensor.Tensor, lo, hi int) {
+	d := l.Weight.Value.Len()
+	w := l.Weight.Value.Data
+	var sg, sgx [statRows]float32
+	for r := lo; r < hi; r += statRows {
+		n := min(statRows, hi-r)
+		kernels.GradSums(dy.Data[r*d:(r+n)*d], l.xhat[r*d:(r+n)*d], w, sg[:n], sgx[:n])
+		for i := range n {
+			row := (r + i) * d
+			kernels.NormalizeGrad(l.dx.Data[row:row+d], dy.Data[row:row+d], l.xhat[row:row+d], w, l.rstd[r+i], sg[i], sgx[i])
+		}
 	}
-	return sg / float32(len(dyr)), sgx / float32(len(dyr))
-}
-
-// gradSums4 is gradSums of four rows at once, each summed as gradSums
-// does, the four rows' chains of additions overlapping.
-func gradSums4(dys, xhs [4][]float32, w []float32) (sg, sgx [4]float32) {
-	d := len(dys[0])
-	g0, g1, g2, g3 := dys[0], dys[1][:d], dys[2][:d], dys[3][:d]
-	h0, h1, h2, h3 := xhs[0][:d], xhs[1][:d], xhs[2][:d], xhs[3][:d]
-	w = w[:d]
-	var a0, a1, a2, a3, b0, b1, b2, b3 float32
-	for j, g := range g0 {
-		wj := w[j]
-		e0, e1, e2, e3 := g*wj, g1[j]*wj, g2[j]*wj, g3[j]*wj
-		a0 += e0
-		b0 += e0 * h0[j]
-		a1 += e1
-		b1 += e1 * h1[j]
-		a2 += e2
-		b2 += e2 * h2[j]
-		a3 += e3
-		b3 += e3 * h3[j]
-	}
-	n := float32(d)
-	return [4]float32{a0 / n, a1 / n, a2 / n, a3 / n}, [4]float32{b0 / n, b1 / n, b2 / n, b3 / n}
-}
-
-// inputGrad sets row r of the input gradient from its output gradient dyr,
-// x̂ row xh and sums.
-func (l *LayerNorm) inputGrad(r int, dyr, xh, w []float32, sg, sgx float32) {
-	d := len(dyr)
-	kernels.NormalizeGrad(l.dx.Data[r*d:(r+1)*d], dyr, xh, w, l.rstd[r], sg, sgx)
 }
 
 func (l *LayerNorm) biasGrad() []float32 {

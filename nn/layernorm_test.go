@@ -74,3 +74,24 @@ func TestLayerNormPerSample(t *testing.T) {
 		checkPerSample(t, Sequential{l, fc}, randTensor(rng, 4, 5, 6), ids(4), squareLoss(randTensor(rng, 4, 5, 3)), medianClip)
 	}
 }
+
+// BenchmarkLayerNorm times the forward and the backward of one GPT layer
+// norm (batch 12, T 64, 128 features, no bias).
+func BenchmarkLayerNorm(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	x := randTensor(rng, 12, 64, 128)
+	dy := randTensor(rng, 12, 64, 128)
+	l := NewLayerNorm("ln", 128, false)
+	var ctx Context
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			l.Forward(&ctx, x)
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		l.Forward(&ctx, x)
+		for b.Loop() {
+			l.Backward(&ctx, dy)
+		}
+	})
+}

@@ -209,10 +209,19 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", l.Weight.Name, dy, x))
 	}
 	rows := x.Rows()
+	// The input gradient dx = dy·W ([rows,out]·[out,in]) and the weight
+	// gradient dW += dyᵀ·x ([out,rows]·[rows,in]) take the same flops and
+	// are independent: one goroutine computes dx whole while the others
+	// start on dW, which it then joins (kernels.SgemmConcurrent).
+	gemms := make([]kernels.Gemm, 0, 2)
+	if !l.NoInputGrad {
+		l.dx = reuse(l.dx, x.Shape...)
+		gemms = append(gemms, kernels.Gemm{M: rows, N: l.in, K: l.out, Alpha: 1, A: dy.Data, LDA: l.out, B: l.Weight.Value.Data, LDB: l.in, C: l.dx.Data, LDC: l.in})
+	}
 	if ctx.PerSample() {
 		l.perSample(ctx, dy)
 	} else {
-		kernels.Sgemm(true, false, l.out, l.in, rows, 1, dy.Data, l.out, x.Data, l.in, 1, l.Weight.Grad.Data, l.in)
+		gemms = append(gemms, kernels.Gemm{TransA: true, M: l.out, N: l.in, K: rows, Alpha: 1, A: dy.Data, LDA: l.out, B: x.Data, LDB: l.in, Beta: 1, C: l.Weight.Grad.Data, LDC: l.in})
 		if l.Bias != nil {
 			db := l.Bias.Grad.Data
 			for r := 0; r < rows; r++ {
@@ -220,11 +229,10 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 			}
 		}
 	}
+	kernels.SgemmConcurrent(gemms...)
 	if l.NoInputGrad {
 		return nil
 	}
-	l.dx = reuse(l.dx, x.Shape...)
-	kernels.Sgemm(false, false, rows, l.in, l.out, 1, dy.Data, l.out, l.Weight.Value.Data, l.in, 0, l.dx.Data, l.in)
 	return l.dx
 }
 
