@@ -7,7 +7,13 @@ import (
 
 // The sums over the rows of a layer norm's input and output gradient: each
 // row summed in order, sixteen rows at a time (one row a lane) where the
-// assembly runs, so that every row's sums are the portable code's.
+// assembly runs, so that every row's sums are the portable code's. Which
+// rows a call gives the assembly, the eight- or four-row loops and the
+// one-row loop depends on how the caller splits the rows among
+// goroutines, so all of them must give the same bits: the Go code rounds
+// every product with an explicit conversion, which the Go spec forbids a
+// compiler to fuse into a multiply-add (GOAMD64=v3 and arm64 fuse
+// otherwise, and the assembly multiplies and adds apart).
 
 // maxGatherStride is the longest row the assembly takes: the offsets of
 // sixteen rows' values, 15·d floats, are gathered as int32 byte offsets.
@@ -48,7 +54,7 @@ func rowStats(xr []float32, eps float64) (mean, rstd float64) {
 	var ss float64
 	for _, v := range xr {
 		e := float64(v) - mean
-		ss += e * e
+		ss += float64(e * e)
 	}
 	return mean, 1 / math.Sqrt(ss/float64(len(xr))+eps)
 }
@@ -76,14 +82,14 @@ func rowStats8(x []float32, d int, eps float64, mean, rstd []float64) {
 	for j, v := range x0 {
 		e0, e1, e2, e3 := float64(v)-m0, float64(x1[j])-m1, float64(x2[j])-m2, float64(x3[j])-m3
 		e4, e5, e6, e7 := float64(x4[j])-m4, float64(x5[j])-m5, float64(x6[j])-m6, float64(x7[j])-m7
-		q0 += e0 * e0
-		q1 += e1 * e1
-		q2 += e2 * e2
-		q3 += e3 * e3
-		q4 += e4 * e4
-		q5 += e5 * e5
-		q6 += e6 * e6
-		q7 += e7 * e7
+		q0 += float64(e0 * e0)
+		q1 += float64(e1 * e1)
+		q2 += float64(e2 * e2)
+		q3 += float64(e3 * e3)
+		q4 += float64(e4 * e4)
+		q5 += float64(e5 * e5)
+		q6 += float64(e6 * e6)
+		q7 += float64(e7 * e7)
 	}
 	copy(mean[:8], []float64{m0, m1, m2, m3, m4, m5, m6, m7})
 	for i, q := range [8]float64{q0, q1, q2, q3, q4, q5, q6, q7} {
@@ -119,9 +125,9 @@ func GradSums(dy, h, w []float32, sg, sgx []float32) {
 func gradSums(dyr, h, w []float32) (sg, sgx float32) {
 	h, w = h[:len(dyr)], w[:len(dyr)]
 	for j, g := range dyr {
-		gh := g * w[j]
+		gh := float32(g * w[j])
 		sg += gh
-		sgx += gh * h[j]
+		sgx += float32(gh * h[j])
 	}
 	return sg / float32(len(dyr)), sgx / float32(len(dyr))
 }
@@ -136,15 +142,15 @@ func gradSums4(dy, h, w []float32, sg, sgx []float32) {
 	var a0, a1, a2, a3, b0, b1, b2, b3 float32
 	for j, g := range g0 {
 		wj := w[j]
-		e0, e1, e2, e3 := g*wj, g1[j]*wj, g2[j]*wj, g3[j]*wj
+		e0, e1, e2, e3 := float32(g*wj), float32(g1[j]*wj), float32(g2[j]*wj), float32(g3[j]*wj)
 		a0 += e0
-		b0 += e0 * h0[j]
+		b0 += float32(e0 * h0[j])
 		a1 += e1
-		b1 += e1 * h1[j]
+		b1 += float32(e1 * h1[j])
 		a2 += e2
-		b2 += e2 * h2[j]
+		b2 += float32(e2 * h2[j])
 		a3 += e3
-		b3 += e3 * h3[j]
+		b3 += float32(e3 * h3[j])
 	}
 	n := float32(d)
 	copy(sg[:4], []float32{a0 / n, a1 / n, a2 / n, a3 / n})
