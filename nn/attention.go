@@ -96,23 +96,56 @@ func (a *CausalAttention) scale() float32 {
 
 // Backward returns the gradient with respect to the packed projections.
 func (a *CausalAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	return a.backward(ctx, dy, nil)
+}
+
+// backward is Backward. In the per-sample mode, with next the Linear layer
+// whose output gradient it returns (c_attn), it also does next's per-sample
+// work on each sample's rows of that gradient as soon as the sample's heads
+// are done, while the rows are in cache (Linear.sampleWork): next's
+// Backward then only adds the norms.
+func (a *CausalAttention) backward(ctx *Context, dy *tensor.Tensor, next *Linear) *tensor.Tensor {
 	b, t, d, h := a.b, a.t, a.d, a.NHead
 	if !(len(dy.Shape) == 3 && dy.Shape[0] == b && dy.Shape[1] == t && dy.Shape[2] == d) {
 		panic(fmt.Sprintf("nn: CausalAttention: gradient %v for output [%d %d %d]", dy, b, t, d))
 	}
 	a.dp = reuse(a.dp, b, h, t, t)
 	a.dqkv = reuse(a.dqkv, b, t, 3*d)
+	last := a.each // the pass that completes the samples' rows of dqkv
+	if next != nil && ctx.PerSample() {
+		next.beginSamples(ctx, a.dqkv)
+		last = func(job func(w, j int)) { a.eachSample(job, next) }
+	}
 	if a.Drop != nil && a.Drop.train {
 		a.each(func(_, j int) { a.probsGrad(j, dy) })
 		dp := a.Drop.Backward(ctx, a.dp)
-		a.each(func(_, j int) { a.scoresGrad(j, dp) })
-		return a.dqkv
+		last(func(_, j int) { a.scoresGrad(j, dp) })
+	} else {
+		last(func(_, j int) {
+			a.probsGrad(j, dy)
+			a.scoresGrad(j, a.dp)
+		})
 	}
-	a.each(func(_, j int) {
-		a.probsGrad(j, dy)
-		a.scoresGrad(j, a.dp)
-	})
+	if next != nil && ctx.PerSample() {
+		next.early = a.dqkv
+	}
 	return a.dqkv
+}
+
+// eachSample is each with the samples shared out among the workers, a
+// sample's heads on one worker, which then does next's per-sample work on
+// the sample's rows of dqkv.
+func (a *CausalAttention) eachSample(job func(w, j int), next *Linear) {
+	parallel(a.b, workers(a.b), func(w, lo, hi int) {
+		gy := next.gramScratch()
+		for i := lo; i < hi; i++ {
+			for j := i * a.NHead; j < (i+1)*a.NHead; j++ {
+				job(w, j)
+			}
+			next.sampleWork(a.dqkv, i, gy)
+		}
+		putGramScratch(gy)
+	})
 }
 
 // probsGrad sets job j's gradient of the probabilities (after dropout),
@@ -339,7 +372,7 @@ func (a *CausalSelfAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.
 	if a.ResidDrop != nil {
 		dy = a.ResidDrop.Backward(ctx, dy)
 	}
-	return a.CAttn.Backward(ctx, a.Core.Backward(ctx, a.CProj.Backward(ctx, dy)))
+	return a.CAttn.Backward(ctx, a.Core.backward(ctx, a.CProj.Backward(ctx, dy), a.CAttn))
 }
 
 // Params returns c_attn's parameters, then c_proj's.

@@ -91,19 +91,77 @@ func TestCausalSelfAttention(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rule rule
-	}{{"ghost", ruleGhost}, {"materialise", ruleMaterialise}} {
+		bias bool
+	}{
+		{"ghost", ruleGhost, false},
+		{"materialise", ruleMaterialise, false},
+		{"ghost-bias", ruleGhost, true},
+		{"materialise-bias", ruleMaterialise, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 8))
-			a := NewCausalSelfAttention("attn", 8, 2, 0, false)
+			a := NewCausalSelfAttention("attn", 8, 2, 0, tc.bias)
 			a.CAttn.rule, a.CProj.rule = tc.rule, tc.rule
 			randomize(rng, a, 0.5)
-			if got := paramNames(a); !slices.Equal(got, []string{"attn.c_attn.weight", "attn.c_proj.weight"}) {
+			want := []string{"attn.c_attn.weight", "attn.c_proj.weight"}
+			if tc.bias {
+				want = []string{"attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias"}
+			}
+			if got := paramNames(a); !slices.Equal(got, want) {
 				t.Fatalf("params %v", got)
 			}
 			x := randTensor(rng, 3, 6, 8)
 			checkGrad(t, a, x, gradOpt{})
 			checkPerSample(t, a, x, ids(3), squareLoss(randTensor(rng, 3, 6, 8)), medianClip)
 		})
+	}
+}
+
+// CausalSelfAttention does c_attn's per-sample work inside the core's
+// backward pass, a sample at a time; the norms and the clipped gradients
+// are those of the layers' Backward passes run one after the other, to the
+// bit, at any GOMAXPROCS.
+func TestCausalSelfAttentionEarlySamples(t *testing.T) {
+	for _, r := range []rule{ruleGhost, ruleMaterialise} {
+		for _, procs := range []int{1, 3} {
+			rng := rand.New(rand.NewPCG(9, 10))
+			a := NewCausalSelfAttention("attn", 16, 2, 0, true)
+			a.CAttn.rule, a.CProj.rule = r, r
+			randomize(rng, a, 0.5)
+			x, dy := randTensor(rng, 5, 8, 16), randTensor(rng, 5, 8, 16)
+			c := []float32{0.5, 0, 1, 0.25, 0.125}
+			run := func(fused bool) (norms []float64, grads [][]float32) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				var ctx Context
+				ctx.BeginPerSample(5)
+				a.Forward(&ctx, x)
+				for _, p := range a.Params() {
+					clear(p.Grad.Data)
+				}
+				if fused {
+					a.Backward(&ctx, dy)
+				} else {
+					a.CAttn.Backward(&ctx, a.Core.Backward(&ctx, a.CProj.Backward(&ctx, dy)))
+				}
+				norms = slices.Clone(ctx.SqNorms())
+				ctx.Finish(c)
+				ctx.EndPerSample()
+				for _, p := range a.Params() {
+					grads = append(grads, slices.Clone(p.Grad.Data))
+				}
+				return norms, grads
+			}
+			n0, g0 := run(false)
+			n1, g1 := run(true)
+			if !slices.Equal(n0, n1) {
+				t.Errorf("rule %d, GOMAXPROCS %d: norms %v, layer by layer %v", r, procs, n1, n0)
+			}
+			for i := range g0 {
+				if !slices.Equal(g0[i], g1[i]) {
+					t.Errorf("rule %d, GOMAXPROCS %d: %s differs from the layers' Backward passes", r, procs, a.Params()[i].Name)
+				}
+			}
+		}
 	}
 }
 

@@ -51,6 +51,8 @@ type Linear struct {
 	y, dx *tensor.Tensor // reused output buffers
 	yt    []float32      // Forward with few rows: W·xᵀ [out,rows]
 	dy    *tensor.Tensor // per-sample mode: the output gradient, read by Finish
+	early *tensor.Tensor // per-sample mode: the dy whose samples' work is done (sampleWork) ahead of Backward
+	norms []float64      // per-sample mode: each sample's squared norm, added into SqNorms by Backward
 	psW   []float32      // materialised per-sample weight gradients [B,out,in]
 	psB   []float32      // per-sample bias gradients [B,out]
 }
@@ -138,6 +140,7 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	}
 	l.x = x
 	l.gxOK = false
+	l.early = nil
 	if ctx.PerSample() && len(x.Shape) == 3 && l.ghostFor(x.Dim(1)) {
 		l.inputGrams(x)
 	}
@@ -237,61 +240,28 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 }
 
 // perSample adds every sample's squared gradient norm into ctx.SqNorms and
-// defers the clipped weight gradient.
+// defers the clipped weight gradient. A layer before this one in the
+// backward pass may have done the samples' work already, each while its rows
+// of dy were in cache (beginSamples, sampleWork): then only the norms are
+// added, in the same order.
 func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
-	n := len(ctx.SqNorms())
-	x := l.x
-	if x.Dim(0) != n {
-		panic(fmt.Sprintf("nn: %s: batch of %d in per-sample mode for %d samples", l.Weight.Name, x.Dim(0), n))
+	if l.early != dy {
+		l.beginSamples(ctx, dy)
+		n := len(ctx.SqNorms())
+		parallel(n, workers(n), func(_, lo, hi int) {
+			gy := l.gramScratch()
+			for i := lo; i < hi; i++ {
+				l.sampleWork(dy, i, gy)
+			}
+			putGramScratch(gy)
+		})
 	}
-	t := x.Rows() / n
+	l.early = nil
 	sq := ctx.SqNorms()
-	in, out := l.in, l.out
-	ghost := l.ghostFor(t)
-	l.ghost = ghost
-	if ghost && t > 1 && !l.gxOK { // BeginPerSample came after Forward
-		l.inputGrams(x)
+	for i, s := range l.norms {
+		sq[i] += s
 	}
-	m := kernels.RowGramLen(t)
-	if l.Bias != nil {
-		l.psB = resize(l.psB, n*out)
-		clear(l.psB)
-	}
-	if !ghost {
-		l.psW = resize(l.psW, n*out*in)
-	}
-	parallel(n, workers(n), func(_, lo, hi int) {
-		var gy []float32 // B_iB_iᵀ
-		if ghost && t > 1 {
-			buf := getScratch(&gramPool, m)
-			defer gramPool.Put(buf)
-			gy = *buf
-		}
-		for i := lo; i < hi; i++ {
-			a := x.Data[i*t*in : (i+1)*t*in]
-			b := dy.Data[i*t*out : (i+1)*t*out]
-			var s float64
-			switch {
-			case !ghost:
-				g := l.psW[i*out*in : (i+1)*out*in]
-				kernels.Sgemm(true, false, out, in, t, 1, b, out, a, in, 0, g, in)
-				s = kernels.SqNorm(g)
-			case t == 1:
-				s = kernels.SqNorm(a) * kernels.SqNorm(b)
-			default:
-				kernels.RowGram(t, b, out, gy)
-				s = kernels.RowGramDot(t, l.gx[i*m:(i+1)*m], gy)
-			}
-			if l.Bias != nil {
-				pb := l.psB[i*out : (i+1)*out]
-				for r := 0; r < t; r++ {
-					kernels.Axpy(1, b[r*out:(r+1)*out], pb)
-				}
-				s += kernels.SqNorm(pb)
-			}
-			sq[i] += s
-		}
-	})
+	t, ghost := l.x.Rows()/len(sq), l.ghost
 	l.dy = dy
 	ctx.Defer(func(c []float32) {
 		if ghost {
@@ -304,6 +274,79 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 		}
 		l.dy = nil
 	})
+}
+
+// beginSamples prepares the per-sample work of a Backward with output
+// gradient dy (sampleWork): it picks the rule, forms the input's Gram
+// matrices if Forward did not, and sizes the per-sample buffers.
+func (l *Linear) beginSamples(ctx *Context, dy *tensor.Tensor) {
+	n := len(ctx.SqNorms())
+	x := l.x
+	if x == nil || x.Dim(0) != n || dy.Len() != x.Rows()*l.out {
+		panic(fmt.Sprintf("nn: %s: per-sample Backward with dy %v after Forward of %v for %d samples", l.Weight.Name, dy, x, n))
+	}
+	t := x.Rows() / n
+	l.ghost = l.ghostFor(t)
+	if l.ghost && t > 1 && !l.gxOK { // BeginPerSample came after Forward
+		l.inputGrams(x)
+	}
+	if l.Bias != nil {
+		l.psB = resize(l.psB, n*l.out)
+		clear(l.psB)
+	}
+	if !l.ghost {
+		l.psW = resize(l.psW, n*l.out*l.in)
+	}
+	l.norms = resize(l.norms, n)
+}
+
+// sampleWork sets sample i's squared gradient norm in l.norms[i] and forms
+// what Finish needs of it (its bias gradient, and its weight gradient when
+// materialised), from its rows of dy; gy is gramScratch's buffer. Samples
+// are independent, so any goroutine may do any sample once beginSamples has
+// run.
+func (l *Linear) sampleWork(dy *tensor.Tensor, i int, gy *[]float32) {
+	in, out := l.in, l.out
+	t := l.x.Rows() / len(l.norms)
+	a := l.x.Data[i*t*in : (i+1)*t*in]
+	b := dy.Data[i*t*out : (i+1)*t*out]
+	var s float64
+	switch {
+	case !l.ghost:
+		g := l.psW[i*out*in : (i+1)*out*in]
+		kernels.Sgemm(true, false, out, in, t, 1, b, out, a, in, 0, g, in)
+		s = kernels.SqNorm(g)
+	case t == 1:
+		s = kernels.SqNorm(a) * kernels.SqNorm(b)
+	default:
+		m := kernels.RowGramLen(t)
+		kernels.RowGram(t, b, out, *gy)
+		s = kernels.RowGramDot(t, l.gx[i*m:(i+1)*m], *gy)
+	}
+	if l.Bias != nil {
+		pb := l.psB[i*out : (i+1)*out]
+		for r := 0; r < t; r++ {
+			kernels.Axpy(1, b[r*out:(r+1)*out], pb)
+		}
+		s += kernels.SqNorm(pb)
+	}
+	l.norms[i] = s
+}
+
+// gramScratch returns a buffer for sampleWork's Gram matrix B_iB_iᵀ (nil
+// when it forms none); putGramScratch gives it back.
+func (l *Linear) gramScratch() *[]float32 {
+	t := l.x.Rows() / len(l.norms)
+	if !l.ghost || t == 1 {
+		return nil
+	}
+	return getScratch(&gramPool, kernels.RowGramLen(t))
+}
+
+func putGramScratch(gy *[]float32) {
+	if gy != nil {
+		gramPool.Put(gy)
+	}
 }
 
 // clippedGEMM adds Σ_i c_i B_iᵀA_i into the weight gradient as (C·dy)ᵀx or
