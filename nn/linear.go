@@ -24,7 +24,9 @@ import (
 //     is formed there, while x is in cache from the layer that wrote it
 //     (formed later in Backward, x has to come back from memory, and the Gram
 //     matrices are bound by that at T = 64); B_iB_iᵀ is formed on entry to
-//     Backward, where dy is in cache.
+//     Backward, where dy is in cache, or, for the c_attn of a
+//     CausalSelfAttention, by the attention core's backward pass as it
+//     finishes each sample's rows of dy (sampleWork).
 //   - materialise: g_i is formed by per-sample GEMMs that replace the plain
 //     weight-gradient GEMM, and the clipped gradient is the weighted sum of
 //     the g_i.
