@@ -54,7 +54,7 @@ type Linear struct {
 	yt    []float32      // Forward with few rows: W·xᵀ [out,rows]
 	dy    *tensor.Tensor // per-sample mode: the output gradient, read by Finish
 	early *tensor.Tensor // per-sample mode: the dy whose samples' work is done (sampleWork) ahead of Backward
-	norms []float64      // per-sample mode: each sample's squared norm, added into SqNorms by Backward
+	norms []float64      // per-sample mode: each sample's squared norm of this layer's gradients, added into SqNorms by Backward
 	psW   []float32      // materialised per-sample weight gradients [B,out,in]
 	psB   []float32      // per-sample bias gradients [B,out]
 }
