@@ -4,9 +4,11 @@ import "math"
 
 // The elementwise passes of the layers (residual sums, activation and
 // layer-norm gradients): each output element is one fixed sequence of
-// roundings, which the assembly versions repeat, fusing a multiply with an
-// add where the compiler does (on arm64, not on amd64), so they give the
-// portable code's bits.
+// roundings, every product rounded before it is added (an explicit
+// conversion, which the Go spec forbids a compiler to fuse into a
+// multiply-add, as GOAMD64=v3 and arm64 would otherwise), and the assembly
+// versions repeat it, so they give the portable code's bits on every
+// architecture and build.
 
 // elemOps is one implementation of the elementwise passes; the arguments
 // have been checked.
@@ -32,9 +34,9 @@ func Mul(z, x, y []float32) {
 	elem.mul(z, x, y)
 }
 
-// AddMul adds x[i]·y[i] into z[i] as Go's z[i] += x[i]*y[i] does: the
-// product rounded before the sum on amd64, one fused multiply-add on arm64.
-// The slices must have equal lengths.
+// AddMul adds x[i]·y[i] into z[i], the product rounded before the sum (not
+// one fused multiply-add) on every architecture. The slices must have equal
+// lengths.
 func AddMul(z, x, y []float32) {
 	checkLen("AddMul", len(z), len(x), len(y))
 	elem.addMul(z, x, y)
@@ -98,7 +100,7 @@ func mulGo(z, x, y []float32) {
 func addMulGo(z, x, y []float32) {
 	x, y = x[:len(z)], y[:len(z)]
 	for i := range z {
-		z[i] += x[i] * y[i]
+		z[i] += float32(x[i] * y[i])
 	}
 }
 
@@ -141,6 +143,6 @@ func normalizeGo(y, h, x, w []float32, mean, rstd float64) {
 func normalizeGradGo(dx, dy, h, w []float32, rstd, sg, sgx float32) {
 	dy, h, w = dy[:len(dx)], h[:len(dx)], w[:len(dx)]
 	for i, g := range dy {
-		dx[i] = rstd * (g*w[i] - sg - h[i]*sgx)
+		dx[i] = rstd * (float32(g*w[i]) - sg - float32(h[i]*sgx))
 	}
 }

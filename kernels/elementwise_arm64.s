@@ -5,8 +5,9 @@
 
 // The elementwise passes, four float32 lanes to a NEON register: each lane
 // performs the portable code's operations with the operands in the order
-// the arm64 compiler gives them, fused where it fuses (FMLA for its FMADD,
-// FMLS for FMSUB), so every element has the Go code's bits, NaN payloads
+// the arm64 compiler gives them, every product rounded before it is added
+// (FMUL then FADD or FSUB, never FMLA: the Go code rounds its products
+// explicitly), so every element has the Go code's bits, NaN payloads
 // included. The last n mod 16 (or mod 4) elements run the same
 // instructions on one lane, loaded with FMOVS (which clears the others).
 
@@ -35,22 +36,27 @@
 	FCMGT0_4S(t, y) \
 	AND_16B(d, x, t)
 
-// ADDMUL: z += y·x, fused as the compiler's FMADD (y the first factor).
+// ADDMUL: z += x·y.
 #define ADDMUL16 \
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4] \
 	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4] \
 	VLD1.P 64(R2), [V8.S4, V9.S4, V10.S4, V11.S4] \
-	FMLA_4S(0, 8, 4) \
-	FMLA_4S(1, 9, 5) \
-	FMLA_4S(2, 10, 6) \
-	FMLA_4S(3, 11, 7) \
+	FMUL_4S(4, 4, 8) \
+	FMUL_4S(5, 5, 9) \
+	FMUL_4S(6, 6, 10) \
+	FMUL_4S(7, 7, 11) \
+	FADD_4S(0, 0, 4) \
+	FADD_4S(1, 1, 5) \
+	FADD_4S(2, 2, 6) \
+	FADD_4S(3, 3, 7) \
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 
 #define ADDMUL1 \
 	FMOVS (R0), F0 \
 	FMOVS.P 4(R1), F4 \
 	FMOVS.P 4(R2), F8 \
-	FMLA_4S(0, 8, 4) \
+	FMUL_4S(4, 4, 8) \
+	FADD_4S(0, 0, 4) \
 	FMOVS.P F0, 4(R0)
 
 // BIASRELU: u = x + b (b in V20); z = u where not u < 0, +0 elsewhere.
@@ -153,13 +159,13 @@ TEXT ·normalizeNEON(SB), NOSPLIT, $0-112
 	VDUP V21.D[0], V21.D2
 	LOOP4(NORMALIZE4, NORMALIZE1)
 
-// NORMALIZEGRAD: dx = rstd·((w·dy − sg) − h·sgx) from dy in V0, h in V1, w
-// in V2 (−sg in V20, sgx in V21, rstd in V22), into V3: the compiler's
-// FNMSUB (w·dy − sg) is FMLA on −sg, its FMSUB FMLS.
+// NORMALIZEGRAD: dx = rstd·((dy·w − sg) − h·sgx) from dy in V0, h in V1, w
+// in V2 (sg in V20, sgx in V21, rstd in V22), into V3, using V4.
 #define NORMALIZEGRAD \
-	MOV_16B(3, 20) \
-	FMLA_4S(3, 2, 0) \
-	FMLS_4S(3, 1, 21) \
+	FMUL_4S(3, 0, 2) \
+	FSUB_4S(3, 3, 20) \
+	FMUL_4S(4, 1, 21) \
+	FSUB_4S(3, 3, 4) \
 	FMUL_4S(3, 3, 22)
 
 #define NORMALIZEGRAD4 \
@@ -185,7 +191,6 @@ TEXT ·normalizeGradNEON(SB), NOSPLIT, $0-108
 	MOVD w_base+72(FP), R2
 	FMOVS sg+100(FP), F20
 	VDUP V20.S[0], V20.S4
-	FNEG_4S(20, 20)
 	FMOVS sgx+104(FP), F21
 	VDUP V21.S[0], V21.S4
 	FMOVS rstd+96(FP), F22

@@ -42,7 +42,7 @@ func TestElementwise(t *testing.T) {
 		copy(z, z0)
 		AddMul(z, x, y)
 		for i := range want {
-			want[i] = z0[i] + x[i]*y[i]
+			want[i] = z0[i] + float32(x[i]*y[i])
 		}
 		sameBits(t, "AddMul", z, want)
 
@@ -81,7 +81,7 @@ func TestElementwise(t *testing.T) {
 		r, sg, sgx := float32(1+rng.Float64()), float32(rng.NormFloat64()), float32(rng.NormFloat64())
 		NormalizeGrad(z, x, h, w, r, sg, sgx)
 		for i := range want {
-			want[i] = r * (x[i]*w[i] - sg - h[i]*sgx)
+			want[i] = r * (float32(x[i]*w[i]) - sg - float32(h[i]*sgx))
 		}
 		sameBits(t, "NormalizeGrad", z, want)
 	}

@@ -33,10 +33,12 @@ import (
 // normal range, and NaN are passed to math.Exp, so overflow (+Inf), the
 // subnormal results, underflow to 0, ±Inf and NaN are exactly math.Exp's.
 //
-// The assembly evaluates the same operations in the same order, fusing a
-// multiply with an add exactly where the compiler does (on arm64, not on
-// amd64), so its results are bit-identical to the portable code's
-// (TestExpAssembly).
+// The portable code rounds every product before it is added (an explicit
+// conversion, which the Go spec forbids a compiler to fuse into a
+// multiply-add: GOAMD64=v3 and arm64 would fuse otherwise), and the
+// assembly evaluates the same operations in the same order, multiplying
+// and adding apart, so its results are bit-identical to the portable
+// code's on every architecture and build (TestExpAssembly).
 func Exp(v []float64) { expImpl(v) }
 
 // expGo is Exp in portable Go.
@@ -49,16 +51,16 @@ func expGo(v []float64) {
 		// Adding 1.5·2⁵² rounds x·N/ln2 to an integer held in the low
 		// mantissa bits.
 		const shift = 0x1.8p52
-		kd := x*expInvLn2N + shift
+		kd := float64(x*expInvLn2N) + shift
 		k := int64(math.Float64bits(kd) - math.Float64bits(shift))
 		kd -= shift
-		r := x - kd*expLn2HiN - kd*expLn2LoN
+		r := x - float64(kd*expLn2HiN) - float64(kd*expLn2LoN)
 		t := &expTable[k&(expN-1)]
 		// k>>expBits ≥ −1022 for x ≥ −708: the exponent field stays normal.
 		scale := math.Float64frombits(t.bits + uint64(k>>expBits)<<52)
 		r2 := r * r
-		p := t.tail + r + r2*(0.5+r*(1.0/6)) + r2*r2*(1.0/24+r*(1.0/120))
-		v[i] = scale + scale*p
+		p := t.tail + r + float64(r2*(0.5+float64(r*(1.0/6)))) + float64(r2*r2*(1.0/24+float64(r*(1.0/120))))
+		v[i] = scale + float64(scale*p)
 	}
 }
 

@@ -4,10 +4,10 @@
 #include "neon_arm64.h"
 
 // Exp and GELUTanh, two float64 lanes to a NEON register and four values a
-// step, with the portable code's operations in its order, fused where the
-// arm64 compiler fuses them (it turns a·b + c and c − a·b into FMADD and
-// FMSUB; FMLA and FMLS round the same way), so that every lane rounds as
-// the Go code does on arm64.
+// step, with the portable code's operations in its order, every product
+// rounded before it is added (FMUL then FADD, never FMLA: the Go code
+// rounds its products explicitly, so no architecture fuses them), so that
+// every lane rounds as the Go code does.
 
 // BCAST sets both lanes of v to the float64 with the given bits.
 #define BCAST(bits, v) \
@@ -41,21 +41,22 @@
 	CMN $1, R4 \
 	BNE done
 
-// EXP sets Vs to e^Vx by expGo's steps, overwriting Vx, Vkd, Vk and Vs+1
-// and using R3 and R4: kd = shift + x·N/ln2 (fused); k = bits(kd) −
-// bits(shift); r = x − (kd−shift)·hi − (kd−shift)·lo (both fused); the
-// table's bits and tail loaded lane by lane from entry k mod N into Vs and
-// Vs+1; scale = bits + (k>>7)<<52 (a logical shift: the bits that differ
-// from the arithmetic one are shifted out); p = (r + tail) + r²·(0.5 +
-// r/6) + r⁴·(1/24 + r/120), each sum with the product fused; and e^x =
-// scale + scale·p (fused).
-#define EXP(x, kd, k, s) \
-	MOV_16B(kd, 22) \
-	FMLA_2D(kd, x, 21) \
+// EXP sets Vs to e^Vx by expGo's steps, overwriting Vx, Vkd, Vk, Vs+1 and
+// Vt and using R3 and R4: kd = shift + x·N/ln2; k = bits(kd) −
+// bits(shift); r = x − (kd−shift)·hi − (kd−shift)·lo; the table's bits and
+// tail loaded lane by lane from entry k mod N into Vs and Vs+1; scale =
+// bits + (k>>7)<<52 (a logical shift: the bits that differ from the
+// arithmetic one are shifted out); p = (r + tail) + r²·(0.5 + r/6) +
+// r⁴·(1/24 + r/120); and e^x = scale + scale·p.
+#define EXP(x, kd, k, s, t) \
+	FMUL_2D(t, x, 21) \
+	FADD_2D(kd, t, 22) \
 	SUB_2D(k, kd, 22) \
 	FSUB_2D(kd, kd, 22) \
-	FMLS_2D(x, kd, 23) \
-	FMLS_2D(x, kd, 24) \
+	FMUL_2D(t, kd, 23) \
+	FSUB_2D(x, x, t) \
+	FMUL_2D(t, kd, 24) \
+	FSUB_2D(x, x, t) \
 	UMOV_D0(3, k) \
 	UMOV_D1(4, k) \
 	UBFIZ $4, R3, $7, R3 \
@@ -68,15 +69,18 @@
 	SHL_2D(k, k, 52) \
 	ADD_2D(s, s, k) \
 	FMUL_2D(kd, x, x) \
-	MOV_16B(k, 25) \
-	FMLA_2D(k, x, 26) \
+	FMUL_2D(k, x, 26) \
+	FADD_2D(k, k, 25) \
 	FADD_2D(s+1, x, s+1) \
-	FMLA_2D(s+1, kd, k) \
-	MOV_16B(k, 27) \
-	FMLA_2D(k, x, 28) \
+	FMUL_2D(t, kd, k) \
+	FADD_2D(s+1, s+1, t) \
+	FMUL_2D(k, x, 28) \
+	FADD_2D(k, k, 27) \
 	FMUL_2D(kd, kd, kd) \
-	FMLA_2D(s+1, kd, k) \
-	FMLA_2D(s, s, s+1)
+	FMUL_2D(t, kd, k) \
+	FADD_2D(s+1, s+1, t) \
+	FMUL_2D(t, s, s+1) \
+	FADD_2D(s, s, t)
 
 // func expBlockNEON(v *float64, n int) int
 TEXT ·expBlockNEON(SB), NOSPLIT, $0-24
@@ -89,8 +93,8 @@ loop:
 	BGE done
 	VLD1 (R0), [V0.D2, V1.D2]
 	EXPCHECK(0, 1, 2, 3, done)
-	EXP(0, 2, 3, 4)
-	EXP(1, 6, 7, 8)
+	EXP(0, 2, 3, 4, 12)
+	EXP(1, 6, 7, 8, 13)
 	VST1.P [V4.D2], 16(R0)
 	VST1.P [V8.D2], 16(R0)
 	ADD $4, R2
@@ -121,25 +125,25 @@ loop:
 	VLD1 (R0), [V30.S4]
 	FCVTL_2D(14, 30)
 	FCVTL2_2D(15, 30)
-	// −2·geluC·(x + (0.044715·x·x)·x), the last product fused.
+	// −2·geluC·(x + 0.044715·x·x·x).
 	FMUL_2D(0, 16, 14)
 	FMUL_2D(0, 0, 14)
-	MOV_16B(2, 14)
-	FMLA_2D(2, 0, 14)
+	FMUL_2D(0, 0, 14)
+	FADD_2D(2, 14, 0)
 	FMUL_2D(0, 2, 17)
 	FMUL_2D(1, 16, 15)
 	FMUL_2D(1, 1, 15)
-	MOV_16B(6, 15)
-	FMLA_2D(6, 1, 15)
+	FMUL_2D(1, 1, 15)
+	FADD_2D(6, 15, 1)
 	FMUL_2D(1, 6, 17)
 	EXPCHECK(0, 1, 2, 6, done)
-	EXP(0, 2, 3, 4)
-	EXP(1, 6, 7, 8)
-	// du = geluC·(1 + x·(3·0.044715·x)), the sum fused; s = 1/(e + 1);
-	// y = s·x; d = s + du·((1 − s)·(s·(x + x))), the sum fused.
+	EXP(0, 2, 3, 4, 12)
+	EXP(1, 6, 7, 8, 13)
+	// du = geluC·(1 + 3·0.044715·x·x); s = 1/(e + 1); y = s·x;
+	// d = s + du·((1 − s)·(s·(x + x))).
 	FMUL_2D(3, 18, 14)
-	MOV_16B(2, 19)
-	FMLA_2D(2, 14, 3)
+	FMUL_2D(3, 3, 14)
+	FADD_2D(2, 3, 19)
 	FMUL_2D(2, 2, 29)
 	FADD_2D(4, 4, 19)
 	FDIV_2D(4, 19, 4)
@@ -148,10 +152,11 @@ loop:
 	FMUL_2D(3, 4, 3)
 	FSUB_2D(0, 19, 4)
 	FMUL_2D(3, 0, 3)
-	FMLA_2D(4, 2, 3)
+	FMUL_2D(3, 2, 3)
+	FADD_2D(4, 4, 3)
 	FMUL_2D(7, 18, 15)
-	MOV_16B(6, 19)
-	FMLA_2D(6, 15, 7)
+	FMUL_2D(7, 7, 15)
+	FADD_2D(6, 7, 19)
 	FMUL_2D(6, 6, 29)
 	FADD_2D(8, 8, 19)
 	FDIV_2D(8, 19, 8)
@@ -160,7 +165,8 @@ loop:
 	FMUL_2D(7, 8, 7)
 	FSUB_2D(1, 19, 8)
 	FMUL_2D(7, 1, 7)
-	FMLA_2D(8, 6, 7)
+	FMUL_2D(7, 6, 7)
+	FADD_2D(8, 8, 7)
 	FCVTN_2S(10, 5)
 	FCVTN2_4S(10, 9)
 	FCVTN_2S(11, 4)

@@ -30,15 +30,15 @@ func geluTanhGo(x, y, d []float32) {
 		eb, yb, db := e[:len(xb)], y[lo:lo+len(xb)], d[lo:lo+len(xb)]
 		for i, v := range xb {
 			x := float64(v)
-			eb[i] = -2 * geluC * (x + 0.044715*x*x*x) // −2u
+			eb[i] = -2 * geluC * (x + float64(0.044715*x*x*x)) // −2u
 		}
 		expGo(eb)
 		for i, v := range xb {
 			x := float64(v)
-			du := geluC * (1 + 3*0.044715*x*x) // u'(x)
+			du := geluC * (1 + float64(3*0.044715*x*x)) // u'(x)
 			s := 1 / (1 + eb[i])
 			// gelu' = ½(1+tanh u) + ½x(1−tanh²u)·u' = σ + 2x·σ(1−σ)·u'.
-			yb[i], db[i] = float32(x*s), float32(s+2*x*s*(1-s)*du)
+			yb[i], db[i] = float32(x*s), float32(s+float64(2*x*s*(1-s)*du))
 		}
 	}
 }

@@ -4,9 +4,11 @@ import "math"
 
 // The optimizers' per-element updates (package optim evaluates PyTorch's
 // float32 formulas in PyTorch's order). Each element is one fixed sequence
-// of roundings, which the assembly versions repeat, fusing a multiply with
-// an add where the compiler does (on arm64, not on amd64), so they give the
-// portable code's bits.
+// of roundings, every product rounded before it is added (float32(a*b): an
+// explicit conversion, which the Go spec forbids a compiler to fuse into a
+// multiply-add, as GOAMD64=v3 and arm64 would otherwise), and the assembly
+// versions repeat it, so they give the portable code's bits on every
+// architecture and build, whichever elements fall to the Go tails.
 
 // SGDMomentum takes one step of SGD with momentum mu and weight decay wd
 // after the first (PyTorch's dampening 0, not Nesterov):
@@ -56,22 +58,22 @@ var updateGo = &updateOps{sgdMomentum: sgdMomentumGo, adamW: adamWGo}
 func sgdMomentumGo(w, g, b []float32, lr, wd, mu float32) {
 	g, b = g[:len(w)], b[:len(w)]
 	for j, x := range w {
-		bj := mu*b[j] + (g[j] + wd*x)
+		bj := float32(mu*b[j]) + (g[j] + float32(wd*x))
 		b[j] = bj
-		w[j] = x - lr*bj
+		w[j] = x - float32(lr*bj)
 	}
 }
 
 func adamWGo(w, g, m, v []float32, c AdamWConsts) {
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
 	for j, x := range w {
-		x *= c.Decay
+		x = float32(x * c.Decay)
 		gj := g[j]
 		mj := lerp(m[j], gj, c.Lerp)
-		vj := c.Beta2*v[j] + c.OneMinusBeta2*gj*gj
+		vj := float32(c.Beta2*v[j]) + float32(c.OneMinusBeta2*gj*gj)
 		m[j], v[j] = mj, vj
 		denom := float32(math.Sqrt(float64(vj)))/c.BC2Sqrt + c.Eps
-		w[j] = x - c.StepSize*(mj/denom)
+		w[j] = x - float32(c.StepSize*(mj/denom))
 	}
 }
 
@@ -79,7 +81,7 @@ func adamWGo(w, g, m, v []float32, c AdamWConsts) {
 // from the nearer end for accuracy.
 func lerp(start, end, weight float32) float32 {
 	if weight < 0.5 {
-		return start + weight*(end-start)
+		return start + float32(weight*(end-start))
 	}
-	return end - (end-start)*(1-weight)
+	return end - float32((end-start)*(1-weight))
 }
