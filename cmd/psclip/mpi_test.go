@@ -172,7 +172,11 @@ func TestMPITrainMatchesOneProcess(t *testing.T) {
 // saying so, and --resume finishes the uninterrupted run too.
 func TestMPIKillResume(t *testing.T) {
 	args := gptTiny(t, "per-sample")
-	args[slices.Index(args, "--steps")+1] = "1500" // seconds: long enough for a signal to land mid-run
+	// Seconds even where a step takes 1.4 ms (an idle 2-core Xeon), so that
+	// a signal sent a quarter of the way in lands mid-run. With 1500 steps
+	// and the signal at half way, the ranks there often finished every step
+	// before mpirun's Ctrl-C reached them (7 runs of 9 failed).
+	args[slices.Index(args, "--steps")+1] = "4000"
 	ref := t.TempDir()
 	mustMPIRun(t, 2, append(args, "--out", ref)...)
 	lines := lineCount(filepath.Join(ref, "log.jsonl"))
@@ -189,7 +193,7 @@ func TestMPIKillResume(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for lineCount(filepath.Join(dir, "log.jsonl")) < lines/2 && ctx.Err() == nil {
+		for lineCount(filepath.Join(dir, "log.jsonl")) < lines/4 && ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 		}
 		stopped := false
