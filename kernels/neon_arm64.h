@@ -1,6 +1,6 @@
 // NEON instructions that Go's arm64 assembler lacks, as WORDs. Operands are
-// register numbers in ARM's order, destination first: FMLA_2D(d, n, m) is
-// "fmla vd.2d, vn.2d, vm.2d", vd += vn·vm. Each opcode was checked with
+// register numbers in ARM's order, destination first: FMUL_2D(d, n, m) is
+// "fmul vd.2d, vn.2d, vm.2d", vd = vn·vm. Each opcode was checked with
 // llvm-mc -triple=aarch64 -show-encoding, and the assembled files with
 // llvm-objdump.
 
