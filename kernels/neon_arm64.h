@@ -1,6 +1,6 @@
 // NEON instructions that Go's arm64 assembler lacks, as WORDs. Operands are
-// register numbers in ARM's order, destination first: FMLA_2D(d, n, m) is
-// "fmla vd.2d, vn.2d, vm.2d", vd += vn·vm. Each opcode was checked with
+// register numbers in ARM's order, destination first: FMUL_2D(d, n, m) is
+// "fmul vd.2d, vn.2d, vm.2d", vd = vn·vm. Each opcode was checked with
 // llvm-mc -triple=aarch64 -show-encoding, and the assembled files with
 // llvm-objdump.
 
@@ -12,8 +12,6 @@
 #define FSUB_2D(d, n, m) NEON3(0x4ee0d400, d, n, m)
 #define FMUL_2D(d, n, m) NEON3(0x6e60dc00, d, n, m)
 #define FDIV_2D(d, n, m) NEON3(0x6e60fc00, d, n, m)
-#define FMLA_2D(d, n, m) NEON3(0x4e60cc00, d, n, m)
-#define FMLS_2D(d, n, m) NEON3(0x4ee0cc00, d, n, m)
 #define FACGE_2D(d, n, m) NEON3(0x6e60ec00, d, n, m) // |n| ≥ |m|: all ones, else (NaN too) 0
 #define FCVTL_2D(d, n) NEON2(0x0e617800, d, n)       // low two float32 of n, widened
 #define FCVTL2_2D(d, n) NEON2(0x4e617800, d, n)      // high two
@@ -39,9 +37,7 @@
 #define FMUL_4S(d, n, m) NEON3(0x6e20dc00, d, n, m)
 #define FDIV_4S(d, n, m) NEON3(0x6e20fc00, d, n, m)
 #define FMLA_4S(d, n, m) NEON3(0x4e20cc00, d, n, m)
-#define FMLS_4S(d, n, m) NEON3(0x4ea0cc00, d, n, m)
 #define FSQRT_4S(d, n) NEON2(0x6ea1f800, d, n)
-#define FNEG_4S(d, n) NEON2(0x6ea0f800, d, n)
 #define FCMGT0_4S(d, n) NEON2(0x4ea0c800, d, n) // n > 0: all ones, else (NaN too) 0
 #define FCMLT0_4S(d, n) NEON2(0x4ea0e800, d, n) // n < 0
 #define FMAX_4S(d, n, m) NEON3(0x4e20f400, d, n, m)
