@@ -21,6 +21,8 @@ func kernelGo(k int, a, b, c []float32, ldc int, beta float32) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 float32
 	var a0, a1, b0 float32
 	a, b = a[:2*k], b[:4*k]
+	// Four steps at a time; the loop conditions let the compiler drop
+	// the bounds checks.
 	for len(a) >= 8 && len(b) >= 16 {
 		a0, a1 = a[0], a[1]
 		b0 = b[0]
