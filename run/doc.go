@@ -1,6 +1,6 @@
 // Package run is the run layer: everything a training run needs besides
 // its model, its step, its evaluation and its tables, shared by every
-// trainer (experiments/cifar, experiments/gpt, and any trainer after them).
+// trainer (experiments/images, experiments/gpt, and any trainer after them).
 //
 // A run lives in a directory (Options.Out) that holds its JSON-lines log
 // (LogFile), its checkpoint (CheckpointFile, and the previous one) and, once

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/psclip/psclip/experiments/cifar"
+	"github.com/psclip/psclip/experiments/images"
 	runlayer "github.com/psclip/psclip/run"
 )
 
@@ -45,9 +45,9 @@ type experimentCIFARFlags struct {
 // training command spells the same way.
 var adaptiveFields = []string{"Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
 
-func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Thresholds, f *experimentCIFARFlags, p cnnPreset) {
+func defineExperimentCIFAR(fs *flag.FlagSet, c *images.Config, th *images.Thresholds, f *experimentCIFARFlags, p cnnPreset) {
 	cnnFlags(fs, c, &f.data, p)
-	fs.StringVar(&f.methods, "methods", f.methods, "comma-separated methods to compare: "+strings.Join(cifar.MethodNames, ", ")+
+	fs.StringVar(&f.methods, "methods", f.methods, "comma-separated methods to compare: "+strings.Join(images.MethodNames, ", ")+
 		"; clip-sgd=γ and ps-clip-sgd=γ give a method its own threshold")
 	fs.Float64Var(&th.ClipSGD, "clip-sgd-gamma", th.ClipSGD, "Clip-SGD's threshold γ (the paper's AlexNet's: 15)")
 	fs.Float64Var(&th.PSClipSGD, "ps-gamma", th.PSClipSGD, "PS-Clip-SGD's constant threshold γ (the paper's AlexNet's: 45)")
@@ -73,18 +73,18 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *cifar.Config, th *cifar.Threshol
 }
 
 func runExperimentCIFAR(fs *flag.FlagSet, args []string) error {
-	defaults := experimentCIFARFlags{methods: strings.Join(cifar.PaperMethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
-	return runExperimentCNN(fs, args, cifar.ExperimentDefault(), cifar.ExperimentThresholds(), defaults, cifarPreset)
+	defaults := experimentCIFARFlags{methods: strings.Join(images.PaperMethodNames, ","), betas: "1.5,2", seeds: 3, out: "out-experiment-cifar"}
+	return runExperimentCNN(fs, args, images.ExperimentDefault(), images.ExperimentThresholds(), defaults, cifarPreset)
 }
 
 func runExperimentImages(fs *flag.FlagSet, args []string) error {
-	defaults := experimentCIFARFlags{methods: strings.Join(append(cifar.PaperMethodNames, "ps-clip-auto"), ","), seeds: 3, out: "out-experiment-images"}
-	return runExperimentCNN(fs, args, cifar.ImagesDefault(), cifar.ImagesThresholds(), defaults, imagesPreset)
+	defaults := experimentCIFARFlags{methods: strings.Join(append(images.PaperMethodNames, "ps-clip-auto"), ","), seeds: 3, out: "out-experiment-images"}
+	return runExperimentCNN(fs, args, images.ImagesDefault(), images.ImagesThresholds(), defaults, imagesPreset)
 }
 
 // runExperimentCNN is a CNN experiment command of preset p from the
 // defaults given.
-func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh cifar.Thresholds, defaults experimentCIFARFlags, p cnnPreset) error {
+func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultTh images.Thresholds, defaults experimentCIFARFlags, p cnnPreset) error {
 	th, f := defaultTh, defaults
 	defineExperimentCIFAR(fs, &c, &th, &f, p)
 	if err := parse(fs, args); err != nil {
@@ -98,8 +98,8 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 	if f.paper {
 		// Parse again over the paper's values, so that flags given
 		// explicitly override them and the others take them.
-		defaultTh = cifar.PaperThresholds()
-		c, th, f = cifar.Default(), defaultTh, defaults
+		defaultTh = images.PaperThresholds()
+		c, th, f = images.Default(), defaultTh, defaults
 		again := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 		again.SetOutput(io.Discard)
 		defineExperimentCIFAR(again, &c, &th, &f, p)
@@ -112,7 +112,7 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 	if err := th.Validate(); err != nil {
 		return err
 	}
-	e := cifar.Experiment{Base: c, LogNorms: f.logNorms}
+	e := images.Experiment{Base: c, LogNorms: f.logNorms}
 	for _, name := range strings.Split(f.methods, ",") {
 		m, err := th.Method(strings.TrimSpace(name))
 		if err != nil {
@@ -123,7 +123,7 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 	// A setting no method reads is refused rather than ignored, as the
 	// training commands do.
 	reads := func(field string) bool {
-		return slices.ContainsFunc(e.Methods, func(m cifar.Method) bool { return m.Reads(field) })
+		return slices.ContainsFunc(e.Methods, func(m images.Method) bool { return m.Reads(field) })
 	}
 	if name := unreadFlag(fs, nil, adaptiveFields, reads); name != "" {
 		return usagef("--%s applies to none of --methods %s", name, f.methods)
@@ -131,7 +131,7 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 	var err error
 	switch {
 	case f.full:
-		e.GridAlphas, e.GridBetas = cifar.PaperAlphas, cifar.PaperBetas
+		e.GridAlphas, e.GridBetas = images.PaperAlphas, images.PaperBetas
 	case f.betas != "":
 		if e.GridBetas, err = floats("grid-betas", f.betas); err != nil {
 			return err
@@ -166,7 +166,7 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	res, err := cifar.RunExperiment(ctx, e, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr})
+	res, err := images.RunExperiment(ctx, e, d, images.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr})
 	if err != nil {
 		return err
 	}
@@ -175,9 +175,9 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c cifar.Config, defaultTh
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
-	files := []string{runlayer.ResultsFile, cifar.TableMD, cifar.ClippingMD, cifar.GridMD, cifar.AccuracyPNG, cifar.ClippingPNG}
+	files := []string{runlayer.ResultsFile, images.TableMD, images.ClippingMD, images.GridMD, images.AccuracyPNG, images.ClippingPNG}
 	if c.LabelNoise > 0 {
-		files = append(files, cifar.DetectionPNG)
+		files = append(files, images.DetectionPNG)
 	}
 	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
 	return nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/experiments/cifar"
+	"github.com/psclip/psclip/experiments/images"
 )
 
 func init() {
@@ -37,19 +37,19 @@ type cnnPreset struct {
 var (
 	cifarPreset = cnnPreset{
 		dataUsage: "CIFAR-100 or CIFAR-10 binary `directory` (or one written by 'psclip data synth-cifar')",
-		out:       "out-cifar", clip: cifar.PaperClip, clipUsage: "the paper's, 15 for clip-sgd, 45 for ps-clip-sgd",
+		out:       "out-cifar", clip: images.PaperClip, clipUsage: "the paper's, 15 for clip-sgd, 45 for ps-clip-sgd",
 	}
 	imagesPreset = cnnPreset{
 		images:    true,
 		dataUsage: "image data set `directory`: CIFAR-100 or CIFAR-10 binaries, or MNIST-style IDX files such as Fashion-MNIST's (raw or .gz), detected from its files",
-		out:       "out-images", clip: cifar.ImagesClip,
-		clipUsage: fmt.Sprintf("%g for clip-sgd, %g for ps-clip-sgd (chosen for small-cnn on Fashion-MNIST)", cifar.ImagesClip("clip-sgd"), cifar.ImagesClip("ps-clip-sgd")),
+		out:       "out-images", clip: images.ImagesClip,
+		clipUsage: fmt.Sprintf("%g for clip-sgd, %g for ps-clip-sgd (chosen for small-cnn on Fashion-MNIST)", images.ImagesClip("clip-sgd"), images.ImagesClip("ps-clip-sgd")),
 	}
 )
 
 // cnnFlags binds the flags that the CNN training and experiment commands
 // share to a configuration, whose current values are the defaults.
-func cnnFlags(fs *flag.FlagSet, c *cifar.Config, data *string, p cnnPreset) {
+func cnnFlags(fs *flag.FlagSet, c *images.Config, data *string, p cnnPreset) {
 	fs.StringVar(data, "data", "", p.dataUsage)
 	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate (constant)")
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
@@ -59,23 +59,23 @@ func cnnFlags(fs *flag.FlagSet, c *cifar.Config, data *string, p cnnPreset) {
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "training epochs")
 	fs.IntVar(&c.WidthDiv, "width-div", c.WidthDiv, "divide AlexNet's widths by this (1: the paper's model)")
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "classifier dropout probability")
-	fs.StringVar(&c.Augment, "augment", c.Augment, "training augmentation: "+strings.Join(cifar.Augments, ", "))
+	fs.StringVar(&c.Augment, "augment", c.Augment, "training augmentation: "+strings.Join(images.Augments, ", "))
 	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
 	if !p.images {
 		return
 	}
-	fs.Var(modelFlag{&c.Model}, "model", "network: "+cifar.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32) or "+cifar.ModelSmallCNN+" (quick runs)")
+	fs.Var(modelFlag{&c.Model}, "model", "network: "+images.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32) or "+images.ModelSmallCNN+" (quick runs)")
 	fs.IntVar(&c.TrainSubset, "train-subset", c.TrainSubset, "train on this many images of the training split, chosen by the seed (0: all)")
-	fs.Float64Var(&c.LabelNoise, "label-noise", c.LabelNoise, "replace the labels of this fraction of the training split (never validation or test); the noisy images are listed in OUT/"+cifar.NoisyFile)
-	fs.StringVar(&c.LabelNoiseKind, "label-noise-kind", cifar.NoiseUniform, "with --label-noise: "+cifar.NoiseUniform+" (another class at random) or "+cifar.NoiseNext+" (class k → k+1 mod classes)")
+	fs.Float64Var(&c.LabelNoise, "label-noise", c.LabelNoise, "replace the labels of this fraction of the training split (never validation or test); the noisy images are listed in OUT/"+images.NoisyFile)
+	fs.StringVar(&c.LabelNoiseKind, "label-noise-kind", images.NoiseUniform, "with --label-noise: "+images.NoiseUniform+" (another class at random) or "+images.NoiseNext+" (class k → k+1 mod classes)")
 }
 
 // finishImageFlags settles the image flags' defaults after parsing: the
 // model's dropout unless --dropout is given, and no noise kind without
 // label noise.
-func finishImageFlags(fs *flag.FlagSet, c *cifar.Config) error {
+func finishImageFlags(fs *flag.FlagSet, c *images.Config) error {
 	if !flagSet(fs, "dropout") {
-		c.Dropout = cifar.ModelDropout(c.Model)
+		c.Dropout = images.ModelDropout(c.Model)
 	}
 	if c.LabelNoise == 0 {
 		if flagSet(fs, "label-noise-kind") {
@@ -94,30 +94,30 @@ func (f modelFlag) String() string {
 	case f.m == nil:
 		return ""
 	case *f.m == "":
-		return cifar.ModelAlexNet
+		return images.ModelAlexNet
 	}
 	return *f.m
 }
 
 func (f modelFlag) Set(s string) error {
 	switch s {
-	case cifar.ModelAlexNet:
+	case images.ModelAlexNet:
 		*f.m = ""
-	case cifar.ModelSmallCNN:
+	case images.ModelSmallCNN:
 		*f.m = s
 	default:
-		return fmt.Errorf("%q: want %s or %s", s, cifar.ModelAlexNet, cifar.ModelSmallCNN)
+		return fmt.Errorf("%q: want %s or %s", s, images.ModelAlexNet, images.ModelSmallCNN)
 	}
 	return nil
 }
 
 // loadImages reads the data directory; a missing or damaged file is a
 // usage error naming the file (and offset).
-func loadImages(dir string) (*cifar.Data, error) {
+func loadImages(dir string) (*images.Data, error) {
 	if dir == "" {
 		return nil, usagef("--data is required (a CIFAR binary or IDX directory; 'psclip data synth-cifar' writes a synthetic one)")
 	}
-	d, err := cifar.LoadData(dir)
+	d, err := images.LoadData(dir)
 	if err != nil {
 		return nil, usagef("--data: %v", err)
 	}
@@ -125,18 +125,18 @@ func loadImages(dir string) (*cifar.Data, error) {
 }
 
 func runTrainCIFAR(fs *flag.FlagSet, args []string) error {
-	return runTrainCNN(fs, args, cifar.Default(), cifarPreset)
+	return runTrainCNN(fs, args, images.Default(), cifarPreset)
 }
 
 // runTrainCNN is a CNN training command of preset p from the defaults c.
-func runTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) error {
+func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) error {
 	c, d, f, err := setupTrainCNN(fs, args, c, p)
 	// Under mpirun, a rank whose flags or data are bad must not leave the
 	// others waiting: every rank ends with its error.
 	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	run, err := cifar.New(c, d, cifar.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: c.Label(), LogNorms: f.logNorms, Comm: world})
+	run, err := images.New(c, d, images.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: c.Label(), LogNorms: f.logNorms, Comm: world})
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ type trainCNNFlags struct {
 
 // setupTrainCNN reads the flags and the data of a CNN training command of
 // preset p from the defaults c.
-func setupTrainCNN(fs *flag.FlagSet, args []string, c cifar.Config, p cnnPreset) (cifar.Config, *cifar.Data, trainCNNFlags, error) {
+func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) (images.Config, *images.Data, trainCNNFlags, error) {
 	var (
 		data string
 		f    trainCNNFlags

@@ -3,7 +3,7 @@ package main
 import (
 	"flag"
 
-	"github.com/psclip/psclip/experiments/cifar"
+	"github.com/psclip/psclip/experiments/images"
 )
 
 func init() {
@@ -16,5 +16,5 @@ func init() {
 }
 
 func runTrainImages(fs *flag.FlagSet, args []string) error {
-	return runTrainCNN(fs, args, cifar.ImagesDefault(), imagesPreset)
+	return runTrainCNN(fs, args, images.ImagesDefault(), imagesPreset)
 }

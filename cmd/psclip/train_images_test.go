@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/psclip/psclip/experiments/cifar"
+	"github.com/psclip/psclip/experiments/images"
 )
 
 // writeIDX writes a tiny learnable data set in the MNIST layout (raw IDX
@@ -55,7 +55,7 @@ func writeIDX(t testing.TB, dir string, train, test int) string {
 
 // readEpochs returns the epoch records of a run's log, and the number of
 // its norms lines whose noisy flags are as many as its norms.
-func readEpochs(t *testing.T, out string) (epochs []cifar.EpochRecord, flagged int) {
+func readEpochs(t *testing.T, out string) (epochs []images.EpochRecord, flagged int) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, "log.jsonl"))
 	if err != nil {
@@ -63,7 +63,7 @@ func readEpochs(t *testing.T, out string) (epochs []cifar.EpochRecord, flagged i
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var rec struct {
-			cifar.EpochRecord
+			images.EpochRecord
 			Step  *int       `json:"step"`
 			Norms []*float64 `json:"sample_norms"`
 			Noisy []bool     `json:"noisy"`
@@ -99,14 +99,14 @@ func TestTrainImagesIDX(t *testing.T) {
 	if !strings.Contains(stdout, "test") {
 		t.Errorf("stdout %q names no test accuracy", stdout)
 	}
-	var noisy cifar.NoisyRecord
-	if b, err := os.ReadFile(filepath.Join(out, cifar.NoisyFile)); err != nil || json.Unmarshal(b, &noisy) != nil {
-		t.Fatalf("%s: %v\n%s", cifar.NoisyFile, err, b)
+	var noisy images.NoisyRecord
+	if b, err := os.ReadFile(filepath.Join(out, images.NoisyFile)); err != nil || json.Unmarshal(b, &noisy) != nil {
+		t.Fatalf("%s: %v\n%s", images.NoisyFile, err, b)
 	}
 	if len(noisy.Indices) != 30 || noisy.TrainImages != 120 || noisy.LabelNoise != 0.25 || noisy.LabelNoiseKind != "uniform" ||
 		!slices.IsSorted(noisy.Indices) || noisy.Indices[len(noisy.Indices)-1] >= 200 {
 		t.Errorf("%s: %d indices of %d images (want 30 of 120, below 200, ascending), noise %g %q",
-			cifar.NoisyFile, len(noisy.Indices), noisy.TrainImages, noisy.LabelNoise, noisy.LabelNoiseKind)
+			images.NoisyFile, len(noisy.Indices), noisy.TrainImages, noisy.LabelNoise, noisy.LabelNoiseKind)
 	}
 	for j, i := range noisy.Indices {
 		if int(noisy.Labels[j]) == i%4 { // writeIDX's label of image i
@@ -188,7 +188,7 @@ func TestExperimentImages(t *testing.T) {
 	if !strings.Contains(stdout, "SGD") || !strings.Contains(stdout, "PS-Clip-SGD γ=10") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
-	if _, err := os.Stat(filepath.Join(out, "runs", "ps-clip-sgd_gamma=10", "seed=1", cifar.NoisyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "runs", "ps-clip-sgd_gamma=10", "seed=1", images.NoisyFile)); err != nil {
 		t.Error(err)
 	}
 }

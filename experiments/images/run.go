@@ -1,4 +1,4 @@
-package cifar
+package images
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
-	"github.com/psclip/psclip/data/images"
+	imagedata "github.com/psclip/psclip/data/images"
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
@@ -36,7 +36,7 @@ const Kind = "cifar"
 // validation images by each run's seed) and the test set.
 type Data struct {
 	Dir         string
-	Format      images.Format
+	Format      imagedata.Format
 	Train, Test *cifardata.Dataset
 }
 
@@ -45,7 +45,7 @@ type Data struct {
 // data synth-cifar"), or MNIST-style IDX files such as Fashion-MNIST's.
 // Its errors name the file and the offset at fault.
 func LoadData(dir string) (*Data, error) {
-	tr, te, src, err := images.Load(dir)
+	tr, te, src, err := imagedata.Load(dir)
 	if err != nil {
 		return nil, err
 	}

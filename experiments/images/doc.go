@@ -1,4 +1,4 @@
-// Package cifar is the paper's AlexNet/CIFAR-100 experiment as library
+// Package images is the paper's AlexNet/CIFAR-100 experiment as library
 // code: training AlexNet-CIFAR with SGD, Clip-SGD or PS-Clip-SGD (constant
 // or increasing threshold, or one of the estimator package's adaptive
 // thresholds: α = σ̂, β = p̂ estimated online, the quantile-adaptive γ, or
@@ -51,4 +51,4 @@
 //
 // See README.md in this directory for the commands, the choice of
 // thresholds at reduced scale, and measured results.
-package cifar
+package images

@@ -1,4 +1,4 @@
-package cifar
+package images
 
 import (
 	"math"
