@@ -45,3 +45,53 @@ func TestMeanSD(t *testing.T) {
 		t.Errorf("no values: mean %v, want NaN", m)
 	}
 }
+
+// TestStudentTQuantile checks quantiles against R's qt (the values of any
+// printed t table, to the digits given).
+func TestStudentTQuantile(t *testing.T) {
+	for _, tt := range []struct{ p, df, want float64 }{
+		{0.975, 1, 12.706204736},
+		{0.975, 2, 4.302652730},
+		{0.975, 4, 2.776445105},
+		{0.975, 9, 2.262157163},
+		{0.975, 29, 2.045229642},
+		{0.975, 1000, 1.962339081},
+		{0.995, 4, 4.604094871},
+		{0.9, 10, 1.372183641},
+		{0.025, 4, -2.776445105},
+		{0.5, 3, 0},
+	} {
+		if got := StudentTQuantile(tt.p, tt.df); math.Abs(got-tt.want) > 1e-8 {
+			t.Errorf("StudentTQuantile(%v, %v) = %.10f, want %.9f", tt.p, tt.df, got, tt.want)
+		}
+	}
+	if !math.IsNaN(StudentTQuantile(1, 3)) || !math.IsNaN(StudentTQuantile(0.5, 0)) {
+		t.Error("out-of-range p or df must give NaN")
+	}
+}
+
+func TestPair(t *testing.T) {
+	ref := []float64{10, 10, 10, 10, 10, 7}
+	x := []float64{11, 12, 13, 14, 15, math.NaN()}
+	p, err := Pair(x, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d = 1..5: mean 3, sd √2.5, half-width t(0.975, 4)·√2.5/√5.
+	h := 2.776445105 * math.Sqrt(2.5) / math.Sqrt(5)
+	if p.N != 5 || p.Mean != 3 || math.Abs(float64(p.SD)-math.Sqrt(2.5)) > 1e-12 ||
+		math.Abs(float64(p.CI95[0])-(3-h)) > 1e-8 || math.Abs(float64(p.CI95[1])-(3+h)) > 1e-8 ||
+		p.Positive != 5 || p.Negative != 0 || p.Zero != 0 || !p.Excludes0() {
+		t.Errorf("Pair = %+v; want n 5, mean 3, sd 1.5811, ci95 [%.6f, %.6f], 5 positive", p, 3-h, 3+h)
+	}
+	if got, want := p.Format(2), "+3.00 [+1.04, +4.96]"; got != want {
+		t.Errorf("Format = %q, want %q", got, want)
+	}
+	q, _ := Pair([]float64{1, 2, 3}, []float64{2, 1, 3})
+	if q.Positive != 1 || q.Negative != 1 || q.Zero != 1 || q.Excludes0() {
+		t.Errorf("signs: %+v", q)
+	}
+	if _, err := Pair([]float64{1}, nil); err == nil {
+		t.Error("unequal lengths must be an error")
+	}
+}
