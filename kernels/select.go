@@ -20,3 +20,8 @@ func selectKernels(ks []*microKernel) []*microKernel {
 	}
 	return ks
 }
+
+// Name is the micro-kernel the GEMMs run on this machine under
+// PSCLIP_KERNEL: "avx512", "avx2", "neon" or "go" (the portable one).
+// Results that carry a timing name it, since it sets the vector width.
+func Name() string { return available[0].name }
