@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ func init() {
 // cifarFlags and the thresholds.
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
+	from                              string
 	full, paper, resume, logNorms     bool
 	restart                           bool
 	seeds                             int
@@ -69,6 +71,7 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *images.Config, th *images.Thresh
 	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
 	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
 	fs.BoolVar(&f.restart, "restart", f.restart, restartExperimentUsage)
+	fs.StringVar(&f.from, "from", f.from, "rewrite the results.json and tables of the experiment in this `directory` (or of this results.json) from its runs, without training: the paired comparisons with SGD of this version; no other flag")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "log every step's per-sample gradient norms in the runs that compute them (input of 'psclip tail --from RUN/log.jsonl')")
 }
 
@@ -89,6 +92,9 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	defineExperimentCIFAR(fs, &c, &th, &f, p)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if f.from != "" {
+		return reportExperimentCNN(fs, f.from)
 	}
 	if p.images {
 		if err := finishImageFlags(fs, &c); err != nil {
@@ -180,6 +186,33 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 		files = append(files, images.DetectionPNG)
 	}
 	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
+	return nil
+}
+
+// reportExperimentCNN rewrites the results and tables of the experiment
+// whose directory or results.json is from (images.Report) and prints its
+// tables.
+func reportExperimentCNN(fs *flag.FlagSet, from string) error {
+	var other string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "from" && other == "" {
+			other = f.Name
+		}
+	})
+	if other != "" {
+		return usagef("--from takes no other flag (got --%s)", other)
+	}
+	dir := from
+	if filepath.Base(from) == runlayer.ResultsFile {
+		dir = filepath.Dir(from)
+	}
+	res, err := images.Report(dir)
+	if err != nil {
+		return usagef("--from: %v", err)
+	}
+	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
+	fmt.Fprintf(stdout, "Against SGD, and whom clipping picks\n\n%s\n", res.ClippingTable())
+	fmt.Fprintf(stdout, "Rewrote %s from its %d runs\n", filepath.Join(dir, runlayer.ResultsFile), len(res.Runs))
 	return nil
 }
 

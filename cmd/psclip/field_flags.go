@@ -10,7 +10,7 @@ var fieldFlags = map[string]string{
 	"Window": "window", "TargetQuantile": "target-quantile", "QuantileRate": "quantile-rate", "AutoClipR": "auto-clip-r",
 	// cifar.Config, cifar.Experiment, cifar.RunOptions
 	"LR": "lr", "Momentum": "momentum", "WeightDecay": "weight-decay", "Batch": "batch", "Epochs": "epochs",
-	"WidthDiv": "width-div", "Dropout": "dropout", "Augment": "augment", "MaxBadSteps": "max-bad-steps",
+	"EvalEvery": "eval-every", "WidthDiv": "width-div", "Dropout": "dropout", "Augment": "augment", "MaxBadSteps": "max-bad-steps",
 	"Model": "model", "TrainSubset": "train-subset", "LabelNoise": "label-noise", "LabelNoiseKind": "label-noise-kind",
 	"LogNorms": "log-norms", "Methods": "methods", "Seeds": "seeds", "GridAlphas": "grid-alphas", "GridBetas": "grid-betas",
 	// gpt.Config, gpt.Experiment, gpt.DataSpec, gpt.GenerateOptions

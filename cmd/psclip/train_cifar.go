@@ -57,6 +57,7 @@ func cnnFlags(fs *flag.FlagSet, c *images.Config, data *string, p cnnPreset) {
 	fs.IntVar(&c.Batch, "batch", c.Batch, "images per step")
 	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches per batch (gradient accumulation; 0: one), which the ranks share under mpirun")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "training epochs")
+	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate the validation and test sets after every this many epochs and after the last (0: every epoch)")
 	fs.IntVar(&c.WidthDiv, "width-div", c.WidthDiv, "divide AlexNet's widths by this (1: the paper's model)")
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "classifier dropout probability")
 	fs.StringVar(&c.Augment, "augment", c.Augment, "training augmentation: "+strings.Join(images.Augments, ", "))

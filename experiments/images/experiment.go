@@ -13,6 +13,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/jsonkeys"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
@@ -215,6 +216,22 @@ type Row struct {
 	// test accuracy minus SGD's at the same seed (same initial weights and
 	// batches); nil when the methods do not include SGD.
 	TestAccVsSGD []Float `json:"test_acc_minus_sgd,omitempty"`
+	// TestAccs, BestEpochs and BestTestAccs are, seed by seed in the
+	// order of Experiment.Seeds, the final test accuracy, the epoch of
+	// highest validation accuracy (early stopping on the validation split,
+	// whose labels are never noisy) and the test accuracy at that epoch:
+	// NaN (0 for the epoch) for a seed without a run, and the test
+	// accuracy also where the log has no per-epoch test accuracy (results
+	// from before it was logged).
+	TestAccs     []Float `json:"test_acc_per_seed"`
+	BestEpochs   []int   `json:"best_epoch_per_seed"`
+	BestTestAccs []Float `json:"best_test_acc_per_seed"`
+	// BestTestAcc is the mean and sd over seeds of BestTestAccs.
+	BestTestAcc   Float `json:"best_test_acc_mean"`
+	BestTestAccSD Float `json:"best_test_acc_sd"`
+	// Paired compares the method with SGD seed by seed; nil for SGD itself
+	// and when the methods do not include SGD.
+	Paired *VersusSGD `json:"paired,omitempty"`
 	// TailIndex is the mean over seeds of the last epoch's tail index p̂
 	// of the per-sample norms; null for estimators without them.
 	TailIndex Float `json:"tail_index_mean"`
@@ -225,9 +242,23 @@ type Row struct {
 	Detection *Detection `json:"detection,omitempty"`
 }
 
+// VersusSGD is a method's paired comparison with SGD over the seeds
+// (stats.Pair: at a seed both start from the same weights and see the same
+// batches and the same noisy labels), on the final test accuracy and on the
+// test accuracy at the epoch of best validation accuracy. Differences are
+// fractions, as the accuracies are.
+type VersusSGD struct {
+	TestAcc     stats.Paired `json:"test_acc"`
+	BestTestAcc stats.Paired `json:"best_test_acc"`
+}
+
 // Results is the content of results.json.
 type Results struct {
-	Experiment Experiment  `json:"experiment"`
+	// Provenance says which command wrote the runs, on what machine
+	// (package provenance); absent from results written before it was
+	// recorded.
+	Provenance *provenance.Record `json:"provenance,omitempty"`
+	Experiment Experiment         `json:"experiment"`
 	Data       string      `json:"data"`
 	Runs       []RunResult `json:"runs"`
 	// Table has a row per method of Experiment.Methods; Grid a row per
@@ -278,7 +309,8 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options)
 		return nil, err
 	}
 	defer x.Close()
-	res := &Results{Experiment: e, Data: data.Dir}
+	rec := provenance.New()
+	res := &Results{Provenance: &rec, Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
 			c, id := m.config(e.Base, seed), ids[seed]
@@ -292,7 +324,8 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options)
 		}
 	}
 	res.aggregate()
-	if err := x.Finish(res, map[string]string{TableMD: res.MainTable(), GridMD: res.GridTable(), ClippingMD: res.ClippingTable()}); err != nil {
+	rec.Finish()
+	if err := x.Finish(res, res.tables()); err != nil {
 		return nil, err
 	}
 	return res, res.figures(o.Out)
@@ -351,25 +384,32 @@ func (r *Results) aggregate() {
 	}
 }
 
-// lastEpoch fills w's comparison with SGD, tail index and detection
-// statistics from the runs of its method.
+// sgdMethod is the reference of the paired comparisons.
+var sgdMethod = Method{estimator.Spec{Estimator: "sgd"}}
+
+// lastEpoch fills w's per-seed values, its comparison with SGD, tail index
+// and detection statistics from the runs of its method.
 func (r *Results) lastEpoch(w *Row) {
-	var tails []float64
+	var tails, test, best, sgdTest, sgdBest []float64
 	var det []*Detection
+	hasSGD := false
+	w.TestAccs, w.BestEpochs, w.BestTestAccs, w.TestAccVsSGD = nil, nil, nil, nil
 	for _, seed := range r.Experiment.Seeds {
-		var this, sgd *RunResult
-		for i, run := range r.Runs {
-			switch {
-			case run.Seed != seed:
-			case run.Method == w.Method:
-				this = &r.Runs[i]
-			case run.Method == (Method{estimator.Spec{Estimator: "sgd"}}):
-				sgd = &r.Runs[i]
-			}
+		this, sgd := r.run(w.Method, seed), r.run(sgdMethod, seed)
+		t, b, e := math.NaN(), math.NaN(), 0
+		if this != nil {
+			t = float64(this.TestAcc)
+			e, b = this.bestEpoch()
 		}
-		if w.Method.Estimator == "sgd" {
-			sgd = this
+		test, best = append(test, t), append(best, b)
+		w.TestAccs, w.BestTestAccs, w.BestEpochs = append(w.TestAccs, Float(t)), append(w.BestTestAccs, Float(b)), append(w.BestEpochs, e)
+		st, sb := math.NaN(), math.NaN()
+		if sgd != nil {
+			hasSGD = true
+			st = float64(sgd.TestAcc)
+			_, sb = sgd.bestEpoch()
 		}
+		sgdTest, sgdBest = append(sgdTest, st), append(sgdBest, sb)
 		if this == nil || len(this.Curve) == 0 {
 			continue
 		}
@@ -381,6 +421,14 @@ func (r *Results) lastEpoch(w *Row) {
 		if last.Detection != nil {
 			det = append(det, last.Detection)
 		}
+	}
+	w.BestTestAcc, w.BestTestAccSD = stats.MeanSD(finiteOnly(best))
+	w.Paired = nil
+	if hasSGD && w.Method != sgdMethod {
+		// Both slices have one value per seed, so Pair cannot fail.
+		pt, _ := stats.Pair(test, sgdTest)
+		pb, _ := stats.Pair(best, sgdBest)
+		w.Paired = &VersusSGD{TestAcc: pt, BestTestAcc: pb}
 	}
 	w.TailIndex, _ = stats.MeanSD(tails)
 	if len(det) == 0 {
@@ -403,12 +451,57 @@ func (r *Results) lastEpoch(w *Row) {
 	}
 }
 
-// valWithin is the validation accuracy of the last epoch of curve finished
-// within t seconds, NaN if none was.
+// run returns the run of method m at seed, nil if there is none.
+func (r *Results) run(m Method, seed uint64) *RunResult {
+	for i, run := range r.Runs {
+		if run.Seed == seed && run.Method == m {
+			return &r.Runs[i]
+		}
+	}
+	return nil
+}
+
+// bestEpoch returns the epoch (1-based) of the run's highest validation
+// accuracy, the first of equals, and the test accuracy the model had at its
+// end; 0 and NaN when no epoch has a finite validation accuracy, and NaN for
+// the test accuracy when the log did not record one per epoch.
+func (run *RunResult) bestEpoch() (int, float64) {
+	top := -1
+	for i, ep := range run.Curve {
+		if v := float64(ep.ValAcc); finite(v) && (top < 0 || v > float64(run.Curve[top].ValAcc)) {
+			top = i
+		}
+	}
+	if top < 0 {
+		return 0, math.NaN()
+	}
+	ep := run.Curve[top]
+	// Logs from before the test set was evaluated every epoch hold
+	// neither figure (both read as 0); a logged test loss is positive or
+	// NaN, never 0.
+	if ep.TestLoss == 0 && ep.TestAcc == 0 {
+		return ep.Epoch, math.NaN()
+	}
+	return ep.Epoch, float64(ep.TestAcc)
+}
+
+// finiteOnly returns the finite values of xs.
+func finiteOnly(xs []float64) []float64 {
+	var f []float64
+	for _, x := range xs {
+		if finite(x) {
+			f = append(f, x)
+		}
+	}
+	return f
+}
+
+// valWithin is the validation accuracy of the last evaluated epoch of
+// curve finished within t seconds, NaN if none was.
 func valWithin(curve []EpochRecord, t float64) float64 {
 	v := math.NaN()
 	for _, ep := range curve {
-		if ep.Elapsed <= t {
+		if ep.Elapsed <= t && finite(float64(ep.ValAcc)) {
 			v = float64(ep.ValAcc)
 		}
 	}

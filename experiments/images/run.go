@@ -619,15 +619,22 @@ func (h hooks) Describe(done int) string {
 			float64(ratio(e.LossSum, e.LossN)), 100*float64(e.Correct)/float64(e.Seen))
 	}
 	ep := h.curve[len(h.curve)-1] // an epoch has just ended
-	return fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%  val acc %.1f %%", ep.Epoch, h.cfg.Epochs,
-		float64(ep.TrainLoss), 100*float64(ep.TrainAcc), 100*float64(ep.ValAcc))
+	s := fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%", ep.Epoch, h.cfg.Epochs, float64(ep.TrainLoss), 100*float64(ep.TrainAcc))
+	if h.cfg.evaluates(ep.Epoch) {
+		s += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	}
+	return s
 }
 
-// endEpoch evaluates on the validation set, logs the finished epoch, adds
+// endEpoch evaluates on the validation and the test set if the
+// configuration asks for it after this epoch, logs the finished epoch, adds
 // it to the curve and starts the next epoch's statistics.
 func (r *Run) endEpoch(epoch int) error {
-	valAcc, valLoss := r.evaluate(r.valSet)
-	testAcc, testLoss := r.evaluate(r.data.Test)
+	valAcc, valLoss, testAcc, testLoss := math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	if r.cfg.evaluates(epoch) {
+		valAcc, valLoss = r.evaluate(r.valSet)
+		testAcc, testLoss = r.evaluate(r.data.Test)
+	}
 	e := r.st.Epoch
 	now := r.h.Elapsed()
 	rec := EpochRecord{
