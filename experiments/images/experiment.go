@@ -259,8 +259,8 @@ type Results struct {
 	// recorded.
 	Provenance *provenance.Record `json:"provenance,omitempty"`
 	Experiment Experiment         `json:"experiment"`
-	Data       string      `json:"data"`
-	Runs       []RunResult `json:"runs"`
+	Data       string             `json:"data"`
+	Runs       []RunResult        `json:"runs"`
 	// Table has a row per method of Experiment.Methods; Grid a row per
 	// grid point.
 	Table []Row `json:"table"`
