@@ -114,6 +114,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
 		{[]string{"--out", "out", "--data", fxIDX, "--ps-gamma", "0"}, 2, "--ps-gamma = 0"},
 		{[]string{"--out", "out", "--data", fxIDX, "--paper"}, 2, "paper"},
+		{[]string{"--from", "nowhere"}, 2, "--from: open nowhere/results.json"},
+		{[]string{"--from", "nowhere/results.json", "--seeds", "2"}, 2, "--from takes no other flag (got --seeds)"},
 	},
 	"experiment gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},

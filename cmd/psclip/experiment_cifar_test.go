@@ -31,6 +31,20 @@ func TestExperimentCIFAR(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// --from rewrites the tables from results.json alone, to the same.
+	table, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || !strings.Contains(string(table), "− SGD, points [95 % CI]") {
+		t.Fatalf("table.md (%v) lacks the paired comparison:\n%s", err, table)
+	}
+	if err := os.Remove(filepath.Join(out, "table.md")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runCLI("experiment", "cifar", "--from", filepath.Join(out, "results.json")); code != 0 || !strings.Contains(stdout, "Rewrote") {
+		t.Fatalf("experiment cifar --from: exit %d: %s%s", code, stdout, stderr)
+	}
+	if again, err := os.ReadFile(filepath.Join(out, "table.md")); err != nil || string(again) != string(table) {
+		t.Errorf("table.md from --from (%v):\n%s\nwant\n%s", err, again, table)
+	}
 }
 
 // TestExperimentCIFARAdaptive compares the parameter-free methods with a

@@ -220,9 +220,9 @@ type Row struct {
 	// order of Experiment.Seeds, the final test accuracy, the epoch of
 	// highest validation accuracy (early stopping on the validation split,
 	// whose labels are never noisy) and the test accuracy at that epoch:
-	// NaN (0 for the epoch) for a seed without a run, and the test
-	// accuracy also where the log has no per-epoch test accuracy (results
-	// from before it was logged).
+	// NaN (0 for the epoch) for a seed without a run, and the best-epoch
+	// test accuracy also where the log has no per-epoch test accuracy
+	// (results from before it was logged).
 	TestAccs     []Float `json:"test_acc_per_seed"`
 	BestEpochs   []int   `json:"best_epoch_per_seed"`
 	BestTestAccs []Float `json:"best_test_acc_per_seed"`
@@ -463,8 +463,8 @@ func (r *Results) run(m Method, seed uint64) *RunResult {
 
 // bestEpoch returns the epoch (1-based) of the run's highest validation
 // accuracy, the first of equals, and the test accuracy the model had at its
-// end; 0 and NaN when no epoch has a finite validation accuracy, and NaN for
-// the test accuracy when the log did not record one per epoch.
+// end; 0 and NaN when no epoch has a finite validation accuracy. The test
+// accuracy is NaN where the log did not record one per epoch.
 func (run *RunResult) bestEpoch() (int, float64) {
 	top := -1
 	for i, ep := range run.Curve {
@@ -475,14 +475,7 @@ func (run *RunResult) bestEpoch() (int, float64) {
 	if top < 0 {
 		return 0, math.NaN()
 	}
-	ep := run.Curve[top]
-	// Logs from before the test set was evaluated every epoch hold
-	// neither figure (both read as 0); a logged test loss is positive or
-	// NaN, never 0.
-	if ep.TestLoss == 0 && ep.TestAcc == 0 {
-		return ep.Epoch, math.NaN()
-	}
-	return ep.Epoch, float64(ep.TestAcc)
+	return run.Curve[top].Epoch, float64(run.Curve[top].TestAcc)
 }
 
 // finiteOnly returns the finite values of xs.
