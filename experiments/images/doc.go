@@ -49,6 +49,15 @@
 // consecutive steps without an update stop the run with an error and a
 // checkpoint.
 //
+// An experiment (RunExperiment) trains every method at every seed from the
+// same weights and batches, so its comparisons are paired: each table row
+// holds the method's per-seed values and, against SGD, the paired
+// statistics (internal/stats.Pair) of the final test accuracy and of the
+// test accuracy at the epoch of best validation accuracy (Row.Paired).
+// Report recomputes the rows and tables of a finished experiment from its
+// results.json without training. Config.EvalEvery thins the per-epoch
+// evaluations of long runs on small training subsets.
+//
 // See README.md in this directory for the commands, the choice of
 // thresholds at reduced scale, and measured results.
 package images
