@@ -138,7 +138,6 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 		return nil, err
 	}
 	defer x.Close()
-	id := CorpusIdentity(corpus)
 	res := &Results{Experiment: e, Corpus: corpus.Name}
 	for _, lr := range e.LRs {
 		for _, m := range e.Modes {
@@ -146,7 +145,7 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 				c := e.config(lr, m, seed)
 				c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
 				ro := x.RunOptions(fmt.Sprintf("lr=%s %s seed=%d", fmtLR(lr), m, seed), "lr="+fmtLR(lr), string(m), fmt.Sprintf("seed=%d", seed))
-				s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
+				s, err := run.Train[Summary](ctx, ro, c, c.identity(corpus), func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
 				if err != nil {
 					return nil, err
 				}
