@@ -105,7 +105,7 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	gammaSeeds := fs.String("gamma-seeds", "101,102", "ps-clip: the seeds γ is chosen on (apart from the study's)")
 	ks := fs.String("ks", "1,2,4,8,16", "the K sweep: micro-batch counts splitting the step's --micro-batch × --accum sequences (empty: no sweep)")
 	kAt := fs.String("k-at", "0.2:clustered", "the K sweep's corruption setting")
-	kMethods := fs.String("k-methods", "global,mb-clip,mb-clip-mean", "the K sweep's methods")
+	kMethods := fs.String("k-methods", "global,mb-clip-mean", "the K sweep's methods")
 	out := fs.String("out", "out-experiment-gpt-corrupt", "output directory: results.json, tables.md, figures and one directory per run")
 	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
 	restart := fs.Bool("restart", false, restartExperimentUsage)
