@@ -108,7 +108,7 @@ type CorruptionStudy struct {
 
 // CorruptionStudyDefault is the study "psclip experiment gpt-corrupt" runs
 // by default, sized to finish in under an hour on a shared 2-core machine:
-// ExperimentDefault's GPT (2 layers, width 64, block 64) with 16
+// ExperimentDefault's GPT (2 layers, width 64) at block 32, with 16
 // sequences a step in K = 8 micro-batches of 2, 100 steps, evaluated
 // every 20 steps on 64 validation sequences; F ∈ {0, 0.05, 0.2} in both
 // layouts with random tokens and F = 0.2 scattered with repeated tokens;
@@ -120,7 +120,7 @@ type CorruptionStudy struct {
 // which these gradients, of norm about 2, never reach at K ≥ 2).
 func CorruptionStudyDefault() CorruptionStudy {
 	c := ExperimentDefault()
-	c.MicroBatch, c.Accum, c.Steps, c.Warmup = 2, 8, 100, 10
+	c.BlockSize, c.MicroBatch, c.Accum, c.Steps, c.Warmup = 32, 2, 8, 100, 10
 	c.EvalInterval, c.EvalIters = 20, 32
 	c.Clip = 1
 	f05, f2 := 0.05, 0.2

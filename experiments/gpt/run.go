@@ -325,16 +325,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	s := h.Run
 	lr := s.sched.LR(i)
 	s.opt.SetLR(lr)
-	if s.corrupt != nil {
-		s.corrupt.draw()
-	}
-	for j, b := range s.batches {
-		s.train.Next(s.x, b.Y)
-		if s.corrupt != nil {
-			s.corrupt.apply(j, s.x, b.Y)
-		}
-		setTokens(b.X, s.x)
-	}
+	s.nextBatches()
 	if s.clips != nil {
 		s.clips.reset()
 	}
@@ -369,6 +360,21 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// nextBatches draws the step's Accum micro-batches into s.batches and
+// corrupts the sequences the corruption chooses.
+func (s *Run) nextBatches() {
+	if s.corrupt != nil {
+		s.corrupt.draw()
+	}
+	for j, b := range s.batches {
+		s.train.Next(s.x, b.Y)
+		if s.corrupt != nil {
+			s.corrupt.apply(j, s.x, b.Y)
+		}
+		setTokens(b.X, s.x)
+	}
 }
 
 // evaluate estimates the validation loss after done steps on EvalIters
