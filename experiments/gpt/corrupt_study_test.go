@@ -160,7 +160,9 @@ func TestCorruptionStudyCheck(t *testing.T) {
 		{"bad γ", func(s *CorruptionStudy) { s.GammaGrid = []float64{0} }, "Clip"},
 		{"K not a divisor", func(s *CorruptionStudy) { s.Ks = []int{3} }, "Ks"},
 		{"K sweep without global", func(s *CorruptionStudy) { s.KMethods = []Method{MethodMBClip} }, "KMethods"},
-		{"bad setting", func(s *CorruptionStudy) { s.Settings = []Corruption{{Corrupt: 1, CorruptLayout: LayoutScattered, CorruptKind: KindRandom}} }, "Corrupt"},
+		{"bad setting", func(s *CorruptionStudy) {
+			s.Settings = []Corruption{{Corrupt: 1, CorruptLayout: LayoutScattered, CorruptKind: KindRandom}}
+		}, "Corrupt"},
 	} {
 		s := miniStudy()
 		tc.edit(&s)
