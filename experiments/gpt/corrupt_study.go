@@ -223,9 +223,10 @@ func (s *CorruptionStudy) Check() error {
 // run.ResultsFile.
 const (
 	StudyTableMD  = "tables.md"
-	StudyCurves   = "val_loss" // .png and .svg: the curves per setting
-	StudyKFigure  = "k_sweep"  // .png and .svg: MB-Clip against global over K
-	GammaRunsPath = "gamma"    // the runs of the γ choice, under run.RunsDir
+	StudyCurves   = "val_loss"       // .png and .svg: the curves per setting
+	StudyDeltas   = "val_loss_delta" // .png and .svg: the curves minus global's, per setting
+	StudyKFigure  = "k_sweep"        // .png and .svg: MB-Clip against global over K
+	GammaRunsPath = "gamma"          // the runs of the γ choice, under run.RunsDir
 )
 
 // StudyResults is the content of a corruption study's results.json.
@@ -453,34 +454,47 @@ func finiteOnly(x []float64) []float64 {
 }
 
 // studyFigures saves the validation-loss curves (one panel per setting,
-// K = Base.Accum) and, with a K sweep, the paired difference from global
-// clipping over K.
+// K = Base.Accum), their paired differences from global clipping and,
+// with a K sweep, the paired difference from global clipping over K.
 func (r *StudyResults) studyFigures(dir string) error {
 	s := &r.Study
-	var curves []plotting.Panel
+	var curves, deltas []plotting.Panel
 	for _, at := range s.Settings {
 		p := plotting.Panel{Title: at.Name(), XLabel: "step", YLabel: "clean validation loss"}
+		d := plotting.Panel{Title: at.Name(), XLabel: "step", YLabel: "Δ validation loss vs global"}
+		ref := r.meanCurve(at, s.Base.Accum, MethodGlobal)
 		for _, m := range s.Methods {
-			p.Series = append(p.Series, r.meanCurve(at, s.Base.Accum, m))
+			c := r.meanCurve(at, s.Base.Accum, m)
+			p.Series = append(p.Series, c)
+			if m != MethodGlobal && slices.Equal(c.X, ref.X) {
+				diff := plotting.Series{Name: c.Name, X: c.X}
+				for i, y := range c.Y {
+					diff.Y = append(diff.Y, y-ref.Y[i])
+				}
+				d.Series = append(d.Series, diff)
+			}
 		}
-		curves = append(curves, p)
+		curves, deltas = append(curves, p), append(deltas, d)
 	}
-	figs := map[string][]plotting.Panel{StudyCurves: curves}
+	figs := map[string][]plotting.Panel{StudyCurves: curves, StudyDeltas: deltas}
 	if len(s.Ks) > 0 {
-		p := plotting.Panel{Title: s.KAt.Name() + ": method − global, paired (95 % interval)", XLabel: "micro-batches K", YLabel: "Δ final validation loss"}
+		p := plotting.Panel{Title: s.KAt.Name() + ", paired with global", XLabel: "micro-batches K", YLabel: "Δ final validation loss (95 % CI)"}
 		for _, m := range s.KMethods {
 			if m == MethodGlobal {
 				continue
 			}
 			var mean, lo, hi plotting.Series
 			mean.Name, lo.Name, hi.Name = string(m), string(m)+" ci95 low", string(m)+" ci95 high"
-			for _, c := range r.Cells {
-				if c.Setting == s.KAt && c.Method == m && c.Paired != nil && slices.Contains(s.Ks, c.K) {
-					for _, sr := range []*plotting.Series{&mean, &lo, &hi} {
-						sr.X = append(sr.X, float64(c.K))
-					}
-					mean.Y, lo.Y, hi.Y = append(mean.Y, float64(c.Paired.Mean)), append(lo.Y, float64(c.Paired.CI95[0])), append(hi.Y, float64(c.Paired.CI95[1]))
+			for _, k := range s.Ks {
+				i := slices.IndexFunc(r.Cells, func(c Cell) bool { return c.Setting == s.KAt && c.K == k && c.Method == m })
+				if i < 0 || r.Cells[i].Paired == nil {
+					continue
 				}
+				p := r.Cells[i].Paired
+				for _, sr := range []*plotting.Series{&mean, &lo, &hi} {
+					sr.X = append(sr.X, float64(k))
+				}
+				mean.Y, lo.Y, hi.Y = append(mean.Y, float64(p.Mean)), append(lo.Y, float64(p.CI95[0])), append(hi.Y, float64(p.CI95[1]))
 			}
 			p.Series = append(p.Series, mean, lo, hi)
 		}

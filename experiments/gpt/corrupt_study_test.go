@@ -113,7 +113,7 @@ func TestCorruptionStudy(t *testing.T) {
 			t.Errorf("%s K=%d %s: paired %+v; want mean %v ± %v, %d lower, %d higher", c.SettingName, c.K, c.Method, p, mean, half, neg, pos)
 		}
 	}
-	for _, name := range []string{run.ResultsFile, StudyTableMD, StudyCurves + ".png", StudyCurves + ".svg", StudyKFigure + ".png", StudyKFigure + ".svg"} {
+	for _, name := range []string{run.ResultsFile, StudyTableMD, StudyCurves + ".png", StudyCurves + ".svg", StudyDeltas + ".png", StudyDeltas + ".svg", StudyKFigure + ".png", StudyKFigure + ".svg"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
