@@ -121,6 +121,11 @@ type Row struct {
 	// ClipThreshold is the threshold the mode held mean gradients to
 	// (Config.ClipThreshold), null without clipping.
 	ClipThreshold Float `json:"clip_threshold"`
+	// Paired compares the mode's final validation loss with global
+	// clipping's at the same learning rate, paired by seed (mode − global:
+	// negative is lower); absent for global clipping and in experiments
+	// without it.
+	Paired *stats.Paired `json:"paired,omitempty"`
 }
 
 // RunExperiment trains every run of e on corpus in turn, each in its own
@@ -184,6 +189,26 @@ func aggregate(runs []RunResult, label func(ClipMode) string) []Row {
 		rows[i].ValLoss, rows[i].ValLossSD = stats.MeanSD(loss)
 		rows[i].Seconds, rows[i].SecondsSD = stats.MeanSD(secs)
 		rows[i].ClippedFrac, _ = stats.MeanSD(frac)
+	}
+	// The runs of a learning rate and mode come in the order of the seeds,
+	// so the i-th losses of two rows are one seed's.
+	losses := func(lr float64, m ClipMode) []float64 {
+		var l []float64
+		for _, r := range runs {
+			if r.LR == lr && r.Mode == m {
+				l = append(l, float64(r.FinalValLoss))
+			}
+		}
+		return l
+	}
+	for i, row := range rows {
+		ref := losses(row.LR, ClipGlobal)
+		if row.Mode == ClipGlobal || ref == nil {
+			continue
+		}
+		if p, err := stats.Pair(losses(row.LR, row.Mode), ref); err == nil {
+			rows[i].Paired = &p
+		}
 	}
 	return rows
 }
