@@ -141,6 +141,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "-1"}, 2, "--lrs = -1"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "layer"}, 2, "layer"},
+		{[]string{"--out", "out", "--text", fxText, "--corrupt-kind", "shuffle"}, 2, "--corrupt-kind applies only with --corrupt > 0"},
+		{[]string{"--out", "out", "--text", fxText, "--corrupt", "1.5"}, 2, "--corrupt = 1.5"},
 		// Issue 13: repeated entries, settings no run reads, float32 ranges.
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e-3,1e-3"}, 2, "--lrs = 0.001, want each value once"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "global,global"}, 2, "--clip-modes = global, want each value once"},

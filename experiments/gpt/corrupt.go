@@ -61,9 +61,9 @@ type Corruption struct {
 	CorruptKind   CorruptKind   `json:"corrupt_kind,omitempty"`
 }
 
-// Name names the corruption in data identities, tables and figures:
-// "clean" or e.g. "F=0.2 scattered random".
-func (c Corruption) Name() string {
+// CorruptionName names the corruption in data identities, tables and
+// figures: "clean" or e.g. "F=0.2 scattered random".
+func (c Corruption) CorruptionName() string {
 	if c.Corrupt == 0 {
 		return "clean"
 	}
@@ -128,7 +128,7 @@ func (c *Config) CorruptPerStep() int {
 func (c *Config) identity(corpus *text.Corpus) run.Data {
 	d := CorpusIdentity(corpus)
 	if c.Corrupt > 0 {
-		d.SHA256["corruption"] = run.Hash([]byte(c.Corruption.Name()))
+		d.SHA256["corruption"] = run.Hash([]byte(c.CorruptionName()))
 	}
 	return d
 }

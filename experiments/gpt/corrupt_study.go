@@ -319,7 +319,7 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 	add := func(at Corruption, k int, m Method, seed uint64) error {
 		c := s.config(at, k, m, seed, gamma)
 		name := slug(at)
-		sum, err := train(c, fmt.Sprintf("%s K=%d %s seed=%d", at.Name(), k, m, seed), name, fmt.Sprintf("K=%d", k), string(m), fmt.Sprintf("seed=%d", seed))
+		sum, err := train(c, fmt.Sprintf("%s K=%d %s seed=%d", at.CorruptionName(), k, m, seed), name, fmt.Sprintf("K=%d", k), string(m), fmt.Sprintf("seed=%d", seed))
 		if err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 // chooseGamma trains PS-Clip at GammaAt with every γ of the grid on the
 // selection seeds and returns the choice.
 func (s *CorruptionStudy) chooseGamma(train func(Config, string, ...string) (*Summary, error)) (*GammaChoice, error) {
-	g := &GammaChoice{At: s.GammaAt.Name(), Seeds: s.GammaSeeds, Grid: s.GammaGrid, Chosen: s.GammaGrid[0]}
+	g := &GammaChoice{At: s.GammaAt.CorruptionName(), Seeds: s.GammaSeeds, Grid: s.GammaGrid, Chosen: s.GammaGrid[0]}
 	if len(s.GammaGrid) == 1 {
 		return g, nil
 	}
@@ -372,7 +372,7 @@ func (s *CorruptionStudy) chooseGamma(train func(Config, string, ...string) (*Su
 		for _, seed := range s.GammaSeeds {
 			c := s.config(s.GammaAt, s.Base.Accum, MethodPSClip, seed, gamma)
 			gs := strconv.FormatFloat(gamma, 'g', -1, 64)
-			sum, err := train(c, fmt.Sprintf("γ choice %s γ=%s seed=%d", s.GammaAt.Name(), gs, seed),
+			sum, err := train(c, fmt.Sprintf("γ choice %s γ=%s seed=%d", s.GammaAt.CorruptionName(), gs, seed),
 				GammaRunsPath, slug(s.GammaAt), "gamma="+gs, fmt.Sprintf("seed=%d", seed))
 			if err != nil {
 				return nil, err
@@ -390,7 +390,7 @@ func (s *CorruptionStudy) chooseGamma(train func(Config, string, ...string) (*Su
 }
 
 // slug names a corruption setting in run directories.
-func slug(c Corruption) string { return strings.ReplaceAll(c.Name(), " ", "-") }
+func slug(c Corruption) string { return strings.ReplaceAll(c.CorruptionName(), " ", "-") }
 
 // cells groups runs by setting, K and method, in order of appearance, and
 // pairs each with global clipping's cell of the same setting and K.
@@ -419,7 +419,7 @@ func (s *CorruptionStudy) cells(runs []StudyRun) ([]Cell, error) {
 	}
 	var cells []Cell
 	for _, k := range order {
-		c := Cell{Setting: k.at, SettingName: k.at.Name(), K: k.k, MicroBatch: s.stepSeqs() / k.k, Method: k.m, Seeds: s.Seeds}
+		c := Cell{Setting: k.at, SettingName: k.at.CorruptionName(), K: k.k, MicroBatch: s.stepSeqs() / k.k, Method: k.m, Seeds: s.Seeds}
 		var secs, clipped, prec, rec, share []float64
 		for _, seed := range s.Seeds {
 			r := by[k][seed]
@@ -460,8 +460,8 @@ func (r *StudyResults) studyFigures(dir string) error {
 	s := &r.Study
 	var curves, deltas []plotting.Panel
 	for _, at := range s.Settings {
-		p := plotting.Panel{Title: at.Name(), XLabel: "step", YLabel: "clean validation loss"}
-		d := plotting.Panel{Title: at.Name(), XLabel: "step", YLabel: "Δ validation loss vs global"}
+		p := plotting.Panel{Title: at.CorruptionName(), XLabel: "step", YLabel: "clean validation loss"}
+		d := plotting.Panel{Title: at.CorruptionName(), XLabel: "step", YLabel: "Δ validation loss vs global"}
 		ref := r.meanCurve(at, s.Base.Accum, MethodGlobal)
 		for _, m := range s.Methods {
 			c := r.meanCurve(at, s.Base.Accum, m)
@@ -478,7 +478,7 @@ func (r *StudyResults) studyFigures(dir string) error {
 	}
 	figs := map[string][]plotting.Panel{StudyCurves: curves, StudyDeltas: deltas}
 	if len(s.Ks) > 0 {
-		p := plotting.Panel{Title: s.KAt.Name() + ", paired with global", XLabel: "micro-batches K", YLabel: "Δ final validation loss (95 % CI)"}
+		p := plotting.Panel{Title: s.KAt.CorruptionName() + ", paired with global", XLabel: "micro-batches K", YLabel: "Δ final validation loss (95 % CI)"}
 		for _, m := range s.KMethods {
 			if m == MethodGlobal {
 				continue
@@ -566,7 +566,7 @@ func (r *StudyResults) Tables() string {
 		}
 	}
 	if len(s.Ks) > 0 {
-		fmt.Fprintf(&b, "\nK sweep at %s: the step's %d sequences in K micro-batches; Δ = method − global at the same K:\n\n", s.KAt.Name(), s.stepSeqs())
+		fmt.Fprintf(&b, "\nK sweep at %s: the step's %d sequences in K micro-batches; Δ = method − global at the same K:\n\n", s.KAt.CorruptionName(), s.stepSeqs())
 		b.WriteString("| K × M | method | final val loss (mean ± sd) | Δ vs global [95 % CI] | better/worse/tied | time per run, s | clipped | detection precision (random) / recall |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		for _, k := range s.Ks {

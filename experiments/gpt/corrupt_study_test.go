@@ -59,12 +59,12 @@ func TestCorruptionStudy(t *testing.T) {
 	for _, r := range res.Runs {
 		v0 := float64(r.Curve[0].ValLoss)
 		if w, ok := initial[r.Seed]; ok && math.Abs(v0-w) > 1e-6 {
-			t.Errorf("%s K=%d %s seed %d: initial validation loss %v, another run of the seed %v", r.Setting.Name(), r.K, r.Method, r.Seed, v0, w)
+			t.Errorf("%s K=%d %s seed %d: initial validation loss %v, another run of the seed %v", r.Setting.CorruptionName(), r.K, r.Method, r.Seed, v0, w)
 		}
 		initial[r.Seed] = v0
 		if r.Method == MethodPSClip || (r.Method == MethodMBClipMean && r.K > 1) {
 			if (r.Detection == nil) != (r.Setting.Corrupt == 0) {
-				t.Errorf("%s K=%d %s: detection %v", r.Setting.Name(), r.K, r.Method, r.Detection)
+				t.Errorf("%s K=%d %s: detection %v", r.Setting.CorruptionName(), r.K, r.Method, r.Detection)
 			}
 		}
 	}

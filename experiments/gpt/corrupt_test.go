@@ -265,7 +265,7 @@ func TestResumeRefusesOtherCorruption(t *testing.T) {
 		var de *run.DataChangedError
 		var ce *run.ConfigChangedError
 		if !errors.As(err, &de) && !errors.As(err, &ce) {
-			t.Errorf("resume with %s: %v, want a *run.DataChangedError or *run.ConfigChangedError", other.Name(), err)
+			t.Errorf("resume with %s: %v, want a *run.DataChangedError or *run.ConfigChangedError", other.CorruptionName(), err)
 		}
 	}
 	if _, err := trainRun(t, cfg, corpus, RunOptions{Out: parts, Resume: true}); err != nil {
