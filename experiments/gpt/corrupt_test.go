@@ -12,8 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
+	"github.com/psclip/psclip/checkpoint"
+	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
@@ -383,4 +386,81 @@ func TestDetectionLog(t *testing.T) {
 			t.Errorf("summary corrupt_per_step %d, want 3", sum.CorruptPerStep)
 		}
 	}
+}
+
+// TestCorruptedRunOnRanks trains a corrupted run on two in-memory ranks.
+// Every rank corrupts the same sequences as one process would (the
+// corruption follows the seed, not the rank): the weights are the
+// one-process run's up to the rounding of the ranks' sums (which a clean
+// run shows too), and far from those of the clean run. The ranks log no
+// detection, since each sees only its share's clip decisions.
+func TestCorruptedRunOnRanks(t *testing.T) {
+	corpus := testCorpus(t)
+	for _, mode := range []ClipMode{ClipPerSample, ClipMicroBatch} {
+		clean := tinyConfig(mode)
+		clean.Accum = 4
+		cfg := clean
+		cfg.Corruption = Corruption{0.25, LayoutClustered, KindRandom}
+		one, ranks, cleanDir := t.TempDir(), t.TempDir(), t.TempDir()
+		if _, err := trainRun(t, cfg, corpus, RunOptions{Out: one}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := trainRun(t, clean, corpus, RunOptions{Out: cleanDir}); err != nil {
+			t.Fatal(err)
+		}
+		sums := make([]*Summary, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for _, c := range dist.Group(2) {
+			wg.Go(func() {
+				out := ranks
+				if c.Rank() != 0 {
+					out = ""
+				}
+				r, err := New(cfg, corpus, RunOptions{Out: out, Comm: c})
+				if err == nil {
+					sums[c.Rank()], err = r.Train(context.Background())
+				}
+				errs[c.Rank()] = err
+			})
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("%s rank %d: %v", mode, r, err)
+			}
+			if sums[r].Detection != nil {
+				t.Errorf("%s rank %d: detection %+v, want none on ranks", mode, r, sums[r].Detection)
+			}
+		}
+		w := weights(t, ranks)
+		if d := maxDiff(w, weights(t, one)); d > 1e-6 {
+			t.Errorf("%s: weights on 2 ranks differ from one process's by up to %g", mode, d)
+		}
+		if d := maxDiff(w, weights(t, cleanDir)); d < 1e-4 {
+			t.Errorf("%s: weights on 2 ranks within %g of the clean run's: the corruption did not reach them", mode, d)
+		}
+	}
+}
+
+// weights returns the model tensors of the checkpoint in dir.
+func weights(t *testing.T, dir string) map[string][]float32 {
+	t.Helper()
+	l, err := checkpoint.Load(filepath.Join(dir, run.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data(l.Model)
+}
+
+// maxDiff is the largest absolute difference between two sets of tensors
+// of the same names and sizes.
+func maxDiff(a, b map[string][]float32) float64 {
+	var d float64
+	for name, x := range a {
+		for i, v := range x {
+			d = max(d, math.Abs(float64(v-b[name][i])))
+		}
+	}
+	return d
 }

@@ -55,7 +55,8 @@ type StepRecord struct {
 	// --from" reads them (experiments/tail.NormsRecord).
 	SampleNorms []Float `json:"sample_norms,omitempty"`
 	// Detection is the step's clipping as a detector of its corrupted
-	// sequences (corrupted data, micro-batch or per-sample mode).
+	// sequences (corrupted data, micro-batch or per-sample mode, one
+	// process).
 	Detection *Detection `json:"detection,omitempty"`
 }
 

@@ -46,7 +46,8 @@ type Summary struct {
 	// CorruptPerStep is the number of corrupted sequences in every step
 	// (Config.CorruptPerStep), and Detection clipping as a detector of them
 	// over the run (with corrupted data, in micro-batch and per-sample
-	// mode); both absent for clean data.
+	// mode, in one process: a rank of a data-parallel run sees only its
+	// share's decisions); both absent for clean data.
 	CorruptPerStep int        `json:"corrupt_per_step,omitempty"`
 	Detection      *Detection `json:"detection,omitempty"`
 }
@@ -154,7 +155,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	est = s.h.Estimator()
-	if s.corrupt != nil && (cfg.ClipMode == ClipPerSample || cfg.ClipMode == ClipMicroBatch) {
+	// Detection needs every sequence's or micro-batch's clip decision,
+	// which only a run in one process sees (a rank clips its share).
+	if s.corrupt != nil && (cfg.ClipMode == ClipPerSample || cfg.ClipMode == ClipMicroBatch) && s.h.Comm().Size() == 1 {
 		s.clips = &clipRecorder{Estimator: est}
 		est = s.clips
 	}
