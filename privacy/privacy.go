@@ -74,7 +74,7 @@ const (
 )
 
 // Accountants lists the accountants, in the order a user is offered them.
-var Accountants = []Accountant{RDP, GDP}
+var Accountants = []Accountant{RDP, GDP, PRV}
 
 // Options select the accountant and its settings (zero value: RDP with
 // DefaultOrders, Balle et al. 2020 conversion).
@@ -82,6 +82,13 @@ type Options struct {
 	Accountant Accountant // "" is RDP
 	Orders     []float64  // RDP orders, each in (1, MaxOrder], once; nil: DefaultOrders (Opacus' default)
 	Classical  bool       // RDP: ε = rdp − log δ/(α−1) instead of Balle et al. 2020
+
+	// PRV's error budget (Opacus' eps_error, delta_error): the reported ε
+	// is the accountant's estimate plus EpsilonError, an upper bound on the
+	// true ε at δ as long as the discretisation's δ error stays below
+	// DeltaError. 0 selects Opacus' defaults, 0.01 and δ/1000.
+	EpsilonError float64
+	DeltaError   float64
 }
 
 // Result of an accounting.
@@ -103,22 +110,37 @@ func (o Options) check() error {
 	switch a := o.accountant(); a {
 	case RDP:
 		if o.Orders != nil {
-			return checkOrders(o.Orders)
+			if err := checkOrders(o.Orders); err != nil {
+				return err
+			}
 		}
-		return nil
-	case PRV:
-		return setting.Errorf("Accountant", string(a), "rdp or gdp (prv is not built yet)")
-	case GDP:
+	case GDP, PRV:
 		if o.Orders != nil {
 			return setting.Unread("Orders", o.Orders, "read only by the rdp accountant")
 		}
 		if o.Classical {
 			return setting.Unread("Classical", true, "read only by the rdp accountant")
 		}
+		if a == GDP {
+			break
+		}
+		if !(o.EpsilonError >= 0 && o.EpsilonError < 1) {
+			return setting.Errorf("EpsilonError", o.EpsilonError, "0 (the default, 0.01) or an error in (0, 1)")
+		}
+		if !(o.DeltaError >= 0) || math.IsInf(o.DeltaError, 1) {
+			return setting.Errorf("DeltaError", o.DeltaError, "0 (the default, δ/1000) or an error below δ")
+		}
 		return nil
 	default:
 		return setting.Errorf("Accountant", string(a), "one of rdp, gdp, prv")
 	}
+	if o.EpsilonError != 0 {
+		return setting.Unread("EpsilonError", o.EpsilonError, "read only by the prv accountant")
+	}
+	if o.DeltaError != 0 {
+		return setting.Unread("DeltaError", o.DeltaError, "read only by the prv accountant")
+	}
+	return nil
 }
 
 // MaxOrder is the largest RDP order Options.Orders may hold: an integer
@@ -186,6 +208,12 @@ func Epsilon(h History, delta float64, o Options) (Result, error) {
 	switch o.accountant() {
 	case GDP:
 		return Result{Epsilon: gdpEpsilon(h, delta)}, nil
+	case PRV:
+		if _, deltaErr := o.prvErrors(delta); !(deltaErr < delta) {
+			return Result{}, setting.Errorf("DeltaError", o.DeltaError, "an error below δ = %g", delta)
+		}
+		eps, err := prvEpsilon(h, delta, o)
+		return Result{Epsilon: eps}, err
 	}
 	orders := o.Orders
 	if orders == nil {

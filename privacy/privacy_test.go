@@ -87,6 +87,9 @@ func TestNoiseMultiplierPublished(t *testing.T) {
 		{"test_get_noise_multiplier_rdp_epochs", RDP, int(90 / 0.04), 1.416, places(4)},
 		// test_get_noise_multiplier_rdp_steps.
 		{"test_get_noise_multiplier_rdp_steps", RDP, 2000, 1.3562, places(4)},
+		// test_get_noise_multiplier_prv_epochs and _prv_steps: 4 places.
+		{"test_get_noise_multiplier_prv_epochs", PRV, int(90 / 0.04), 1.34765625, places(4)},
+		{"test_get_noise_multiplier_prv_steps", PRV, 2000, 1.2915, places(4)},
 		// test_get_noise_multiplier_gdp: assertAlmostEqual, 7 places.
 		{"test_get_noise_multiplier_gdp", GDP, int(90 / 0.04), 1.3232421875, places(7)},
 	}
@@ -202,6 +205,15 @@ func TestBadInput(t *testing.T) {
 		{good, 1e-5, Options{Orders: []float64{MaxOrder + 1}}, "Orders"},
 		{good, 1e-5, Options{Accountant: GDP, Orders: []float64{2}}, "Orders"},
 		{good, 1e-5, Options{Accountant: GDP, Classical: true}, "Classical"},
+		{good, 1e-5, Options{Accountant: PRV, Orders: DefaultOrders}, "Orders"},
+		{good, 1e-5, Options{EpsilonError: 0.1}, "EpsilonError"},
+		{good, 1e-5, Options{Accountant: GDP, DeltaError: 1e-8}, "DeltaError"},
+		{good, 1e-5, Options{Accountant: PRV, EpsilonError: -0.1}, "EpsilonError"},
+		{good, 1e-5, Options{Accountant: PRV, EpsilonError: math.NaN()}, "EpsilonError"},
+		{good, 1e-5, Options{Accountant: PRV, DeltaError: -1e-9}, "DeltaError"},
+		{good, 1e-5, Options{Accountant: PRV, DeltaError: 1e-5}, "DeltaError"},
+		// δ below what float64 resolves on the PRV grid.
+		{good, 1e-15, Options{Accountant: PRV}, "Delta"},
 	}
 	for _, tt := range tests {
 		_, err := Epsilon(tt.h, tt.delta, tt.o)
