@@ -24,9 +24,10 @@ const (
 	deltaErrorFraction  = 1e3  // delta_error = δ / 1000
 )
 
-// maxPRVGrid bounds the PRV grid (points): the grid grows as √T·L/ε_error,
-// and beyond this a history is better accounted by RDP.
-const maxPRVGrid = 1 << 26
+// maxPRVGrid bounds the PRV grid (points; its transforms take some 64
+// bytes a point): the grid grows as √T·L/ε_error, and beyond this a
+// history is better accounted by RDP.
+const maxPRVGrid = 1 << 23
 
 // longDoubleEps is numpy's finfo(longdouble).eps on x86-64 (2^−63), the
 // rounding floor Opacus checks δ against.
@@ -110,7 +111,7 @@ func alignedDomain(tMin, tMax, dt float64) (domain, error) {
 	tMax = math.Ceil(tMax/dt) * dt
 	n := math.RoundToEven((tMax-tMin)/dt) + 1
 	if !(n <= maxPRVGrid) {
-		return domain{}, setting.Errorf("Accountant", string(PRV), "an accountant whose grid fits (prv needs %.3g points here; rdp does not)", n)
+		return domain{}, setting.Errorf("Accountant", string(PRV), "rdp or gdp here: prv would need a grid of %.3g points, above its limit of %d", n, maxPRVGrid)
 	}
 	size := int(n)
 	if size%2 == 1 {
