@@ -24,6 +24,7 @@
 package privacy
 
 import (
+	"errors"
 	"math"
 
 	"github.com/psclip/psclip/setting"
@@ -242,15 +243,24 @@ func NoiseMultiplier(q float64, steps int, targetEpsilon, delta float64, o Optio
 		checkTarget(targetEpsilon), checkDelta(delta), o.check()); err != nil {
 		return 0, err
 	}
-	eps := func(sigma float64) float64 {
-		r, _ := Epsilon(History{{SampleRate: q, NoiseMultiplier: sigma, Count: steps}}, delta, o)
-		return r.Epsilon
+	// eps is the ε of σ. A σ that PRV cannot account on a grid of its
+	// size (an *setting.Error for "Accountant": its ε is vast) counts as
+	// +Inf, too little noise; any other error ends the search.
+	eps := func(sigma float64) (float64, error) {
+		r, err := Epsilon(History{{SampleRate: q, NoiseMultiplier: sigma, Count: steps}}, delta, o)
+		if se := (*setting.Error)(nil); errors.As(err, &se) && se.Field == "Accountant" {
+			return math.Inf(1), nil
+		}
+		return r.Epsilon, err
 	}
 	lo, hi := 0.0, 10.0
 	epsHi := math.Inf(1)
 	for epsHi > targetEpsilon {
 		hi *= 2
-		epsHi = eps(hi)
+		var err error
+		if epsHi, err = eps(hi); err != nil {
+			return 0, err
+		}
 		if hi > maxSigma {
 			return 0, setting.Errorf("Epsilon", targetEpsilon, "a budget that σ ≤ 1e6 meets (this one is too small)")
 		}
@@ -260,7 +270,11 @@ func NoiseMultiplier(q float64, steps int, targetEpsilon, delta float64, o Optio
 	// continuous.
 	for i := 0; i < 100 && targetEpsilon-epsHi > epsilonTolerance; i++ {
 		mid := (lo + hi) / 2
-		if e := eps(mid); e < targetEpsilon {
+		e, err := eps(mid)
+		if err != nil {
+			return 0, err
+		}
+		if e < targetEpsilon {
 			hi, epsHi = mid, e
 		} else {
 			lo = mid
