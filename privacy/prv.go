@@ -29,9 +29,12 @@ const (
 // history is better accounted by RDP.
 const maxPRVGrid = 1 << 23
 
-// longDoubleEps is numpy's finfo(longdouble).eps on x86-64 (2^−63), the
-// rounding floor Opacus checks δ against.
-const longDoubleEps = 0x1p-63
+// roundingFloor is the δ that rounding may shift per grid point: the FFT
+// leaves every point's mass with an absolute error of order the float64
+// epsilon 2^−52, and δ sums up to all of them. Opacus checks δ − δ_error
+// against size·finfo(longdouble).eps (2^−63), although its arithmetic is
+// float64 too; this floor is the float64 one.
+const roundingFloor = 0x1p-52
 
 // prvErrors returns the ε and δ error budget of o at δ.
 func (o Options) prvErrors(delta float64) (epsErr, deltaErr float64) {
@@ -64,8 +67,8 @@ func prvEpsilon(h History, delta float64, o Options) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if longDoubleEps*float64(d.size) > delta-deltaErr {
-		return 0, setting.Errorf("Delta", delta, "a δ the prv accountant resolves on its grid of %d points (above %.3g)", d.size, longDoubleEps*float64(d.size)+deltaErr)
+	if roundingFloor*float64(d.size) > delta-deltaErr {
+		return 0, setting.Errorf("Delta", delta, "a δ the prv accountant resolves on its grid of %d points (above %.3g)", d.size, roundingFloor*float64(d.size)+deltaErr)
 	}
 	composed := make([]discretePRV, len(parts))
 	for i, s := range parts {

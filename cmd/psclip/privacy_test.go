@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,10 +83,9 @@ func TestPrivacyCommand(t *testing.T) {
 	}
 }
 
-// flagValue is the number after name in args.
+// flagValue is the number after name in args (0 if absent).
 func flagValue(args []string, name string) float64 {
-	var x float64
-	json.Unmarshal([]byte(flagString(args, name, "0")), &x)
+	x, _ := strconv.ParseFloat(flagString(args, name, "0"), 64)
 	return x
 }
 
