@@ -76,46 +76,60 @@ func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
 
 // rfft is numpy.fft.rfft of x (length n): the n/2 + 1 coefficients
 // X_0 … X_{n/2} of the real sequence, by one complex transform of length
-// n/2 of z_j = x_{2j} + i·x_{2j+1}. X_0 and X_{n/2} are real, as they are
-// for real input.
-func (p *fftPlan) rfft(x []float64) []complex128 {
+// n/2 of z_j = x_{2j} + i·x_{2j+1}, written to out (length n/2 + 1). X_0
+// and X_{n/2} are real, as they are for real input.
+func (p *fftPlan) rfft(x []float64, out []complex128) {
 	h := p.n / 2
-	z := make([]complex128, h)
+	z := out[:h]
 	for j := range z {
 		z[j] = complex(x[2*j], x[2*j+1])
 	}
 	p.fft(z, false)
-	out := make([]complex128, h+1)
-	for k := 0; k <= h; k++ {
-		zk, zr := z[k%h], conj(z[(h-k)%h])
-		even := (zk + zr) / 2               // transform of x_{2j}
-		odd := (zk - zr) * complex(0, -0.5) // transform of x_{2j+1}
-		out[k] = even + p.roots[k]*odd      // X_k = E_k + e^{−2πik/n}·O_k
+	// X_k and X_{h−k} both come from z_k and z_{h−k}: each pair is read
+	// before it is overwritten. z_0 pairs with itself and gives X_0, X_h.
+	x0 := z[0]
+	out[0], out[h] = complex(real(x0)+imag(x0), 0), complex(real(x0)-imag(x0), 0)
+	for k := 1; k <= h/2; k++ {
+		zk, zr := z[k], z[h-k]
+		out[k] = p.rfftCoef(k, zk, conj(zr))
+		out[h-k] = p.rfftCoef(h-k, zr, conj(zk))
 	}
-	out[0] = complex(real(out[0]), 0)
-	out[h] = complex(real(out[h]), 0)
-	return out
+}
+
+// rfftCoef is X_k = E_k + e^{−2πik/n}·O_k from z_k and conj(z_{h−k}): the
+// transforms of the even and the odd samples are E_k = (z_k + z̄_{h−k})/2
+// and O_k = (z_k − z̄_{h−k})/(2i).
+func (p *fftPlan) rfftCoef(k int, zk, zr complex128) complex128 {
+	even := (zk + zr) / 2
+	odd := (zk - zr) * complex(0, -0.5)
+	return even + p.roots[k]*odd
 }
 
 // irfft is numpy.fft.irfft of the n/2 + 1 coefficients x: the real
-// sequence of length n whose rfft is x, with the imaginary parts of x_0
-// and x_{n/2} ignored as numpy does.
-func (p *fftPlan) irfft(x []complex128) []float64 {
+// sequence of length n whose rfft is x, written to out (length n), with
+// the imaginary parts of x_0 and x_{n/2} ignored as numpy does. x is
+// overwritten.
+func (p *fftPlan) irfft(x []complex128, out []float64) {
 	h := p.n / 2
-	z := make([]complex128, h)
-	for k := range z {
-		xk, xr := x[k], conj(x[h-k])
-		if k == 0 {
-			xk, xr = complex(real(x[0]), 0), complex(real(x[h]), 0)
-		}
-		even := xk + xr                       // 2·E_k
-		odd := (xk - xr) * conj(p.roots[k])   // 2·O_k
-		z[k] = (even + odd*complex(0, 1)) / 2 // Z_k = E_k + i·O_k
+	// Z_k = E_k + i·O_k with 2E_k = X_k + X̄_{h−k} and
+	// 2O_k = (X_k − X̄_{h−k})·e^{2πik/n}; pairs k, h − k as in rfft.
+	x0, xh := real(x[0]), real(x[h])
+	x[0] = complex((x0+xh)/2, (x0-xh)/2)
+	for k := 1; k <= h/2; k++ {
+		xk, xr := x[k], x[h-k]
+		x[k] = p.irfftCoef(k, xk, conj(xr))
+		x[h-k] = p.irfftCoef(h-k, xr, conj(xk))
 	}
+	z := x[:h]
 	p.fft(z, true)
-	out := make([]float64, p.n)
 	for j, v := range z {
 		out[2*j], out[2*j+1] = real(v)/float64(h), imag(v)/float64(h)
 	}
-	return out
+}
+
+// irfftCoef is Z_k = E_k + i·O_k from X_k and conj(X_{h−k}).
+func (p *fftPlan) irfftCoef(k int, xk, xr complex128) complex128 {
+	even := xk + xr                     // 2·E_k
+	odd := (xk - xr) * conj(p.roots[k]) // 2·O_k
+	return (even + odd*complex(0, 1)) / 2
 }

@@ -18,10 +18,8 @@ func TestFFTAgainstDirectDFT(t *testing.T) {
 			x[i] = rng.NormFloat64()
 		}
 		p := newFFTPlan(n)
-		got := p.rfft(x)
-		if len(got) != n/2+1 {
-			t.Fatalf("n = %d: %d coefficients, want %d", n, len(got), n/2+1)
-		}
+		got := make([]complex128, n/2+1)
+		p.rfft(x, got)
 		var scale float64
 		for _, v := range x {
 			scale += math.Abs(v)
@@ -39,7 +37,8 @@ func TestFFTAgainstDirectDFT(t *testing.T) {
 		if imag(got[0]) != 0 || imag(got[n/2]) != 0 {
 			t.Errorf("n = %d: X_0 = %v, X_n/2 = %v, want real", n, got[0], got[n/2])
 		}
-		back := p.irfft(got)
+		back := make([]float64, n)
+		p.irfft(append([]complex128(nil), got...), back)
 		for i := range x {
 			if !near(back[i], x[i], 1e-14*scale) {
 				t.Errorf("n = %d: irfft(rfft(x))[%d] = %g, want %g", n, i, back[i], x[i])
