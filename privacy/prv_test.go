@@ -129,7 +129,7 @@ func TestSubsampledGaussianLoss(t *testing.T) {
 // Microsoft's prv_accountant at δ = 1e-6, assertAlmostEqual places=4 (the
 // entries Opacus comments out are left out here too). The four rows at
 // q = 0.05 over 20000 and 50000 steps need grids of millions of points
-// (about 20 s and 1.4 GB together); they run when PSCLIP_PRV_LONG=1.
+// (about 20 s of CPU and 0.8 GB together); they run when PSCLIP_PRV_LONG=1.
 func TestPRVPublished(t *testing.T) {
 	r, err := Epsilon(History{{0.04, 1.5, 2249}}, 1e-5, Options{Accountant: PRV})
 	if err != nil || !near(r.Epsilon, 6.777395712150674, places(7)) {
