@@ -303,7 +303,9 @@ func (s *Run) runRecord() RunRecord {
 func (h hooks) Step(i int) (train.Stats, error) {
 	s := h.Run
 	lr := s.sched.LR(i)
-	s.opt.SetLR(lr)
+	if err := s.opt.SetLR(lr); err != nil {
+		return train.Stats{}, err
+	}
 	for _, b := range s.batches {
 		s.train.Next(s.x, b.Y)
 		setTokens(b.X, s.x)
