@@ -420,7 +420,10 @@ func TestSetLRRefused(t *testing.T) {
 		new  func([]*nn.Param) Optimizer
 	}{
 		{"sgd", func(ps []*nn.Param) Optimizer { o, _ := NewSGD(ps, SGDConfig{LR: 0.1, Momentum: 0.9}); return o }},
-		{"adamw", func(ps []*nn.Param) Optimizer { o, _ := NewAdamW([]Group{{Params: ps}}, AdamWConfig{LR: 0.1}); return o }},
+		{"adamw", func(ps []*nn.Param) Optimizer {
+			o, _ := NewAdamW([]Group{{Params: ps}}, AdamWConfig{LR: 0.1})
+			return o
+		}},
 	}
 	bad := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, -0.1, 1e-40, 1e39}
 	for _, o := range opts {
