@@ -108,7 +108,14 @@ func TestSpecReads(t *testing.T) {
 		if n := len(tt.s.Unread()); n != len(Fields)-1-len(tt.reads) {
 			t.Errorf("%s: Unread %v", tt.s.Label(), tt.s.Unread())
 		}
-		for _, k := range tt.s.Unread() {
+		// One vocabulary: Unread speaks in fields, the names Reads takes;
+		// Keys gives their JSON keys.
+		for _, f := range tt.s.Unread() {
+			if tt.s.Reads(f) || !slices.Contains(Fields, f) {
+				t.Errorf("%s: Unread lists %q, which Reads reads or is not a field", tt.s.Label(), f)
+			}
+		}
+		for _, k := range Keys(tt.s.Unread()) {
 			if !strings.Contains(string(allJSON), `"`+k+`":`) {
 				t.Errorf("%s: Unread key %q is not a JSON key of Spec", tt.s.Label(), k)
 			}
