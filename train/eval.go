@@ -13,6 +13,9 @@ type Eval struct {
 	Loss float64
 	// Accuracy is the fraction of targets whose class has the largest
 	// output (the first of equal ones), over every target of every batch.
+	// A row of outputs with a NaN predicts no class: its target counts as
+	// wrong, so a model that outputs NaN scores 0, not the accuracy of
+	// always answering class 0.
 	Accuracy float64
 	// Samples and Targets count the batches' samples and targets (one per
 	// sample for [B,C] outputs, one per position for [B,T,V]).
@@ -46,14 +49,7 @@ func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
 			return Eval{}, &BatchError{Batch: j, Err: fmt.Errorf("%d targets for an output %v", len(b.Y), out)}
 		}
 		for r, y := range b.Y {
-			row := out.Data[r*c : (r+1)*c]
-			best := 0
-			for k, v := range row {
-				if v > row[best] {
-					best = k
-				}
-			}
-			if best == int(y) {
+			if argmax(out.Data[r*c:(r+1)*c]) == int(y) {
 				correct++
 			}
 		}
@@ -65,4 +61,19 @@ func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
 		ev.Loss = math.NaN()
 	}
 	return ev, nil
+}
+
+// argmax returns the index of row's largest value (the first of equal
+// ones), or -1 if row holds a NaN: a NaN output predicts no class.
+func argmax(row []float32) int {
+	best := 0
+	for k, v := range row {
+		switch {
+		case v != v:
+			return -1
+		case v > row[best]:
+			best = k
+		}
+	}
+	return best
 }

@@ -85,6 +85,7 @@ import (
 	"github.com/psclip/psclip/internal/isnil"
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -171,7 +172,8 @@ type Config struct {
 	// Rand, and be given the same micro-batches.
 	Comm dist.Comm
 	// KeepNorms makes Step report every sample's gradient norm in
-	// Stats.Norms (per-sample estimators only).
+	// Stats.Norms. Only per-sample estimators have such norms: New refuses
+	// KeepNorms with any other.
 	KeepNorms bool
 	// Groups are parameter groups, each a list of the model's parameters
 	// (one group per layer, say), whose gradient norms Step reports in
@@ -228,8 +230,22 @@ type NormSummary struct {
 	Min, Median, P90, Max float64
 }
 
-// ErrNoBatches is Step's error when it is given no micro-batch.
-var ErrNoBatches = errors.New("train: Step needs at least one micro-batch")
+// ErrNoBatches is the error of Step and Evaluate when they are given no
+// micro-batch.
+var ErrNoBatches = errors.New("train: no micro-batch given, want at least one")
+
+// RanksError is Step's error in a data-parallel job (Config.Comm) given
+// fewer micro-batches than ranks: a rank would have none to compute and
+// sit idle, so the step is refused on every rank alike, before anything
+// runs. Give each step at least as many micro-batches as ranks (Split cuts
+// a batch into them).
+type RanksError struct {
+	Batches, Ranks int
+}
+
+func (e *RanksError) Error() string {
+	return fmt.Sprintf("train: %d micro-batches for %d ranks: every rank needs at least one", e.Batches, e.Ranks)
+}
 
 // BatchError is Step's error for a micro-batch it refuses. Step returns it
 // before it runs anything, with the parameters, the optimizer's and the
@@ -264,23 +280,34 @@ type Trainer struct {
 }
 
 // New validates cfg and returns a Trainer. It refuses a missing (nil, or
-// typed nil) model, loss, estimator or optimizer, a model without
-// parameters, an optimizer that updates no parameter or one that is not the
-// model's, and groups with parameters that are not the model's. An
-// optimizer may update a subset of the model's parameters (the others stay
-// frozen).
+// typed nil) model, loss or optimizer, an estimator estimator.Validate
+// refuses (nil, or one built as a struct literal with invalid settings), a
+// model without parameters, an optimizer that updates no parameter or one
+// that is not the model's, and groups with parameters that are not the
+// model's. An optimizer may update a subset of the model's parameters (the
+// others stay frozen). Like estimator.Spec, it refuses settings that would
+// have no effect, with a *setting.Error: a Scope other than Global with a
+// per-sample estimator (its Scale is 1, so where it is applied changes
+// nothing), and KeepNorms with an estimator that has no per-sample norms.
 func New(cfg Config) (*Trainer, error) {
 	switch {
 	case isnil.IsNil(cfg.Model):
 		return nil, errors.New("train: no model")
 	case isnil.IsNil(cfg.Loss):
 		return nil, errors.New("train: no loss")
-	case isnil.IsNil(cfg.Estimator):
-		return nil, errors.New("train: no estimator")
 	case isnil.IsNil(cfg.Optimizer):
 		return nil, errors.New("train: no optimizer")
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
-		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
+		return nil, setting.Errorf("Scope", cfg.Scope, "Global, MicroBatch or MicroBatchMean")
+	}
+	if err := estimator.Validate(cfg.Estimator); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	switch per := cfg.Estimator.PerSample(); {
+	case per && cfg.Scope != Global:
+		return nil, setting.Unread("Scope", cfg.Scope, "a per-sample estimator ("+cfg.Estimator.Name()+") has no batch-level Scale to apply per micro-batch; use Global")
+	case !per && cfg.KeepNorms:
+		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
 	}
 	if l := nilLayer(cfg.Model); l != "" {
 		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
@@ -358,9 +385,10 @@ func (t *Trainer) Params() []*nn.Param { return t.params }
 // Step first checks every micro-batch (at least one; an input the model
 // accepts, nn.CheckInput, with no empty dimension; the same sample shape in
 // every micro-batch; targets that fit the output, see Loss) and refuses a
-// bad one with a *BatchError (ErrNoBatches for none) before it runs
-// anything: the parameters, the optimizer's and the estimator's state are
-// then unchanged. A non-finite loss or gradient is not an error: it is
+// bad one with a *BatchError (ErrNoBatches for none; a *RanksError for
+// fewer micro-batches than Config.Comm's ranks) before it runs anything:
+// the parameters, the optimizer's and the estimator's state are then
+// unchanged. A non-finite loss or gradient is not an error: it is
 // reported in Stats and kept out of the update.
 //
 // With Config.Comm, every rank calls Step with the same micro-batches and
@@ -371,6 +399,9 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	n, err := check(t.cfg.Model, batches)
 	if err != nil {
 		return Stats{}, err
+	}
+	if ranks := t.comm.Size(); len(batches) < ranks {
+		return Stats{}, &RanksError{Batches: len(batches), Ranks: ranks}
 	}
 	if t.dirty {
 		t.clearAcc() // left by a Step that did not finish

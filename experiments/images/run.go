@@ -560,7 +560,11 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	st, err := r.trainer.Step(train.Split(b.X, b.Y, max(r.cfg.Accum, 1))...)
+	batches, err := train.Split(b.X, b.Y, max(r.cfg.Accum, 1))
+	if err != nil {
+		return train.Stats{}, err
+	}
+	st, err := r.trainer.Step(batches...)
 	if err != nil {
 		clear(r.stepAcc)
 		return st, err
