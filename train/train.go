@@ -161,9 +161,11 @@ type Config struct {
 	// Rand drives training randomness inside the model (dropout): Step
 	// draws one seed from it per step, and micro-batch j of the step draws
 	// its dropout masks from a PCG generator seeded with (seed, j). nil
-	// means a generator of the Trainer's own with a fixed seed: the same
-	// dropout masks on every run, but no state a checkpoint could save, so
-	// set it when a run is to resume exactly.
+	// means a generator of the Trainer's own with a fixed seed, the same
+	// dropout masks on every run, whose state Trainer.State carries (and
+	// package checkpoint saves), so that a resumed run draws what the
+	// uninterrupted one would. A Rand given here is the caller's to save:
+	// its source is out of the Trainer's reach.
 	Rand *rand.Rand
 	// Comm makes the Trainer one rank of a data-parallel job (see
 	// "Data parallelism" in the package documentation); nil means
@@ -261,6 +263,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // Trainer runs training steps. It is not safe for concurrent use.
 type Trainer struct {
 	cfg     Config
+	own     *rand.PCG // the generator of Config.Rand when it was nil, else nil
 	comm    dist.Comm
 	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
 	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
@@ -316,7 +319,8 @@ func New(cfg Config) (*Trainer, error) {
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
 	if t.cfg.Rand == nil {
-		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
+		t.own = rand.NewPCG(0, 0x747261696e) // "train"
+		t.cfg.Rand = rand.New(t.own)
 	}
 	t.comm = cfg.Comm
 	if isnil.IsNil(t.comm) {
@@ -374,6 +378,64 @@ func belongs(whose string, ps []*nn.Param, own map[*nn.Param]bool) error {
 
 // Params returns the model's parameters, in the model's order, each once.
 func (t *Trainer) Params() []*nn.Param { return t.params }
+
+// Optimizer returns the optimizer the Trainer updates the parameters with
+// (Config.Optimizer).
+func (t *Trainer) Optimizer() Optimizer { return t.cfg.Optimizer }
+
+// State is what a Trainer carries from one step to the next besides the
+// model's weights and the optimizer's state: what a checkpoint must hold
+// for a resumed run to continue bit for bit (package checkpoint's
+// SaveTrainer and RestoreTrainer save and restore it with the rest).
+type State struct {
+	// Estimator is the adaptive estimator's state (estimator.State), nil
+	// for a stateless estimator.
+	Estimator []byte `json:"estimator,omitempty"`
+	// Rand is the state of the Trainer's own generator (Config.Rand nil),
+	// nil when Config.Rand was given.
+	Rand []byte `json:"rand,omitempty"`
+}
+
+// State returns the Trainer's State after the steps made so far.
+func (t *Trainer) State() (State, error) {
+	var s State
+	var err error
+	if s.Estimator, err = estimator.State(t.cfg.Estimator); err != nil {
+		return State{}, fmt.Errorf("train: %w", err)
+	}
+	if t.own != nil {
+		if s.Rand, err = t.own.MarshalBinary(); err != nil {
+			return State{}, fmt.Errorf("train: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// SetState restores a State returned by State, so that the next Step is
+// the one the saving Trainer would have made. It refuses a State without
+// an adaptive estimator's state, or whose generator does not fit
+// Config.Rand (a state for the Trainer's own generator when Config.Rand
+// was given, or none when it was nil). On error the Trainer is unchanged.
+func (t *Trainer) SetState(s State) error {
+	var own rand.PCG
+	switch {
+	case t.own != nil && s.Rand == nil:
+		return errors.New("train: the state has no generator, and Config.Rand is nil: the dropout masks would restart (a state saved with Config.Rand given?)")
+	case t.own == nil && s.Rand != nil:
+		return errors.New("train: the state holds the Trainer's own generator, and Config.Rand is given: set Config.Rand nil, as the saving Trainer had it")
+	case t.own != nil:
+		if err := own.UnmarshalBinary(s.Rand); err != nil {
+			return fmt.Errorf("train: the state's generator: %w", err)
+		}
+	}
+	if err := estimator.SetState(t.cfg.Estimator, s.Estimator); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	if t.own != nil {
+		*t.own = own
+	}
+	return nil
+}
 
 // Step performs one optimizer update from the given micro-batches, which
 // together are one batch: the update is that of one batch of the same
