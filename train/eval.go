@@ -18,7 +18,8 @@ type Eval struct {
 	// always answering class 0.
 	Accuracy float64
 	// Samples and Targets count the batches' samples and targets (one per
-	// sample for [B,C] outputs, one per position for [B,T,V]).
+	// sample for [B,C] outputs, one per position for [B,T,V]; one per
+	// output value for float targets).
 	Samples, Targets int
 }
 
@@ -27,7 +28,19 @@ type Eval struct {
 // as Step checks them (a *BatchError or ErrNoBatches), and may differ in size
 // but not in sample shape. Targets are class indices, as for Loss.
 func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
-	if _, err := check(model, batches); err != nil {
+	return evaluate(model, &Config{Loss: loss}, batches)
+}
+
+// EvaluateFloat is Evaluate for float targets (Batch.T, FloatLoss): the
+// mean loss, with Accuracy NaN (there are no classes to be right about).
+func EvaluateFloat(model nn.Layer, loss FloatLoss, batches ...Batch) (Eval, error) {
+	return evaluate(model, &Config{FloatLoss: loss}, batches)
+}
+
+// evaluate is Evaluate with cfg's loss.
+func evaluate(model nn.Layer, cfg *Config, batches []Batch) (Eval, error) {
+	float := cfg.FloatLoss != nil
+	if _, err := check(model, batches, float); err != nil {
 		return Eval{}, err
 	}
 	var ctx nn.Context // Train false: dropout is the identity
@@ -36,7 +49,7 @@ func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
 	var correct int
 	for j, b := range batches {
 		out := model.Forward(&ctx, b.X)
-		losses, _, err := loss(out, b.Y)
+		losses, _, err := cfg.loss(out, b)
 		if err != nil {
 			return Eval{}, &BatchError{Batch: j, Err: err}
 		}
@@ -44,6 +57,10 @@ func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
 			lossSum += float64(l)
 		}
 		ev.Samples += len(losses)
+		if float {
+			ev.Targets += len(b.T)
+			continue
+		}
 		c := out.Dim(-1)
 		if len(b.Y)*c != out.Len() {
 			return Eval{}, &BatchError{Batch: j, Err: fmt.Errorf("%d targets for an output %v", len(b.Y), out)}
@@ -57,6 +74,9 @@ func Evaluate(model nn.Layer, loss Loss, batches ...Batch) (Eval, error) {
 	}
 	ev.Loss = lossSum / float64(ev.Samples)
 	ev.Accuracy = float64(correct) / float64(ev.Targets)
+	if float {
+		ev.Accuracy = math.NaN()
+	}
 	if math.IsInf(ev.Loss, 0) {
 		ev.Loss = math.NaN()
 	}

@@ -61,7 +61,7 @@ func TestSplit(t *testing.T) {
 		x.Data[i] = float32(i)
 	}
 	y := []int32{0, 1, 2, 3, 4, 5}
-	bs, err := Split(x, y, 3)
+	bs, err := Split(Batch{X: x, Y: y}, 3)
 	if err != nil || len(bs) != 3 {
 		t.Fatalf("%d micro-batches, want 3", len(bs))
 	}
@@ -76,7 +76,7 @@ func TestSplit(t *testing.T) {
 		sizes []int
 	}{{4, []int{1, 2, 1, 2}}, {8, []int{1, 1, 1, 1, 1, 1}}} {
 		next := 0
-		bs, err := Split(x, y, tc.k)
+		bs, err := Split(Batch{X: x, Y: y}, tc.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,13 +102,13 @@ func TestSplitRefuses(t *testing.T) {
 	}{
 		{x, make([]int32, 6), -1, "k"},
 		{x, make([]int32, 6), 0, "k"},
-		{nil, nil, 2, "x"},
-		{tensor.New(0, 2), nil, 2, "x"},
-		{&tensor.Tensor{Shape: []int{6, 2}, Data: make([]float32, 5)}, make([]int32, 6), 2, "x"},
-		{x, make([]int32, 7), 2, "y"},
+		{nil, nil, 2, "X"},
+		{tensor.New(0, 2), nil, 2, "X"},
+		{&tensor.Tensor{Shape: []int{6, 2}, Data: make([]float32, 5)}, make([]int32, 6), 2, "X"},
+		{x, make([]int32, 7), 2, "Y"},
 	}
 	for _, tt := range tests {
-		bs, err := Split(tt.x, tt.y, tt.k)
+		bs, err := Split(Batch{X: tt.x, Y: tt.y}, tt.k)
 		var se *setting.Error
 		if !errors.As(err, &se) || se.Field != tt.field || bs != nil {
 			t.Errorf("Split(%v, %d targets, %d) = %d batches, %v; want a *setting.Error for %s", tt.x, len(tt.y), tt.k, len(bs), err, tt.field)

@@ -97,8 +97,14 @@ import (
 // Targets are class indices, nn.CrossEntropy's convention: one per row of
 // the output's last dimension (one per sample for [B,C] outputs, one per
 // position for [B,T,V]), each in [0, C). Step checks them against the
-// model's output shape before it runs anything (see Trainer.Step).
+// model's output shape before it runs anything (see Trainer.Step). For
+// float targets (regression) see FloatLoss.
 type Loss func(out *tensor.Tensor, targets []int32) (losses []float32, dout *tensor.Tensor, err error)
+
+// FloatLoss is Loss for float targets, regression's: one target per value
+// of the output, in its order (Batch.T), each finite. nn.MSE is one. Step
+// checks their number and finiteness before it runs anything.
+type FloatLoss func(out *tensor.Tensor, targets []float32) (losses []float32, dout *tensor.Tensor, err error)
 
 // Optimizer updates the parameters from their gradients (Param.Grad).
 // optim.SGD and optim.AdamW are Optimizers.
@@ -145,16 +151,22 @@ func (s Scope) String() string {
 	return fmt.Sprintf("Scope(%d)", int(s))
 }
 
-// Batch is one micro-batch: the model input and the targets of the loss.
+// Batch is one micro-batch: the model input and the targets of the loss,
+// class indices (Y, for Config.Loss) or float targets (T, for
+// Config.FloatLoss); the other is nil.
 type Batch struct {
 	X *tensor.Tensor
 	Y []int32
+	T []float32
 }
 
 // Config configures a Trainer.
 type Config struct {
-	Model     nn.Layer
+	Model nn.Layer
+	// Loss scores class-index targets (Batch.Y); FloatLoss scores float
+	// targets (Batch.T). Exactly one is set.
 	Loss      Loss
+	FloatLoss FloatLoss
 	Estimator estimator.Estimator
 	Optimizer Optimizer
 	Scope     Scope
@@ -296,8 +308,8 @@ func New(cfg Config) (*Trainer, error) {
 	switch {
 	case isnil.IsNil(cfg.Model):
 		return nil, errors.New("train: no model")
-	case isnil.IsNil(cfg.Loss):
-		return nil, errors.New("train: no loss")
+	case isnil.IsNil(cfg.Loss) == isnil.IsNil(cfg.FloatLoss):
+		return nil, errors.New("train: want exactly one of Loss (class targets) and FloatLoss (float targets)")
 	case isnil.IsNil(cfg.Optimizer):
 		return nil, errors.New("train: no optimizer")
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
@@ -446,7 +458,7 @@ func (t *Trainer) SetState(s State) error {
 //
 // Step first checks every micro-batch (at least one; an input the model
 // accepts, nn.CheckInput, with no empty dimension; the same sample shape in
-// every micro-batch; targets that fit the output, see Loss) and refuses a
+// every micro-batch; targets that fit the output, see Loss and FloatLoss) and refuses a
 // bad one with a *BatchError (ErrNoBatches for none; a *RanksError for
 // fewer micro-batches than Config.Comm's ranks) before it runs anything:
 // the parameters, the optimizer's and the estimator's state are then
@@ -458,7 +470,7 @@ func (t *Trainer) SetState(s State) error {
 // rank makes every rank's Step fail with dist.AgreeError's *dist.RankError
 // (wrapping the *BatchError on the failing rank), its state unchanged.
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
-	n, err := check(t.cfg.Model, batches)
+	n, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -495,7 +507,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			t.ctx.BeginPerSample(b.X.Shape[0])
 		}
 		out := t.cfg.Model.Forward(&t.ctx, b.X)
-		losses, dout, err := t.cfg.Loss(out, b.Y)
+		losses, dout, err := t.cfg.loss(out, b)
 		if err == nil && len(losses) != b.X.Shape[0] {
 			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
@@ -604,9 +616,18 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	return st, nil
 }
 
+// loss scores the micro-batch b with the configured loss.
+func (c *Config) loss(out *tensor.Tensor, b Batch) ([]float32, *tensor.Tensor, error) {
+	if c.FloatLoss != nil {
+		return c.FloatLoss(out, b.T)
+	}
+	return c.Loss(out, b.Y)
+}
+
 // check validates the micro-batches of one step or evaluation of model
-// (see Step) and returns their number of samples.
-func check(model nn.Layer, batches []Batch) (int, error) {
+// (see Step), with float targets (Batch.T) or class targets (Batch.Y), and
+// returns their number of samples.
+func check(model nn.Layer, batches []Batch, float bool) (int, error) {
 	if len(batches) == 0 {
 		return 0, ErrNoBatches
 	}
@@ -619,7 +640,7 @@ func check(model nn.Layer, batches []Batch) (int, error) {
 		if first := batches[0].X.Shape; !slices.Equal(b.X.Shape[1:], first[1:]) {
 			return 0, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
 		}
-		if err := checkTargets(out, b.Y); err != nil {
+		if err := checkTargets(out, b, float); err != nil {
 			return 0, &BatchError{Batch: j, Err: err}
 		}
 		n += b.X.Shape[0]
@@ -627,9 +648,29 @@ func check(model nn.Layer, batches []Batch) (int, error) {
 	return n, nil
 }
 
-// checkTargets checks class-index targets against an output shape known to
-// be [rows…, classes] (Loss); nothing can be checked without it.
-func checkTargets(out []int, y []int32) error {
+// checkTargets checks b's targets against the output shape out, if it is
+// known (nil otherwise): float targets one finite value per output value
+// (FloatLoss), class indices one per row of [rows…, classes] (Loss). The
+// other kind must be absent.
+func checkTargets(out []int, b Batch, float bool) error {
+	if float {
+		if b.Y != nil {
+			return fmt.Errorf("%d class targets (Y) for a FloatLoss, which reads float targets (T)", len(b.Y))
+		}
+		for k, v := range b.T {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("float target %v at position %d is not finite", v, k)
+			}
+		}
+		if out != nil && len(b.T) != tensor.Numel(out) {
+			return fmt.Errorf("%d float targets for an output %v, want %d", len(b.T), out, tensor.Numel(out))
+		}
+		return nil
+	}
+	if b.T != nil {
+		return fmt.Errorf("%d float targets (T) for a Loss, which reads class targets (Y)", len(b.T))
+	}
+	y := b.Y
 	if len(out) < 2 {
 		return nil
 	}

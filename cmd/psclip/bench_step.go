@@ -139,7 +139,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	batches, err := train.Split(x, y, *accum)
+	batches, err := train.Split(train.Batch{X: x, Y: y}, *accum)
 	if err != nil {
 		return err
 	}

@@ -560,7 +560,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	batches, err := train.Split(b.X, b.Y, max(r.cfg.Accum, 1))
+	batches, err := train.Split(b, max(r.cfg.Accum, 1))
 	if err != nil {
 		return train.Stats{}, err
 	}
