@@ -138,6 +138,24 @@ func sameSet(a, b []string) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(b, x) })
 }
 
+// One vocabulary: a name that is not a field, such as the JSON key
+// "clip" that main's Unread returned, is read by no estimator, and Reads and
+// Value answer rather than panic (main panicked).
+func TestSpecReadsNonField(t *testing.T) {
+	s := Spec{Estimator: "clip-sgd", Clip: 1}
+	for _, name := range []string{"clip", "auto_clip_r", "", "Gamma"} {
+		if s.Reads(name) {
+			t.Errorf("Reads(%q) = true", name)
+		}
+		if v, set := s.Value(name); v != nil || set {
+			t.Errorf("Value(%q) = %v, %v", name, v, set)
+		}
+	}
+	if got := Keys([]string{"Clip", "AutoClipR"}); !slices.Equal(got, []string{"clip", "auto_clip_r"}) {
+		t.Errorf("Keys = %q", got)
+	}
+}
+
 func TestSpecLabel(t *testing.T) {
 	tests := []struct {
 		s    Spec
