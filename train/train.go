@@ -261,6 +261,19 @@ func (e *RanksError) Error() string {
 	return fmt.Sprintf("train: %d micro-batches for %d ranks: every rank needs at least one", e.Batches, e.Ranks)
 }
 
+// CheckRanks returns the *RanksError Step would return for steps of the
+// given number of micro-batches on comm (nil: one process), so that a run
+// can refuse its configuration before it starts.
+func CheckRanks(batches int, comm dist.Comm) error {
+	if isnil.IsNil(comm) {
+		return nil
+	}
+	if ranks := comm.Size(); batches < ranks {
+		return &RanksError{Batches: batches, Ranks: ranks}
+	}
+	return nil
+}
+
 // BatchError is Step's error for a micro-batch it refuses. Step returns it
 // before it runs anything, with the parameters, the optimizer's and the
 // estimator's state unchanged.
@@ -474,8 +487,8 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	if ranks := t.comm.Size(); len(batches) < ranks {
-		return Stats{}, &RanksError{Batches: len(batches), Ranks: ranks}
+	if err := CheckRanks(len(batches), t.comm); err != nil {
+		return Stats{}, err
 	}
 	if t.dirty {
 		t.clearAcc() // left by a Step that did not finish

@@ -111,6 +111,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	s.sched = optim.WarmupCosine{Peak: cfg.LR, Min: cfg.MinLR, Warmup: cfg.Warmup, Decay: cfg.Steps}
+	if err := train.CheckRanks(cfg.Accum, opts.Comm); err != nil {
+		return nil, setting.Errorf("Accum", cfg.Accum, "at least one micro-batch for each of the %d ranks", opts.Comm.Size())
+	}
 	est, scope, err := cfg.estimator()
 	if err != nil {
 		return nil, err

@@ -332,6 +332,15 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.perSample = est.PerSample()
+	// Every step, the epoch's last (its remainder) included, must give
+	// every rank a micro-batch: Split makes min(Accum, images) of them.
+	smallest := cfg.Batch
+	if rem := r.trainSet.Len() % cfg.Batch; rem != 0 {
+		smallest = rem
+	}
+	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil {
+		return nil, setting.Errorf("Accum", cfg.Accum, "a micro-batch for each of the %d ranks in every step, the epoch's last of %d images included", opts.Comm.Size(), smallest)
+	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	id, err := data.Identity(cfg)
 	if err != nil {
