@@ -257,10 +257,10 @@ func TestRankLossFails(t *testing.T) {
 }
 
 // scopes lists the scopes that have an effect with e: all three for an
-// estimator with a batch-level Scale, Global for a per-sample one (New
-// refuses the others).
+// estimator with a batch-level Scale, Global for a per-sample one and SGD
+// (New refuses the others).
 func scopes(e estimator.Estimator) []train.Scope {
-	if e.PerSample() {
+	if e.PerSample() || e == estimator.Estimator(estimator.SGD{}) {
 		return []train.Scope{train.Global}
 	}
 	return []train.Scope{train.Global, train.MicroBatch, train.MicroBatchMean}

@@ -166,7 +166,8 @@ func FuzzStep(f *testing.F) {
 		opt, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1, Momentum: 0.9})
 		names := []string{"sgd", "clip-sgd", "ps-clip-sgd"}
 		e, _ := estimator.Spec{Estimator: names[int(which)%3], Clip: 1}.Trim().New()
-		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: train.Scope(int(which/3) % 3)})
+		ss := scopes(e) // the scopes that have an effect with e
+		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: ss[int(which/3)%len(ss)]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,10 +249,10 @@ func TestFailedMicroBatchStepLeavesNoRunningSum(t *testing.T) {
 }
 
 // K micro-batches give the update of one batch of the same samples in the
-// same order, for every estimator and every scope whose Scale is the
-// identity (sgd and the per-sample estimators; clip-sgd and nsgd in Global
-// scope): the increasing threshold's k runs over the whole step, and the
-// adaptive estimators learn once per step. ps-clip-auto and
+// same order, for every estimator in Global scope (the others clip per
+// micro-batch, and New refuses them where Scale is the identity): the
+// increasing threshold's k runs over the whole step, and the adaptive
+// estimators learn once per step. ps-clip-auto and
 // ps-clip-quantile without an initial γ are compared after their warm-up.
 func TestMicroBatchesEqualOneBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
@@ -273,34 +274,28 @@ func TestMicroBatchesEqualOneBatch(t *testing.T) {
 		return train.Batch{X: tensor.From(x, len(y), 5), Y: y}
 	}
 	for name, mk := range estimators(t) {
-		scopes := []train.Scope{train.Global}
-		if name == "sgd" { // Scale 1: the scopes are one batch
-			scopes = append(scopes, train.MicroBatch, train.MicroBatchMean)
-		}
-		for _, scope := range scopes {
-			model := mlp(8)
-			one, optOne := newTrainer(t, model, mk(), scope)
-			acc, optAcc := newTrainer(t, model, mk(), scope)
-			for i, mbs := range steps {
-				stOne, err := one.Step(join(mbs))
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := flatten(optOne.got)
-				stAcc, err := acc.Step(mbs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i < 10 && (name == "ps-clip-auto" || name == "ps-clip-quantile") {
-					continue // the warm-up: a median of each micro-batch's norms
-				}
-				assertClose(t, flatten(optAcc.got), want, 1e-5)
-				if stOne.Clipped != stAcc.Clipped || math.Abs(stOne.Loss-stAcc.Loss) > 1e-6 {
-					t.Errorf("%s, %v: one batch %+v, micro-batches %+v", name, scope, stOne, stAcc)
-				}
-				if name == "ps-clip-sgd α·k^1/β" && (stOne.Clipped == 0 || stOne.Clipped == 32) {
-					t.Errorf("%s: %d of 32 clipped: the test needs both kinds", name, stOne.Clipped)
-				}
+		model := mlp(8)
+		one, optOne := newTrainer(t, model, mk(), train.Global)
+		acc, optAcc := newTrainer(t, model, mk(), train.Global)
+		for i, mbs := range steps {
+			stOne, err := one.Step(join(mbs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := flatten(optOne.got)
+			stAcc, err := acc.Step(mbs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i < 10 && (name == "ps-clip-auto" || name == "ps-clip-quantile") {
+				continue // the warm-up: a median of each micro-batch's norms
+			}
+			assertClose(t, flatten(optAcc.got), want, 1e-5)
+			if stOne.Clipped != stAcc.Clipped || math.Abs(stOne.Loss-stAcc.Loss) > 1e-6 {
+				t.Errorf("%s: one batch %+v, micro-batches %+v", name, stOne, stAcc)
+			}
+			if name == "ps-clip-sgd α·k^1/β" && (stOne.Clipped == 0 || stOne.Clipped == 32) {
+				t.Errorf("%s: %d of 32 clipped: the test needs both kinds", name, stOne.Clipped)
 			}
 		}
 	}
@@ -429,6 +424,7 @@ func TestNewRefusesSettings(t *testing.T) {
 		{"zero Threshold", estimator.NewPSClip(estimator.Threshold{}), nil, "Gamma"},
 		{"MicroBatch with ps-clip-sgd", ps, func(c *train.Config) { c.Scope = train.MicroBatch }, "Scope"},
 		{"MicroBatchMean with auto-clip", estimator.AutoClip{R: 0.01}, func(c *train.Config) { c.Scope = train.MicroBatchMean }, "Scope"},
+		{"MicroBatch with sgd", estimator.SGD{}, func(c *train.Config) { c.Scope = train.MicroBatch }, "Scope"},
 		{"KeepNorms with clip-sgd", estimator.ClipSGD{Gamma: 1}, func(c *train.Config) { c.KeepNorms = true }, "KeepNorms"},
 		{"KeepNorms with sgd", estimator.SGD{}, func(c *train.Config) { c.KeepNorms = true }, "KeepNorms"},
 		{"unknown scope", estimator.SGD{}, func(c *train.Config) { c.Scope = 7 }, "Scope"},

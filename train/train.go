@@ -315,8 +315,9 @@ type Trainer struct {
 // model's. An optimizer may update a subset of the model's parameters (the
 // others stay frozen). Like estimator.Spec, it refuses settings that would
 // have no effect, with a *setting.Error: a Scope other than Global with a
-// per-sample estimator (its Scale is 1, so where it is applied changes
-// nothing), and KeepNorms with an estimator that has no per-sample norms.
+// per-sample estimator or SGD (their Scale is 1, so where it is applied
+// changes nothing), and KeepNorms with an estimator that has no per-sample
+// norms.
 func New(cfg Config) (*Trainer, error) {
 	switch {
 	case isnil.IsNil(cfg.Model):
@@ -332,8 +333,8 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	switch per := cfg.Estimator.PerSample(); {
-	case per && cfg.Scope != Global:
-		return nil, setting.Unread("Scope", cfg.Scope, "a per-sample estimator ("+cfg.Estimator.Name()+") has no batch-level Scale to apply per micro-batch; use Global")
+	case cfg.Scope != Global && (per || cfg.Estimator == estimator.Estimator(estimator.SGD{})):
+		return nil, setting.Unread("Scope", cfg.Scope, cfg.Estimator.Name()+" has no batch-level Scale to apply per micro-batch (its Scale is 1); use Global")
 	case !per && cfg.KeepNorms:
 		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
 	}
