@@ -260,7 +260,7 @@ func TestRankLossFails(t *testing.T) {
 // estimator with a batch-level Scale, Global for a per-sample one and SGD
 // (New refuses the others).
 func scopes(e estimator.Estimator) []train.Scope {
-	if e.PerSample() || e == estimator.Estimator(estimator.SGD{}) {
+	if _, sgd := e.(estimator.SGD); sgd || e.PerSample() {
 		return []train.Scope{train.Global}
 	}
 	return []train.Scope{train.Global, train.MicroBatch, train.MicroBatchMean}

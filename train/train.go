@@ -332,8 +332,9 @@ func New(cfg Config) (*Trainer, error) {
 	if err := estimator.Validate(cfg.Estimator); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	_, sgd := cfg.Estimator.(estimator.SGD)
 	switch per := cfg.Estimator.PerSample(); {
-	case cfg.Scope != Global && (per || cfg.Estimator == estimator.Estimator(estimator.SGD{})):
+	case cfg.Scope != Global && (per || sgd):
 		return nil, setting.Unread("Scope", cfg.Scope, cfg.Estimator.Name()+" has no batch-level Scale to apply per micro-batch (its Scale is 1); use Global")
 	case !per && cfg.KeepNorms:
 		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
