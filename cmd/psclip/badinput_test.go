@@ -129,6 +129,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--gamma-seeds", "1,2"}, 2, "--gamma-seeds = 1"},
 		{[]string{"--out", "out", "--text", fxText, "--gamma-grid", "0"}, 2, "--clip = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--methods", "global,mb-clip", "--gamma-grid", "1"}, 2, "--gamma-grid applies only with ps-clip"},
+		{[]string{"--out", "out", "--text", fxText, "--ks", "", "--k-at", "0.05"}, 2, "--k-at applies only with a K sweep"},
 	},
 	"experiment gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -133,6 +134,13 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	for i := range *seeds {
 		s.Seeds = append(s.Seeds, uint64(i+1))
 	}
+	// The γ choice's flags need ps-clip, the sweep's a sweep: a flag no run
+	// reads is refused.
+	for _, name := range []string{"gamma-grid", "gamma-at", "gamma-seeds"} {
+		if flagSet(fs, name) && !slices.Contains(s.Methods, gpt.MethodPSClip) {
+			return usagef("--%s applies only with ps-clip in --methods", name)
+		}
+	}
 	if s.GammaGrid, err = numberList("gamma-grid", *gammaGrid, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }); err != nil {
 		return err
 	}
@@ -144,6 +152,11 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	}
 	if s.Ks, err = numberList("ks", *ks, strconv.Atoi); err != nil {
 		return err
+	}
+	for _, name := range []string{"k-at", "k-methods"} {
+		if flagSet(fs, name) && len(s.Ks) == 0 {
+			return usagef("--%s applies only with a K sweep (--ks)", name)
+		}
 	}
 	if len(s.Ks) > 0 {
 		if s.KAt, err = corruption("k-at", *kAt); err != nil {
