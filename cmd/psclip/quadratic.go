@@ -39,8 +39,9 @@ func runQuadratic(fs *flag.FlagSet, args []string) error {
 // experiment's flags and the output flags.
 type quadraticCLI struct {
 	quadratic.Config
-	out  string
-	json bool
+	out   string
+	json  bool
+	force bool
 }
 
 // quadraticFlags defines the experiments' flags on fs with defaults from
@@ -63,6 +64,7 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	fs.BoolVar(&c.Tuned, "tuned", false, "use the paper's tuned η, γ, α, β per p and method instead of --eta, --gamma and numeric --alpha, --beta")
 	fs.BoolVar(&c.json, "json", false, "print the JSON result to stdout instead of the table")
 	fs.StringVar(&c.out, "out", "", "if set, write the JSON result and the figure (PNG, SVG) into this `directory`")
+	fs.BoolVar(&c.force, "force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	if err := c.Validate(); err != nil {
 		return nil, usage(err)
 	}
-	if err := checkOutDir(c.out); err != nil {
+	if err := checkOutDir(c.out, c.force); err != nil {
 		return nil, err
 	}
 	return c, nil

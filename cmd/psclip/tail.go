@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/regfile"
-	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -34,6 +32,7 @@ func runTail(fs *flag.FlagSet, args []string) error {
 	rows := fs.Int("rows", 20, "about this many table rows")
 	asJSON := fs.Bool("json", false, "print the JSON result to stdout instead of the table")
 	out := fs.String("out", "", "if set, write tail.json and the figure tail.png, tail.svg into this `directory`")
+	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +44,7 @@ func runTail(fs *flag.FlagSet, args []string) error {
 	case *window < 0:
 		return usagef("--window %d: want ≥ 0", *window)
 	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
 	f, _, err := regfile.Open(*from)
@@ -72,7 +71,8 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	window := fs.Int("window", 0, "per-sample norms ps-clip-auto estimates p̂, σ̂ from (0: 4096)")
 	asJSON := fs.Bool("json", false, "print the JSON result to stdout instead of the table")
 	out := fs.String("out", "", "if set, write tail-quadratic.json and the figures (PNG, SVG) into this `directory`")
-	normsLog := fs.String("norms-log", "", "if set, also write run 0's per-sample norms at the first --p, as ps-clip-auto at η=0.01 sees them, to this JSON-lines `file` (input for psclip tail --from)")
+	normsLog := fs.String("norms-log", "", "if set, also write run 0's per-sample norms at the first --p, as ps-clip-auto at η=0.01 sees them, to this new JSON-lines `file` (input for psclip tail --from)")
+	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -85,14 +85,11 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	if err := c.Validate(); err != nil {
 		return usage(err)
 	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
-	if *normsLog != "" {
-		var oe *runlayer.OutputError
-		if err := runlayer.PrepareFile(*normsLog); errors.As(err, &oe) {
-			return usagef("--norms-log %s %v", oe.Path, oe.Err)
-		}
+	if err := checkOutFile("norms-log", *normsLog, *force); err != nil {
+		return err
 	}
 	res, err := tail.Run(c)
 	if err != nil {
