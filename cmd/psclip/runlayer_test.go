@@ -241,3 +241,48 @@ func TestResumeRefusesForeignLog(t *testing.T) {
 		refusedWith(t, "--resume with a log "+tc.what, r, 2, tc.want, "--restart")
 	}
 }
+
+// Issue 26: a directory belongs to one kind of run: a training run into an
+// experiment's directory, an experiment into a training run's, a run of
+// one trainer into another's are refused (exit 2) and change nothing,
+// whether the directory records its kind (its lock file) or tells it by
+// its files (an older one).
+func TestDirKindsDoNotMix(t *testing.T) {
+	idxData := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 40, 8)
+	gptExp := []string{"experiment", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "16", "--n-head", "2", "--block-size", "16",
+		"--micro-batch", "2", "--steps", "2", "--warmup", "1", "--lrs", "1e-3", "--seeds", "1", "--clip-modes", "global"}
+	imagesRun := []string{"train", "images", "--data", idxData, "--epochs", "1", "--batch", "8"}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		args  []string
+		want  string
+	}{
+		{"train images into an experiment", map[string]string{"psclip.lock": "1\ncifar experiment\n", "results.json": "{}"}, imagesRun, "is the directory of a cifar experiment, not of a cifar run"},
+		{"train images into an older experiment", map[string]string{"results.json": "{}", "runs/x": ""}, imagesRun, "is the directory of an experiment, not of a cifar run"},
+		{"train images into a gpt run", map[string]string{"psclip.lock": "1\ngpt run\n"}, imagesRun, "is the directory of a gpt run, not of a cifar run"},
+		{"experiment gpt into a gpt run", map[string]string{"psclip.lock": "1\ngpt run\n", "log.jsonl": "{}\n"}, gptExp, "is the directory of a gpt run, not of a gpt experiment"},
+		{"experiment gpt into an older run", map[string]string{"log.jsonl": "{}\n"}, gptExp, "is the directory of a run, not of a gpt experiment"},
+		{"experiment gpt into an images experiment", map[string]string{"psclip.lock": "1\ncifar experiment\n"}, gptExp, "is the directory of a cifar experiment, not of a gpt experiment"},
+	} {
+		dir := t.TempDir()
+		for name, b := range c.files {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := snapshot(t, dir)
+		for _, start := range []string{"--restart", "--resume", ""} {
+			args := append(append([]string{}, c.args...), "--out", dir)
+			if start != "" {
+				args = append(args, start)
+			}
+			r := psclip(t, "", nil, args...)
+			refusedWith(t, c.name+" "+start, r, 2, "--out "+dir+" "+c.want)
+		}
+		if after := snapshot(t, dir); !slices.Equal(before, after) {
+			t.Errorf("%s: changed the directory: %v, then %v", c.name, before, after)
+		}
+	}
+}
