@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	be "encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
@@ -36,6 +37,9 @@ const (
 	fxNoVal    = "@noval"    // token directory without val.bin
 	fxIDX      = "@idx"      // a good IDX directory (MNIST layout)
 	fxIDXTrunc = "@idxtrunc" // IDX directory whose train-images-idx3-ubyte ends early
+	fxIDXSize  = "@idxsize"  // IDX directory whose test images are 20×20, the training images 28×28
+	fxIDX200   = "@idx200"   // IDX directory with one training label of 200 (the others 0…3)
+	fxIDXOne   = "@idxone"   // IDX directory whose images all have label 0
 )
 
 // badInputs lists, for every psclip command, invocations with bad flags,
@@ -114,6 +118,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
 		{[]string{"--out", "out", "--data", fxIDX, "--ps-gamma", "0"}, 2, "--ps-gamma = 0"},
 		{[]string{"--out", "out", "--data", fxIDX, "--paper"}, 2, "paper"},
+		// Issue 26: image sets whose parts disagree.
+		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
+		{[]string{"--out", "out", "--data", fxIDX200}, 2, "have no training image"},
+		{[]string{"--out", "out", "--data", fxIDXOne}, 2, "a classifier needs at least 2 classes"},
 	},
 	"experiment gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -263,6 +271,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
 		{[]string{"--out", "out", "--data", fxIDX, "--resume"}, 2, "--resume"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "sgd", "--clip", "3"}, 2, "--clip does not apply to --estimator sgd"},
+		// Issue 26: image sets whose parts disagree.
+		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
+		{[]string{"--out", "out", "--data", fxIDX200}, 2, "the labels run to 200, but 196 of the classes 0…200 have no training image"},
+		{[]string{"--out", "out", "--data", fxIDXOne}, 2, "every training image has label 0; a classifier needs at least 2 classes"},
 	},
 	"train gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -356,6 +368,32 @@ func badFixtures(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	fx[fxIDXTrunc] = trunc
+	// Issue 26: image sets whose parts disagree.
+	size := writeIDX(t, filepath.Join(dir, "idxsize"), 40, 8)
+	testImages := be.BigEndian.AppendUint32(nil, 0x0803)
+	for _, d := range []int{8, 20, 20} {
+		testImages = be.BigEndian.AppendUint32(testImages, uint32(d))
+	}
+	write("idxsize/t10k-images-idx3-ubyte", append(testImages, make([]byte, 8*20*20)...))
+	fx[fxIDXSize] = size
+	labels := func(name string, f func(l []byte)) string {
+		d := writeIDX(t, filepath.Join(dir, name), 40, 8)
+		for _, file := range []string{"train-labels-idx1-ubyte", "t10k-labels-idx1-ubyte"} {
+			b, err := os.ReadFile(filepath.Join(d, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(b[8:])
+			write(filepath.Join(name, file), b)
+		}
+		return d
+	}
+	fx[fxIDX200] = labels("idx200", func(l []byte) {
+		if len(l) == 40 {
+			l[5] = 200
+		}
+	})
+	fx[fxIDXOne] = labels("idxone", func(l []byte) { clear(l) })
 	return fx
 }
 
