@@ -127,11 +127,13 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 		now, inNew := current[k]
 		switch {
 		case !inOld:
-			diffs = append(diffs, fmt.Sprintf("%s=%q is not in the checkpoint", k, now))
+			diffs = append(diffs, fmt.Sprintf("%s=%s is not in the checkpoint", k, now))
 		case !inNew:
-			diffs = append(diffs, fmt.Sprintf("%s (checkpoint %q) is not set now", k, was))
+			diffs = append(diffs, fmt.Sprintf("%s (checkpoint %s) is not set now", k, was))
 		case was != now:
-			diffs = append(diffs, fmt.Sprintf("%s=%q (checkpoint %q)", k, now, was))
+			// The values as they are: the run layer's are JSON, whose
+			// strings carry their own quotes.
+			diffs = append(diffs, fmt.Sprintf("%s=%s (checkpoint %s)", k, now, was))
 		}
 	}
 	if diffs != nil {

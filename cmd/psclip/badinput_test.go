@@ -101,6 +101,11 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--grid-betas", "2,2"}, 2, "--grid-betas = 2, want each value once"},
 		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--window", "512"}, 2, "--window applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxData, "--lr", "1e39"}, 2, "--lr = 1e+39"},
+		// Issue 26: a threshold of a method not selected.
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--ps-gamma", "5"}, 2, "--ps-gamma applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd,clip-sgd=3", "--clip-sgd-gamma", "5"}, 2, "--clip-sgd-gamma applies to none of --methods sgd,clip-sgd=3"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--grid-betas", "", "--inc-alpha", "5"}, 2, "--inc-alpha applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--inc-beta", "1.5"}, 2, "--inc-beta applies to none of --methods sgd"},
 	},
 	"experiment images": {
 		{[]string{"--out", "out"}, 2, "--data is required"},
@@ -118,6 +123,9 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
 		{[]string{"--out", "out", "--data", fxIDX, "--ps-gamma", "0"}, 2, "--ps-gamma = 0"},
 		{[]string{"--out", "out", "--data", fxIDX, "--paper"}, 2, "paper"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--ps-gamma", "5"}, 2, "--ps-gamma applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--clip-sgd-gamma", "5"}, 2, "--clip-sgd-gamma applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--inc-alpha", "5"}, 2, "--inc-alpha applies to none of --methods sgd"},
 		// Issue 26: image sets whose parts disagree.
 		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
 		{[]string{"--out", "out", "--data", fxIDX200}, 2, "have no training image"},
@@ -134,6 +142,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "-1"}, 2, "--lrs = -1"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "layer"}, 2, "layer"},
+		{[]string{"--out", "out", "--text", fxText, "--corpus-bytes", "100000"}, 2, "--corpus-bytes applies to the Go source corpus, not to --text or --data"},
 		// Issue 13: repeated entries, settings no run reads, float32 ranges.
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e-3,1e-3"}, 2, "--lrs = 0.001, want each value once"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "global,global"}, 2, "--clip-modes = global, want each value once"},
@@ -195,6 +204,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--splits", "val,"}, 2, "--splits"},
 		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
 		{[]string{"--ckpt", "out", "--seeds", "1,1"}, 2, "--seeds \"1,1\": seed 1 is listed twice"},
+		{[]string{"--ckpt", "out", "--splits", "val,val"}, 2, "--splits \"val,val\": split val is listed twice"},
 	},
 	"sample": {
 		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
@@ -300,6 +310,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--n-head", "3"}, 2, "--n-head = 3"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "layer"}, 2, "layer"},
 		{[]string{"--out", "out", "--text", fxText, "--vocab", "word"}, 2, "word"},
+		{[]string{"--out", "out", "--text", fxText, "--corpus-bytes", "100000"}, 2, "--corpus-bytes applies to the Go source corpus, not to --text or --data"},
 		{[]string{"--out", "out", "--text", fxText, "--steps", "10", "--warmup", "20"}, 2, "--warmup = 20"},
 		// Issue 13: a setting the clip mode does not read is refused, and
 		// every value is checked in float32, the precision it is used in.
