@@ -51,6 +51,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--n", "-1"}, 2, "--n -1"},
 		{[]string{"--runs", "0"}, 2, "--runs 0"},
 		{[]string{"--threads", "0"}, 2, "--threads 0"},
+		// Issue 26: sizes whose product overflows, and too many threads.
+		{[]string{"--m", "9223372036854775807", "--n", "2", "--k", "2"}, 2, "an operand would exceed"},
+		{[]string{"--m", "2", "--n", "4611686018427387904", "--k", "4"}, 2, "an operand would exceed"},
+		{[]string{"--threads", "100000"}, 2, "--threads 100000: want at most 1024"},
 	},
 	"bench step": {
 		{[]string{"--batch", "0"}, 2, "--batch 0"},
@@ -70,6 +74,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--clip-modes", "global,global"}, 2, "--clip-modes: global is listed twice"},
 		{[]string{"--estimators", "sgd,nsgd", "--gamma", "2"}, 2, "--gamma applies to none"},
 		{[]string{"--gamma", "1e39"}, 2, "--gamma = 1e+39"},
+		// Issue 26: --estimators beside --clip-modes, which replaces it.
+		{[]string{"--estimators", "sgd", "--clip-modes", "global"}, 2, "--estimators and --clip-modes exclude each other"},
 	},
 	"data synth-cifar": {
 		{[]string{}, 2, "--out is required"},
@@ -285,6 +291,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
 		{[]string{"--out", "out", "--data", fxIDX200}, 2, "the labels run to 200, but 196 of the classes 0…200 have no training image"},
 		{[]string{"--out", "out", "--data", fxIDXOne}, 2, "every training image has label 0; a classifier needs at least 2 classes"},
+		// Issue 26: more micro-batches than samples in a batch: the batch
+		// given, or the batch used (the 36 images of the training split).
+		{[]string{"--out", "out", "--data", fxIDX, "--batch", "8", "--accum", "9"}, 2, "--accum = 9, want at most the batch of 8"},
+		{[]string{"--out", "out", "--data", fxIDX, "--batch", "100", "--accum", "40"}, 2, "--accum = 40, want at most the 36 images of a batch"},
 	},
 	"train gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},

@@ -26,6 +26,11 @@ type gemmResult struct {
 	MsMedian float64 `json:"ms_median"`
 }
 
+// maxThreads bounds --threads: the GEMM splits its work into at most so
+// many goroutines, and far more than any machine's cores only adds
+// overhead (or exhausts memory).
+const maxThreads = 1024
+
 // maxGemmElems bounds each operand (1 GiB of float32) so that a typo in a
 // dimension is an error rather than an out-of-memory crash.
 const maxGemmElems = 1 << 28
@@ -50,8 +55,12 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 			return usagef("--%s %d: need at least 1", d.name, d.v)
 		}
 	}
-	if *m**k > maxGemmElems || *k**n > maxGemmElems || *m**n > maxGemmElems {
+	// Divided, not multiplied: a product of two sizes may overflow.
+	if *m > maxGemmElems / *k || *k > maxGemmElems / *n || *m > maxGemmElems / *n {
 		return usagef("--m %d --n %d --k %d: an operand would exceed %d elements", *m, *n, *k, maxGemmElems)
+	}
+	if *threads > maxThreads {
+		return usagef("--threads %d: want at most %d", *threads, maxThreads)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*threads))
 	med := kernels.TimeSgemm(*transA, *transB, *m, *n, *k, *runs)

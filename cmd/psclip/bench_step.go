@@ -92,6 +92,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err := m.check(fs); err != nil {
 		return err
 	}
+	if *modes != "" && flagSet(fs, "estimators") {
+		return usagef("--estimators and --clip-modes exclude each other: --clip-modes times clip modes instead of estimators")
+	}
 	var cfgs []config
 	readsGamma := false
 	if *modes != "" {

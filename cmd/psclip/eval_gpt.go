@@ -13,8 +13,8 @@ import (
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/internal/stats"
-	"github.com/psclip/psclip/setting"
 	runlayer "github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 func init() {

@@ -197,6 +197,9 @@ func (c *Config) Validate() error {
 	); err != nil {
 		return err
 	}
+	if c.Accum > c.Batch {
+		return setting.Errorf("Accum", c.Accum, "at most the batch of %d: every micro-batch needs a sample", c.Batch)
+	}
 	if _, err := ParseAugment(c.Augment); err != nil {
 		return err
 	}

@@ -299,14 +299,20 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	channels := data.Train.Channels()
-	if err := cfg.checkMemory(data.Train.Classes, channels); err != nil {
-		return nil, err
-	}
-	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	sp, err := cfg.split(data.Train)
 	if err != nil {
 		return nil, err
 	}
+	// A batch holds at most the training split: the memory a run needs,
+	// and the micro-batches it can make, are those of the batch it uses.
+	batch := min(cfg.Batch, len(sp.train))
+	if cfg.Accum > batch {
+		return nil, setting.Errorf("Accum", cfg.Accum, "at most the %d images of a batch (the training split's)", batch)
+	}
+	if err := cfg.checkMemory(data.Train.Classes, channels, batch); err != nil {
+		return nil, err
+	}
+	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	r.trainSet, r.valSet = data.Train.Subset(sp.train), data.Train.Subset(sp.valid)
 	r.trainSet.Labels = sp.labels
 	if cfg.LabelNoise > 0 {
@@ -385,15 +391,15 @@ func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
 	return models.NewAlexNet(c.alexNet(classes, channels), c.Seed)
 }
 
-// checkMemory refuses a run whose model, momentum buffers and batch cannot
-// fit in this machine's memory (run.CheckMemory), before anything is
-// allocated.
-func (c *Config) checkMemory(classes, channels int) error {
-	need := c.alexNet(classes, channels).TrainingBytes(c.Batch, 1)
+// checkMemory refuses a run whose model, momentum buffers and batches of
+// batch images cannot fit in this machine's memory (run.CheckMemory),
+// before anything is allocated.
+func (c *Config) checkMemory(classes, channels, batch int) error {
+	need := c.alexNet(classes, channels).TrainingBytes(batch, 1)
 	if c.Model == ModelSmallCNN {
-		need = c.smallCNN(classes, channels).TrainingBytes(c.Batch, 1)
+		need = c.smallCNN(classes, channels).TrainingBytes(batch, 1)
 	}
-	need += max(float64(c.Batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
+	need += max(float64(batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
 }
 
