@@ -223,6 +223,9 @@ func (c *Config) validateModelData() error {
 	if err := setting.First(setting.NonNegative("TrainSubset", c.TrainSubset), setting.Fraction("LabelNoise", c.LabelNoise)); err != nil {
 		return err
 	}
+	if float32(c.LabelNoise) >= 1 {
+		return setting.Errorf("LabelNoise", c.LabelNoise, "in [0, 1) in float32 as well (it rounds to 1)")
+	}
 	switch {
 	case c.LabelNoise == 0 && c.LabelNoiseKind != "":
 		return setting.Errorf("LabelNoiseKind", strconv.Quote(c.LabelNoiseKind), "unset without label noise")
