@@ -222,11 +222,13 @@ var badInputs = map[string][]badCase{
 	},
 	"tail": {
 		{[]string{}, 2, "--from is required"},
-		{[]string{"--from", "no-such.jsonl"}, 1, "no-such.jsonl"},
-		{[]string{"--from", fxEmpty}, 1, "no per-sample norms"},
-		{[]string{"--from", "file"}, 1, "file"},
+		// Issue 26: the log is input: missing or malformed, exit 2.
+		{[]string{"--from", "no-such.jsonl"}, 2, "--from no-such.jsonl: no such file or directory"},
+		{[]string{"--from", fxEmpty}, 2, "no per-sample norms"},
+		{[]string{"--from", "file"}, 2, "--from file: line 1: invalid character"},
 		{[]string{"--from", fxEmpty, "--rows", "0"}, 2, "--rows 0"},
 		{[]string{"--from", fxEmpty, "--window", "-1"}, 2, "--window -1"},
+		{[]string{"--from", fxEmpty, "--window", "1"}, 2, "--window 1: want 0 (4096) or at least 256"},
 		{[]string{"--from", fxEmpty, "--out", "file"}, 2, "--out file"},
 	},
 	"tail quadratic": {

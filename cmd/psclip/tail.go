@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
-	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"slices"
 
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/regfile"
@@ -41,20 +43,25 @@ func runTail(fs *flag.FlagSet, args []string) error {
 		return usagef("--from is required")
 	case *rows <= 0:
 		return usagef("--rows %d: want > 0", *rows)
-	case *window < 0:
-		return usagef("--window %d: want ≥ 0", *window)
+	case *window < 0 || *window > 0 && *window < estimator.MinTailSamples:
+		return usagef("--window %d: want 0 (%d) or at least %d", *window, estimator.DefaultWindow, estimator.MinTailSamples)
 	}
 	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
+	// The log is the user's input: a missing or malformed one is bad
+	// input (exit 2), as a bad flag is.
 	f, _, err := regfile.Open(*from)
+	if pe := (*iofs.PathError)(nil); errors.As(err, &pe) {
+		return usagef("--from %s: %v", *from, pe.Err)
+	}
 	if err != nil {
-		return err
+		return usagef("--from %v", err)
 	}
 	defer f.Close()
 	res, err := tail.Trace(f, *window)
 	if err != nil {
-		return fmt.Errorf("%s: %w", *from, err)
+		return usagef("--from %s: %v", *from, err)
 	}
 	return emitTail(*out, *asJSON, res, res.Save, func(w io.Writer) error { return res.WriteTable(w, *rows) })
 }
