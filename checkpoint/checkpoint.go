@@ -108,6 +108,15 @@ func (e *ConfigError) Error() string {
 	return "checkpoint: the run's configuration differs from the checkpoint's: " + strings.Join(e.Diffs, ", ")
 }
 
+// ForeignError is a safetensors file that is no psclip checkpoint (it has
+// none of a checkpoint's metadata): another program's weights, say. It is
+// the wrong input, not a damaged checkpoint.
+type ForeignError struct{ Path string }
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("checkpoint: %s: no checksum: a safetensors file, but not a psclip checkpoint", e.Path)
+}
+
 // CheckConfig returns a *ConfigError listing every setting in which current
 // and the checkpoint's configuration differ, ignoring the keys in mayDiffer
 // (settings such as the number of epochs or the output directory that a
@@ -313,7 +322,7 @@ func decode(path string, f *safetensors.File) (*Loaded, error) {
 	}
 	sum, ok := f.Metadata[checksumKey]
 	if !ok {
-		return nil, bad("no checksum: not a psclip checkpoint")
+		return nil, &ForeignError{Path: path}
 	}
 	if got := digest(f.Tensors, f.Metadata); got != sum {
 		return nil, bad("checksum mismatch: the file is corrupt")

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/psclip/psclip/safetensors"
 )
 
 // badCase is one invocation that must fail: exit status code, and a single
@@ -40,6 +42,7 @@ const (
 	fxIDXSize  = "@idxsize"  // IDX directory whose test images are 20×20, the training images 28×28
 	fxIDX200   = "@idx200"   // IDX directory with one training label of 200 (the others 0…3)
 	fxIDXOne   = "@idxone"   // IDX directory whose images all have label 0
+	fxForeign  = "@foreign"  // a safetensors file of another program, no psclip checkpoint
 )
 
 // badInputs lists, for every psclip command, invocations with bad flags,
@@ -211,6 +214,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
 		{[]string{"--ckpt", "out", "--seeds", "1,1"}, 2, "--seeds \"1,1\": seed 1 is listed twice"},
 		{[]string{"--ckpt", "out", "--splits", "val,val"}, 2, "--splits \"val,val\": split val is listed twice"},
+		{[]string{"--ckpt", fxForeign}, 2, "a safetensors file, but not a psclip checkpoint"},
 	},
 	"sample": {
 		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
@@ -219,6 +223,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--temperature", "0"}, 2, "--temperature = 0"},
 		{[]string{"--ckpt", "out", "--top-k", "-1"}, 2, "--top-k = -1"},
 		{[]string{"--ckpt", "out", "--temperature", "1e39"}, 2, "--temperature = 1e+39"},
+		// Issue 26: another program's safetensors file is bad input.
+		{[]string{"--ckpt", fxForeign}, 2, "a safetensors file, but not a psclip checkpoint"},
 	},
 	"tail": {
 		{[]string{}, 2, "--from is required"},
@@ -424,6 +430,11 @@ func badFixtures(t *testing.T) map[string]string {
 		}
 	})
 	fx[fxIDXOne] = labels("idxone", func(l []byte) { clear(l) })
+	fx[fxForeign] = filepath.Join(dir, "foreign.safetensors")
+	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(fx[fxForeign], w, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
 	return fx
 }
 

@@ -176,6 +176,8 @@ func lookup(args []string) (*command, []string) {
 // arguments or input files: a usageError, an error of flag.FlagSet.Parse,
 // a setting out of range (*setting.Error), a rank of a data-parallel run
 // whose data or configuration differs from rank 0's (*dist.DifferError),
+// a safetensors file given as a checkpoint that is none
+// (*checkpoint.ForeignError),
 // or a resume that does not fit its run directory (isRunUsage). Anything else, a damaged checkpoint
 // included, is a failure of the work.
 func isUsage(err error) bool {
@@ -184,9 +186,10 @@ func isUsage(err error) bool {
 		pe flagParseError
 		se *setting.Error
 		ce *checkpoint.ConfigError
-		de *dist.DifferError // a rank's data or flags differ from rank 0's
+		fe *checkpoint.ForeignError // a safetensors file of another program
+		de *dist.DifferError        // a rank's data or flags differ from rank 0's
 	)
-	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &de) || isRunUsage(err)
+	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &de) || isRunUsage(err)
 }
 
 // flagParseError wraps an error returned by flag.FlagSet.Parse.

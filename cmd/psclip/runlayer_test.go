@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/psclip/psclip/safetensors"
 )
 
 // Small runs of each trainer, for the run-layer tests.
@@ -140,6 +142,21 @@ func TestCheckpointOfAnotherCommand(t *testing.T) {
 	mustRun(t, nil, append(tinyCIFAR(t), "--out", dir)...)
 	r := psclip(t, "", nil, "sample", "--ckpt", dir, "--tokens", "5")
 	refusedWith(t, "sample --ckpt on a CIFAR run", r, 2, "is a cifar checkpoint, not a gpt one")
+}
+
+// Issue 26: a resume from another program's safetensors file (no psclip
+// checkpoint) is bad input, exit 2, as it is for sample and eval gpt.
+func TestResumeFromForeignSafetensors(t *testing.T) {
+	dir := t.TempDir()
+	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(filepath.Join(dir, "ckpt.safetensors"), w, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := psclip(t, "", nil, append(tinyGPT(t, textCorpus(t), 4), "--out", dir, "--resume")...)
+	refusedWith(t, "train gpt --resume from a foreign file", r, 2, "a safetensors file, but not a psclip checkpoint")
 }
 
 // TestSizesThatCannotFit: sizes beyond the machine's memory are refused
