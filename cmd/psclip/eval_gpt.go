@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/experiments/gpt"
@@ -89,6 +88,13 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	res := evalResult{Ckpt: *ckpt, Step: m.Step, EvalIters: *iters, Mean: map[string]sd{}}
+	// The estimates stream out as they are made (the table's rows; JSON
+	// at the end), with a progress line on stderr about once a second.
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%s after %d steps, %d batches of %d × %d tokens per estimate\n",
+			*ckpt, m.Step, *iters, m.Config.MicroBatch, m.Config.BlockSize)
+		fmt.Fprintf(stdout, "%-6s %-20s %s\n", "split", "seed", "loss")
+	}
 	for _, split := range names {
 		tokens := corpus.Val
 		if split == "train" {
@@ -96,12 +102,16 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		}
 		var losses []float64
 		for _, seed := range draws {
-			l, err := m.Loss(corpus, tokens, *iters, seed)
+			p := newProgress(fmt.Sprintf("eval gpt: %s, seed %d", split, seed), "batches", *iters)
+			l, err := m.Loss(corpus, tokens, *iters, seed, p.update)
 			if err != nil {
 				return corpusMismatch(err)
 			}
 			losses = append(losses, l)
 			res.Losses = append(res.Losses, evalLoss{split, seed, l})
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%-6s %-20d %.4f\n", split, seed, l)
+			}
 		}
 		mean, dev := stats.MeanSD(losses)
 		res.Mean[split] = sd{mean, dev}
@@ -111,17 +121,10 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(stdout, "%s after %d steps, %d batches of %d × %d tokens per estimate\n",
-		*ckpt, m.Step, *iters, m.Config.MicroBatch, m.Config.BlockSize)
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "split\tseed\tloss")
-	for _, l := range res.Losses {
-		fmt.Fprintf(w, "%s\t%d\t%.4f\n", l.Split, l.Seed, l.Loss)
-	}
 	for _, split := range names {
-		fmt.Fprintf(w, "%s\tmean ± sd\t%.4f ± %.4f\n", split, float64(res.Mean[split].Mean), float64(res.Mean[split].SD))
+		fmt.Fprintf(stdout, "%-6s %-20s %.4f ± %.4f\n", split, "mean ± sd", float64(res.Mean[split].Mean), float64(res.Mean[split].SD))
 	}
-	return w.Flush()
+	return nil
 }
 
 // corpusMismatch is the usage error of a corpus that does not fit the

@@ -96,7 +96,8 @@ func main() {
 }
 
 // run executes one psclip invocation and returns the process exit status:
-// 0 on success, 1 when the work failed, 2 for a usage mistake.
+// 0 on success, 1 when the work failed, 2 for a usage mistake, 128 plus the
+// signal's number for a run a signal interrupted (after saving it).
 func run(args []string, out, errOut io.Writer) int {
 	stdout, stderr = out, errOut
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -131,6 +132,8 @@ func run(args []string, out, errOut io.Writer) int {
 		return 0
 	case isUsage(err):
 		line, code = fmt.Sprintf("psclip %s: %s (see 'psclip %s -h')", cmd.name, cmd.message(err), cmd.name), 2
+	case errors.Is(err, loop.ErrInterrupted):
+		line, code = fmt.Sprintf("psclip %s: %s", cmd.name, cmd.message(err)), interruptedStatus()
 	default:
 		line = fmt.Sprintf("psclip %s: %s", cmd.name, cmd.message(err))
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/psclip/psclip/internal/regfile"
@@ -25,9 +26,42 @@ const restartExperimentUsage = "start every run of the experiment in --out over 
 var runFileNames = strings.Join([]string{runlayer.LogFile, runlayer.CheckpointFile, runlayer.ResultFile}, ", ")
 
 // interruptContext is cancelled by Ctrl-C (SIGINT), SIGTERM and SIGHUP (a
-// closed terminal): a run then saves the step in flight and stops.
+// closed terminal): a run then saves the step in flight and stops, and
+// psclip exits as shells expect of a process a signal ended
+// (interruptedStatus).
 func interruptContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case s := <-ch:
+			if n, ok := s.(syscall.Signal); ok {
+				caught.Store(int32(n))
+			}
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel()
+	}
+}
+
+// caught is the number of the signal that interrupted the run; 0 if none.
+var caught atomic.Int32
+
+// interruptedStatus is the exit status of a run a signal interrupted: 128
+// plus the signal's number, as a shell reports a process the signal
+// ended (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), although psclip
+// saved the step in flight first. A rank of an MPI job that the signal did
+// not reach stops with the others, as if by SIGINT.
+func interruptedStatus() int {
+	if n := caught.Load(); n > 0 {
+		return 128 + int(n)
+	}
+	return 128 + int(syscall.SIGINT)
 }
 
 // forceUsage is the usage of --force, which every command that writes

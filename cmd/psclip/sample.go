@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/psclip/psclip/experiments/gpt"
@@ -39,11 +40,34 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	text, err := m.Sample(*prompt, o)
-	if err != nil {
+	if m.Vocab == nil {
+		return usagef("--ckpt %s: the checkpoint has no vocabulary to decode with (the model was trained on token files)", *ckpt)
+	}
+	if _, err := m.Vocab.Encode([]byte(*prompt)); err != nil {
+		return usagef("--prompt %q: %v", *prompt, err)
+	}
+	// The text streams out token by token and, unless it goes to a
+	// terminal, where it shows itself, a progress line goes to stderr
+	// about once a second: a long sample is never silent.
+	fmt.Fprint(stdout, *prompt)
+	var p *progress
+	if !stdoutIsTerminal() {
+		p = newProgress("sample", "tokens", o.Tokens)
+	}
+	done := 0
+	o.Each = func(t int32) error {
+		s, err := m.Vocab.Decode([]int32{t})
+		if err != nil {
+			return err
+		}
+		done++
+		p.update(done)
+		_, err = io.WriteString(stdout, s)
+		return err
+	}
+	if _, err := m.Sample(*prompt, o); err != nil {
 		return usage(err)
 	}
-	fmt.Fprint(stdout, *prompt+text)
 	return nil
 }
 
