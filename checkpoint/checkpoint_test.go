@@ -161,6 +161,21 @@ func TestModelOnly(t *testing.T) {
 	}
 }
 
+// Issue 26: a safetensors file of another program (no checkpoint
+// metadata) is a *ForeignError, wrong input, not a damaged checkpoint.
+func TestForeignSafetensors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(path, w, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	var fe *ForeignError
+	if !errors.As(err, &fe) || fe.Path != path {
+		t.Errorf("Load of a foreign file: %v, want a *ForeignError naming it", err)
+	}
+}
+
 // Every truncation and every single-byte change of a checkpoint is detected.
 func TestDamageIsDetected(t *testing.T) {
 	dir := t.TempDir()
