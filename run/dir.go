@@ -178,11 +178,15 @@ func dirKind(dir string) string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(string(b), "\n")
-	if len(lines) < 2 {
-		return ""
-	}
-	return strings.TrimSpace(lines[1])
+	return lockKind(b)
+}
+
+// lockKind is the kind a lock file's content b records on its second
+// line; "" if none.
+func lockKind(b []byte) string {
+	_, rest, _ := strings.Cut(string(b), "\n")
+	kind, _, _ := strings.Cut(rest, "\n")
+	return strings.TrimSpace(kind)
 }
 
 // present lists the files of names that exist in dir.
@@ -237,9 +241,7 @@ func writePID(f *os.File, kind string) error {
 		if err != nil {
 			return err
 		}
-		if lines := strings.Split(string(b), "\n"); len(lines) >= 2 {
-			kind = strings.TrimSpace(lines[1])
-		}
+		kind = lockKind(b)
 	}
 	if err := f.Truncate(0); err != nil {
 		return err

@@ -38,7 +38,7 @@ func TestSampleAndEvalStream(t *testing.T) {
 		want []string // writes that must come in this order, among others
 	}{
 		{[]string{"sample", "--ckpt", out, "--tokens", "12", "--prompt", "to"},
-			[]string{"out:to", "err:sample: 1/12 tokens\n", "out:", "err:sample: 2/12 tokens\n", "out:", "err:sample: 12/12 tokens\n", "out:"}},
+			[]string{"out:to", "err:sample: 1/12 tokens\n", "out:", "err:sample: 2/12 tokens\n", "out:", "err:sample: 12/12 tokens\n"}},
 		{[]string{"eval", "gpt", "--ckpt", out, "--text", corpus, "--eval-iters", "3", "--seeds", "1,2", "--splits", "val"},
 			[]string{"err:eval gpt: val, seed 1: 1/3 batches\n", "err:eval gpt: val, seed 1: 3/3 batches\n", "out:val    1 ",
 				"err:eval gpt: val, seed 2: 1/3 batches\n", "out:val    2 ", "out:val    mean ± sd"}},

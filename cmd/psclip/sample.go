@@ -40,32 +40,35 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	if m.Vocab == nil {
-		return usagef("--ckpt %s: the checkpoint has no vocabulary to decode with (the model was trained on token files)", *ckpt)
-	}
-	if _, err := m.Vocab.Encode([]byte(*prompt)); err != nil {
-		return usagef("--prompt %q: %v", *prompt, err)
-	}
-	// The text streams out token by token and, unless it goes to a
+	// The text streams out token by token, after the prompt, once the
+	// checkpoint and the prompt have proved usable; unless it goes to a
 	// terminal, where it shows itself, a progress line goes to stderr
 	// about once a second: a long sample is never silent.
-	fmt.Fprint(stdout, *prompt)
 	var p *progress
 	if !stdoutIsTerminal() {
 		p = newProgress("sample", "tokens", o.Tokens)
 	}
 	done := 0
+	var writeErr error // stdout's: a failure of the work, not bad input
 	o.Each = func(t int32) error {
 		s, err := m.Vocab.Decode([]int32{t})
 		if err != nil {
 			return err
 		}
+		if done == 0 {
+			s = *prompt + s
+		}
 		done++
+		if _, writeErr = io.WriteString(stdout, s); writeErr != nil {
+			return writeErr
+		}
 		p.update(done)
-		_, err = io.WriteString(stdout, s)
-		return err
+		return nil
 	}
 	if _, err := m.Sample(*prompt, o); err != nil {
+		if writeErr != nil {
+			return writeErr
+		}
 		return usage(err)
 	}
 	return nil
