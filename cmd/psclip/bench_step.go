@@ -83,6 +83,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return usagef("--steps %d: need at least 1", *steps)
 	case *warmup < 0:
 		return usagef("--warmup %d: must not be negative", *warmup)
+	case world.Size() > *accum:
+		return usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", *accum, world.Size(), world.Size())
 	}
 	type config struct {
 		est   estimator.Estimator
@@ -134,6 +136,11 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if flagSet(fs, "gamma") && !readsGamma {
 		return usagef("--gamma applies to none of the estimators or clip modes timed")
+	}
+	// Under mpirun every rank times the same steps in step with the
+	// others: their flags, which name no files, must be rank 0's.
+	if err := dist.Same(world, "the command line", []byte(strings.Join(args, "\x00"))); err != nil {
+		return err
 	}
 	if err := m.checkMemory(*b, *accum, 1); err != nil {
 		return err

@@ -329,6 +329,30 @@ func TestMPIRanksDisagree(t *testing.T) {
 	}
 }
 
+// Issue 26: bench step's ranks time the same steps in step, so a rank with
+// other flags is refused on every rank alike, and so are fewer
+// micro-batches than ranks (bad input, exit 2).
+func TestMPIBenchStepFlagsDiffer(t *testing.T) {
+	args := []string{"bench", "step", "--width-div", "16", "--batch", "4", "--accum", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd"}
+	other := slices.Clone(args)
+	other[slices.Index(other, "--batch")+1] = "8"
+	for _, tc := range []struct {
+		name string
+		r    result
+		want string
+	}{
+		{"other flags", mpirun(t, 1, args, other), "psclip bench step: rank 1: the command line differs from rank 0's (see 'psclip bench step -h')"},
+		{"--accum 1", mpirun(t, 2, append(slices.Clone(args), "--accum", "1")), "psclip bench step: --accum 1: 2 ranks share a step's micro-batches, so it needs at least 2 (see 'psclip bench step -h')"},
+	} {
+		if tc.r.code != 2 || strings.Count(tc.r.stderr, tc.want) != 2 {
+			t.Errorf("%s: exit %d, want 2 and %q from both ranks:\n%s", tc.name, tc.r.code, tc.want, tc.r.stderr)
+		}
+	}
+	if r := mpirun(t, 2, args); r.code != 0 {
+		t.Errorf("the same flags on both ranks: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // snapshotIf is snapshot of dir, or nil if it does not exist.
 func snapshotIf(t *testing.T, dir string) []string {
 	if _, err := os.Stat(dir); err != nil {
