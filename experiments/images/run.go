@@ -30,7 +30,9 @@ import (
 // speed and memory, never the result.
 const EvalBatch = 250
 
-// Kind names this trainer in checkpoints (run.Spec.Kind).
+// Kind names this trainer in checkpoints (run.Spec.Kind). It keeps the
+// name the package had before it was experiments/images, so that earlier
+// checkpoints resume.
 const Kind = "cifar"
 
 // Data is a loaded data set: the training set (split into training and
@@ -607,7 +609,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		x, y, _ = r.it.Next()
 	}
 	if p := r.it.Position(); p.Epoch != i/r.batchesPerEpoch {
-		panic(fmt.Sprintf("cifar: step %d drew a batch of epoch %d", i, p.Epoch)) // a bookkeeping bug
+		panic(fmt.Sprintf("images: step %d drew a batch of epoch %d", i, p.Epoch)) // a bookkeeping bug
 	}
 	b := train.Batch{X: x, Y: y}
 	if r.beforeStep != nil {
