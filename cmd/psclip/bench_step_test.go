@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/psclip/psclip/provenance"
 )
 
 func TestBenchStepJSON(t *testing.T) {
@@ -20,6 +22,7 @@ func TestBenchStepJSON(t *testing.T) {
 			StepMsMedian float64 `json:"step_ms_median"`
 			ImagesPerS   float64 `json:"images_per_s"`
 		} `json:"results"`
+		Provenance provenance.Record `json:"provenance"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v in %q", err, out)
@@ -31,6 +34,9 @@ func TestBenchStepJSON(t *testing.T) {
 		if !(r.StepMsMedian > 0 && r.ImagesPerS > 0) {
 			t.Errorf("%s: step %g ms, %g images/s", r.Estimator, r.StepMsMedian, r.ImagesPerS)
 		}
+	}
+	if p := res.Provenance; len(p.Command) == 0 || p.Kernel == "" || p.Threads < 1 || p.Finished.IsZero() {
+		t.Errorf("provenance %+v: want a command line, a kernel, the threads and a finish time", p)
 	}
 }
 
