@@ -22,7 +22,7 @@ bin=$(mktemp -d)/psclip
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 # One binary, with OpenBLAS linked in for gemm/ (psclip's own code is the
 # same as in the default pure-Go build).
-CGO_ENABLED=1 go build -tags openblas -o "$bin" ./cmd/psclip
+CGO_ENABLED=1 bench/evidence/build.sh "$bin" -tags openblas
 threads=${THREADS:-1}
 export GOMAXPROCS=$threads
 
