@@ -32,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/psclip/psclip/internal/stats"
 )
 
 // beginPrefix and endLine delimit a generated table; the begin line names
@@ -70,11 +72,15 @@ func Regenerate(root, page string) (string, []string, error) {
 	var out strings.Builder
 	var used []string
 	lines := strings.SplitAfter(string(b), "\n")
+	fenced := false // inside a fenced code block, where a marker is an example
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		out.WriteString(line)
 		trimmed := strings.TrimRight(line, "\n")
-		if !strings.HasPrefix(trimmed, beginPrefix) {
+		if strings.HasPrefix(strings.TrimSpace(trimmed), "```") {
+			fenced = !fenced
+		}
+		if fenced || !strings.HasPrefix(trimmed, beginPrefix) {
 			continue
 		}
 		name, ok := strings.CutSuffix(strings.TrimPrefix(trimmed, beginPrefix), beginSuffix)
@@ -142,6 +148,10 @@ func Update(root string) error {
 //	v FILE PATH      the number or string at PATH in FILE (exactly one)
 //	all FILE PATH    every number PATH matches, in file order
 //	median, mean, min, max LIST
+//	scale K LIST     every value times K (fractions as percent: scale 100)
+//	pair X REF       the paired comparison of two lists (internal/stats.Pair):
+//	                 (pair X REF).Format 2 prints "+0.03 [-0.01, +0.07]",
+//	                 .Positive and .N the sign count
 //	div, mul, sub, add A B
 //
 // PATH is a dot-separated walk: a key, an index [2], [*] for every
@@ -212,10 +222,18 @@ func Funcs(root string) template.FuncMap {
 		},
 		"min": func(v []float64) float64 { return slices.Min(v) },
 		"max": func(v []float64) float64 { return slices.Max(v) },
-		"div": func(a, b float64) float64 { return a / b },
-		"mul": func(a, b float64) float64 { return a * b },
-		"sub": func(a, b float64) float64 { return a - b },
-		"add": func(a, b float64) float64 { return a + b },
+		"scale": func(k float64, v []float64) []float64 {
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = k * x
+			}
+			return out
+		},
+		"pair": stats.Pair,
+		"div":  func(a, b float64) float64 { return a / b },
+		"mul":  func(a, b float64) float64 { return a * b },
+		"sub":  func(a, b float64) float64 { return a - b },
+		"add":  func(a, b float64) float64 { return a + b },
 	}
 }
 

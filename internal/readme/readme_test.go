@@ -51,14 +51,18 @@ func TestLookup(t *testing.T) {
 
 // TestRender renders a template against a file of its own: the numbers at
 // the stated precision, the list functions, and an error for a path that
-// matches more than one value.
+// matches more than one value. The paired column: differences 27, 9, 18,
+// mean 18, sd 9, t(0.975, 2) = 4.3027 (R: qt(0.975, 2)), half-width
+// 4.3027·9/√3 = 22.36.
 func TestRender(t *testing.T) {
 	dir := t.TempDir()
+	// A marker in a fenced code block is an example, left as it is.
+	fence := "```\n" + beginPrefix + "ok.md" + beginSuffix + "\nexample\n" + endLine + "\n```\n"
 	files := map[string]string{
 		"e.json":  `{"r":[{"m":"a","x":0.12345,"t":[3,1,2]},{"m":"b","x":2,"t":[4]}]}`,
-		"ok.md":   `| a | {{printf "%.3f" (v "e.json" "r[m=a].x")}} | {{printf "%.2f×" (div (v "e.json" "r[m=b].x") (v "e.json" "r[m=a].x"))}} | {{median (all "e.json" "r[m=a].t[*]")}} | {{max (all "e.json" "r[*].t[*]")}} |` + "\n\n",
+		"ok.md":   `| a | {{printf "%.3f" (v "e.json" "r[m=a].x")}} | {{printf "%.2f×" (div (v "e.json" "r[m=b].x") (v "e.json" "r[m=a].x"))}} | {{median (all "e.json" "r[m=a].t[*]")}} | {{max (all "e.json" "r[*].t[*]")}} | {{(pair (scale 10 (all "e.json" "r[m=a].t[*]")) (all "e.json" "r[m=a].t[*]")).Format 1}} |` + "\n\n",
 		"bad.md":  `{{v "e.json" "r[*].x"}}`,
-		"page.md": "text\n" + beginPrefix + "ok.md" + beginSuffix + "\nstale\n" + endLine + "\nmore\n",
+		"page.md": "text\n" + beginPrefix + "ok.md" + beginSuffix + "\nstale\n" + endLine + "\nmore\n" + fence,
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -66,14 +70,14 @@ func TestRender(t *testing.T) {
 		}
 	}
 	got, err := Render(dir, "ok.md")
-	if want := "| a | 0.123 | 16.20× | 2 | 4 |\n"; err != nil || got != want {
+	if want := "| a | 0.123 | 16.20× | 2 | 4 | +18.0 [-4.4, +40.4] |\n"; err != nil || got != want {
 		t.Errorf("Render = %q, %v; want %q", got, err, want)
 	}
 	if _, err := Render(dir, "bad.md"); err == nil || !strings.Contains(err.Error(), "matches 2 values") {
 		t.Errorf("Render of an ambiguous path: %v", err)
 	}
 	page, used, err := Regenerate(dir, "page.md")
-	if want := "text\n" + beginPrefix + "ok.md" + beginSuffix + "\n| a | 0.123 | 16.20× | 2 | 4 |\n" + endLine + "\nmore\n"; err != nil || page != want || !slices.Equal(used, []string{"ok.md"}) {
+	if want := "text\n" + beginPrefix + "ok.md" + beginSuffix + "\n| a | 0.123 | 16.20× | 2 | 4 | +18.0 [-4.4, +40.4] |\n" + endLine + "\nmore\n" + fence; err != nil || page != want || !slices.Equal(used, []string{"ok.md"}) {
 		t.Errorf("Regenerate = %q, %v, %v; want %q", page, used, err, want)
 	}
 }
