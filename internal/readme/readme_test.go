@@ -164,6 +164,9 @@ func TestLinks(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "docs/tables/") {
+			return nil // templates: their links are checked where they are rendered
+		}
 		checkAnchors := rel == "README.md" || strings.HasPrefix(rel, "docs/") && !strings.HasPrefix(rel, "docs/tables/")
 		b, err := os.ReadFile(path)
 		if err != nil {
