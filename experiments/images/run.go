@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
@@ -299,6 +300,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	channels := data.Train.Channels()
+	if err := cfg.checkChannels(channels); err != nil {
+		return nil, err
+	}
 	if err := cfg.checkMemory(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
@@ -315,7 +319,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
 		}
 	}
-	r.norm = cifardata.Stats(r.trainSet)
+	r.norm = cfg.normalizer(r.trainSet)
 	aug, _ := ParseAugment(cfg.Augment)
 	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: true, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
 		return nil, err
@@ -377,12 +381,39 @@ func (c *Config) smallCNN(classes, channels int) models.SmallCNNConfig {
 	return models.SmallCNNConfig{Classes: classes, InChannels: channels, Width: models.DefaultSmallCNN.Width / c.WidthDiv}
 }
 
+// tanhCNN is the run's TanhCNN: 28×28 images on data/idx's 32×32 canvas.
+func (c *Config) tanhCNN(classes int) models.TanhCNNConfig {
+	return models.TanhCNNConfig{Classes: classes, Side: cifardata.Side}
+}
+
 // newModel builds and initialises the run's model (Config.Model).
 func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
-	if c.Model == ModelSmallCNN {
+	switch c.Model {
+	case ModelSmallCNN:
 		return models.NewSmallCNN(c.smallCNN(classes, channels), c.Seed)
+	case ModelTanhCNN:
+		return models.NewTanhCNN(c.tanhCNN(classes), c.Seed)
 	}
 	return models.NewAlexNet(c.alexNet(classes, channels), c.Seed)
+}
+
+// normalizer is the run's pixel normalisation (Config.Normalize): the
+// training split's channel statistics, or none (v/255: mean 0, standard
+// deviation 1).
+func (c *Config) normalizer(train *cifardata.Dataset) cifardata.Normalizer {
+	if c.Normalize == NormalizeNone {
+		return cifardata.Normalizer{Std: [cifardata.Channels]float32{1, 1, 1}}
+	}
+	return cifardata.Stats(train)
+}
+
+// checkChannels refuses data the model cannot take: TanhCNN takes grey
+// images only.
+func (c *Config) checkChannels(channels int) error {
+	if c.Model == ModelTanhCNN && channels != 1 {
+		return setting.Errorf("Model", strconv.Quote(c.Model), "a model for %d-channel images: %s takes grey 28×28 images (Fashion-MNIST, MNIST)", channels, ModelTanhCNN)
+	}
+	return nil
 }
 
 // checkMemory refuses a run whose model, momentum buffers and batch cannot
@@ -390,8 +421,11 @@ func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
 // allocated.
 func (c *Config) checkMemory(classes, channels int) error {
 	need := c.alexNet(classes, channels).TrainingBytes(c.Batch, 1)
-	if c.Model == ModelSmallCNN {
+	switch c.Model {
+	case ModelSmallCNN:
 		need = c.smallCNN(classes, channels).TrainingBytes(c.Batch, 1)
+	case ModelTanhCNN:
+		need = c.tanhCNN(classes).TrainingBytes(c.Batch, 1)
 	}
 	need += max(float64(c.Batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
