@@ -181,11 +181,10 @@ class Stepper:
             sys.exit(f"bench_torch: unknown estimator {name!r}")
 
 
-def provenance(started, load_before):
-    """The provenance record of psclip's results files (package provenance),
-    for a result of this script: the command, the commit of this checkout,
-    the CPU, the kernel that ran PyTorch's GEMMs (Debian's torch calls
-    OpenBLAS: its core type), the threads and the load."""
+def checkout_commit():
+    """The commit of this checkout, "+dirty" when tracked files differ from
+    it, or "unknown": taken when the work starts, as the checkout may move
+    while it runs."""
     def git(*args):
         try:
             return subprocess.run(["git", "-C", HERE] + list(args), stdout=subprocess.PIPE,
@@ -195,6 +194,15 @@ def provenance(started, load_before):
     commit = git("rev-parse", "HEAD") or "unknown"
     if commit != "unknown" and git("status", "--porcelain", "--untracked-files=no"):
         commit += "+dirty"
+    return commit
+
+
+def provenance(started, load_before, commit):
+    """The provenance record of psclip's results files (package provenance),
+    for a result of this script: the command, the commit of this checkout
+    when the work started, the CPU, the kernel that ran PyTorch's GEMMs
+    (Debian's torch calls OpenBLAS: its core type), the threads and the
+    load."""
     return {"command": [os.path.basename(sys.argv[0])] + sys.argv[1:], "commit": commit,
             "python": sys.version.split()[0], "torch": torch.__version__,
             "cpu": cpu_name(), "kernel": openblas_core(),
@@ -261,6 +269,7 @@ def run(a):
     names = [n.strip() for n in a.estimators.split(",")]
     s = Stepper(a)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    commit = checkout_commit()
     load = loadavg()
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
@@ -289,7 +298,7 @@ def run(a):
            "env": {k: os.environ.get(k, "") for k in THREAD_ENV + ("OMP_WAIT_POLICY",)},
            "vmap_chunk": s.chunk, "load_avg_1m": [load, loadavg()],
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "results": res,
-           "provenance": provenance(started, load)}
+           "provenance": provenance(started, load, commit)}
     if a.json:
         print(json.dumps(out, indent=2))
         return
@@ -325,6 +334,7 @@ def one(cmd, env):
 def compare(a):
     rows, medians = [], []
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    commit = checkout_commit()
     load = loadavg()
     for cfg in a.configs.split(","):
         if cfg not in CONFIGS:
@@ -372,7 +382,7 @@ def compare(a):
             medians.append(m)
             print(fmt(dict(m, round="med")))
     if a.json:
-        prov = provenance(started, load)
+        prov = provenance(started, load, commit)
         prov["threads"] = a.threads
         with open(a.json, "w") as f:
             json.dump({"rounds": rows, "medians": medians, "provenance": prov}, f, indent=1)
