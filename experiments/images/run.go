@@ -336,13 +336,22 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.perSample = est.PerSample()
+	// Every step, the epoch's last (its remainder) included, must give
+	// every rank a micro-batch: Split makes min(Accum, images) of them.
+	smallest := cfg.Batch
+	if rem := r.trainSet.Len() % cfg.Batch; rem != 0 {
+		smallest = rem
+	}
+	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil {
+		return nil, setting.Errorf("Accum", cfg.Accum, "a micro-batch for each of the %d ranks in every step, the epoch's last of %d images included", opts.Comm.Size(), smallest)
+	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	id, err := data.Identity(cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.h, err = run.New(run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: id, Steps: r.TotalSteps(),
+		Kind: Kind, Config: cfg, MayDiffer: append(estimator.Keys(cfg.Unread()), mayDiffer...), Data: id, Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
 		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
@@ -594,7 +603,11 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	st, err := r.trainer.Step(train.Split(b.X, b.Y, max(r.cfg.Accum, 1))...)
+	batches, err := train.Split(b, max(r.cfg.Accum, 1))
+	if err != nil {
+		return train.Stats{}, err
+	}
+	st, err := r.trainer.Step(batches...)
 	if err != nil {
 		clear(r.stepAcc)
 		return st, err
