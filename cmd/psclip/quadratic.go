@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/quadratic"
+	"github.com/psclip/psclip/provenance"
 )
 
 func init() {
@@ -42,12 +42,14 @@ type quadraticCLI struct {
 	out   string
 	json  bool
 	force bool
+	// rec is the provenance of the result, begun when the flags are read.
+	rec provenance.Record
 }
 
 // quadraticFlags defines the experiments' flags on fs with defaults from
 // def, parses args and checks the values.
 func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*quadraticCLI, error) {
-	c := &quadraticCLI{Config: def}
+	c := &quadraticCLI{Config: def, rec: provenance.New()}
 	ps := floatList(def.P)
 	methods := strings.Join(def.Methods, ",")
 	fs.Var(&ps, "p", "comma-separated tail indices p > 1 of the symmetrized Pareto noise")
@@ -100,9 +102,8 @@ func (c *quadraticCLI) emit(res any, table func(io.Writer) error, save func(dir 
 		}
 	}
 	if c.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		c.rec.Finish()
+		return encodeWithProvenance(stdout, res, c.rec)
 	}
 	return table(stdout)
 }
