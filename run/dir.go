@@ -12,6 +12,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/dist"
+	"github.com/psclip/psclip/internal/atomicfile"
 )
 
 // The files of a run directory.
@@ -102,7 +103,8 @@ type Dir struct {
 // either before anything is written. Another process holding the directory
 // is a *LockedError. A directory of another kind than o.Kind (recorded in
 // its LockFile, or, for an older one, told by the files it holds: a run's
-// or an experiment's) is a *DirKindError.
+// or an experiment's) is a *DirKindError. Once it holds the lock, it
+// removes the temporary files that a killed write of one of files left.
 func OpenDir(o Options, files ...string) (*Dir, error) {
 	if o.Resume && o.Restart {
 		return nil, errors.New("run: Resume and Restart exclude each other")
@@ -144,6 +146,14 @@ func OpenDir(o Options, files ...string) (*Dir, error) {
 	if found := present(o.Out, files); !o.Resume && !o.Restart && len(found) > 0 {
 		d.Close()
 		return nil, &ExistsError{o.Out, found}
+	}
+	// Holding the lock, no other process writes these files: the
+	// temporary copies a killed write of one of them left are stale.
+	for _, f := range files {
+		if err := atomicfile.RemoveStale(filepath.Join(o.Out, f)); err != nil {
+			d.Close()
+			return nil, &OutputError{o.Out, err}
+		}
 	}
 	return d, nil
 }

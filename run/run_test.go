@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -469,5 +470,37 @@ func TestReadOnly(t *testing.T) {
 	}
 	if snapshot(t, parts) != before {
 		t.Error("a read-only run wrote to the directory")
+	}
+}
+
+// TestOpenDirRemovesStaleTemps: a run killed while writing its result or
+// rewriting its log leaves a temporary copy; the next session that locks
+// the directory removes it, and nothing else.
+func TestOpenDirRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	stale := []string{"." + ResultFile + ".tmp123", "." + LogFile + ".tmp4567"}
+	kept := []string{".notes.tmp1", "." + ResultFile + ".tmpx", "other.json"}
+	for _, n := range append(slices.Clone(stale), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, LogFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDir(Options{Out: dir, Resume: true}, runFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stale %s still there (%v)", n, err)
+		}
+	}
+	for _, n := range kept {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s, not a temporary of a run file, was removed: %v", n, err)
+		}
 	}
 }
