@@ -9,7 +9,8 @@
 //	"format":             "pt"
 //	"psclip.checkpoint":  JSON: version, step, RNG states, the run's
 //	                      configuration, the trainer's extra state,
-//	                      optimizer step count
+//	                      the train.Trainer's state (estimator, own
+//	                      generator), optimizer step count
 //	"psclip.sha256":      SHA-256 over every tensor's name, dtype, shape and
 //	                      data and every other metadata entry
 //
@@ -19,6 +20,14 @@
 // checkpoint exists. Load verifies the header, sizes and checksum; when the
 // latest checkpoint is missing, truncated or corrupt it falls back to the
 // previous one and says so in Loaded.Fallback.
+//
+// A run driven by a train.Trainer resumes exactly with SaveTrainer and
+// Loaded.RestoreTrainer: they save and restore, with the weights and the
+// optimizer's state, the Trainer's State (an adaptive estimator's window
+// or threshold, and the Trainer's own dropout generator when Config.Rand
+// is nil), so that the resumed run makes the uninterrupted run's steps bit
+// for bit. A generator the caller gave as Config.Rand, and its position in
+// the data, the caller saves itself (SetRNG, Extra).
 //
 // Save briefly holds a little-endian copy of every tensor, so it needs
 // memory for the model and optimizer state once more.
@@ -46,6 +55,7 @@ import (
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/safetensors"
 	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
 )
 
 // Metadata keys and the optimizer tensors' name prefix.
@@ -69,6 +79,9 @@ type Meta struct {
 	// Extra holds anything else a trainer must carry across a resume,
 	// such as its position in the data or the best validation loss so far.
 	Extra map[string]string `json:"extra,omitempty"`
+	// Trainer is the train.Trainer's State, which SaveTrainer fills in and
+	// RestoreTrainer restores; nil in a checkpoint written by Save.
+	Trainer *train.State `json:"trainer,omitempty"`
 }
 
 // SetRNG stores the state of a random generator, such as a *rand.PCG or
@@ -108,6 +121,15 @@ func (e *ConfigError) Error() string {
 	return "checkpoint: the run's configuration differs from the checkpoint's: " + strings.Join(e.Diffs, ", ")
 }
 
+// ForeignError is a safetensors file that is no psclip checkpoint (it has
+// none of a checkpoint's metadata): another program's weights, say. It is
+// the wrong input, not a damaged checkpoint.
+type ForeignError struct{ Path string }
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("checkpoint: %s: no checksum: a safetensors file, but not a psclip checkpoint", e.Path)
+}
+
 // CheckConfig returns a *ConfigError listing every setting in which current
 // and the checkpoint's configuration differ, ignoring the keys in mayDiffer
 // (settings such as the number of epochs or the output directory that a
@@ -127,11 +149,13 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 		now, inNew := current[k]
 		switch {
 		case !inOld:
-			diffs = append(diffs, fmt.Sprintf("%s=%q is not in the checkpoint", k, now))
+			diffs = append(diffs, fmt.Sprintf("%s=%s is not in the checkpoint", k, now))
 		case !inNew:
-			diffs = append(diffs, fmt.Sprintf("%s (checkpoint %q) is not set now", k, was))
+			diffs = append(diffs, fmt.Sprintf("%s (checkpoint %s) is not set now", k, was))
 		case was != now:
-			diffs = append(diffs, fmt.Sprintf("%s=%q (checkpoint %q)", k, now, was))
+			// The values as they are: the run layer's are JSON, whose
+			// strings carry their own quotes.
+			diffs = append(diffs, fmt.Sprintf("%s=%s (checkpoint %s)", k, now, was))
 		}
 	}
 	if diffs != nil {
@@ -311,7 +335,7 @@ func decode(path string, f *safetensors.File) (*Loaded, error) {
 	}
 	sum, ok := f.Metadata[checksumKey]
 	if !ok {
-		return nil, bad("no checksum: not a psclip checkpoint")
+		return nil, &ForeignError{Path: path}
 	}
 	if got := digest(f.Tensors, f.Metadata); got != sum {
 		return nil, bad("checksum mismatch: the file is corrupt")
@@ -381,4 +405,62 @@ func (l *Loaded) Restore(params []*nn.Param, opt optim.Optimizer) error {
 		copy(p.Value.Data, l.Model[p.Name].Data)
 	}
 	return nil
+}
+
+// SaveTrainer is Save for a run driven by t: it saves t's parameters, its
+// optimizer's state and its State (in Meta.Trainer, replacing what meta
+// held there), everything RestoreTrainer needs to continue the run bit for
+// bit. t's optimizer must be an optim.Optimizer, whose state can be saved.
+func SaveTrainer(path string, meta Meta, t *train.Trainer) error {
+	opt, err := optimizerOf(t)
+	if err != nil {
+		return err
+	}
+	st, err := t.State()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	meta.Trainer = &st
+	return Save(path, meta, t.Params(), opt)
+}
+
+// RestoreTrainer is Restore for a run driven by t: it restores t's
+// parameters, its optimizer's state and its State from a checkpoint
+// written by SaveTrainer, and refuses one written by Save (it has no
+// Trainer state: the estimator and the dropout masks would restart). On
+// error nothing is changed.
+func (l *Loaded) RestoreTrainer(t *train.Trainer) error {
+	opt, err := optimizerOf(t)
+	if err != nil {
+		return err
+	}
+	if l.Trainer == nil {
+		return fmt.Errorf("checkpoint: %s has no trainer state (written by Save, not SaveTrainer)", l.Path)
+	}
+	old, err := t.State()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := t.SetState(*l.Trainer); err != nil {
+		return fmt.Errorf("checkpoint: %s: %w", l.Path, err)
+	}
+	if err := l.Restore(t.Params(), opt); err != nil {
+		if rerr := t.SetState(old); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// optimizerOf returns t's optimizer as an optim.Optimizer.
+func optimizerOf(t *train.Trainer) (optim.Optimizer, error) {
+	if t == nil {
+		return nil, errors.New("checkpoint: no trainer (nil)")
+	}
+	opt, ok := t.Optimizer().(optim.Optimizer)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint: the trainer's optimizer %T has no state to save (not an optim.Optimizer)", t.Optimizer())
+	}
+	return opt, nil
 }

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/psclip/psclip/internal/procfs"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/train"
 )
 
@@ -83,6 +82,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return usagef("--steps %d: need at least 1", *steps)
 	case *warmup < 0:
 		return usagef("--warmup %d: must not be negative", *warmup)
+	case world.Size() > *accum:
+		return usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", *accum, world.Size(), world.Size())
 	}
 	type config struct {
 		est   estimator.Estimator
@@ -91,6 +92,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if err := m.check(fs); err != nil {
 		return err
+	}
+	if *modes != "" && flagSet(fs, "estimators") {
+		return usagef("--estimators and --clip-modes exclude each other: --clip-modes times clip modes instead of estimators")
 	}
 	var cfgs []config
 	readsGamma := false
@@ -132,6 +136,11 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "gamma") && !readsGamma {
 		return usagef("--gamma applies to none of the estimators or clip modes timed")
 	}
+	// Under mpirun every rank times the same steps in step with the
+	// others: their flags, which name no files, must be rank 0's.
+	if err := dist.Same(world, "the command line", []byte(strings.Join(args, "\x00"))); err != nil {
+		return err
+	}
 	if err := m.checkMemory(*b, *accum, 1); err != nil {
 		return err
 	}
@@ -139,7 +148,10 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	batches := train.Split(x, y, *accum)
+	batches, err := train.Split(train.Batch{X: x, Y: y}, *accum)
+	if err != nil {
+		return err
+	}
 	// One model and optimizer for all: the weights drift between steps,
 	// which does not change the work a step does.
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})
@@ -166,7 +178,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if world.Rank() != 0 {
 		progress = io.Discard
 	}
-	load := loadAvg()
+	rec := provenance.New()
 	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
 		fmt.Fprintf(progress, "\rbench step: round %d/%d", done, total)
 	})
@@ -203,17 +215,19 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			res[i].ImagesPerS = items / med * 1000
 		}
 	}
+	rec.Finish()
 	if *asJSON {
 		report := struct {
-			Model      string       `json:"model"`
-			Batch      int          `json:"batch"`
-			Accum      int          `json:"accum"`
-			Ranks      int          `json:"ranks"`
-			GOMAXPROCS int          `json:"gomaxprocs"`
-			LoadAvg    [2]float64   `json:"load_avg_1m,omitzero"`
-			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
-			Results    []stepResult `json:"results"`
-		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
+			Model      string            `json:"model"`
+			Batch      int               `json:"batch"`
+			Accum      int               `json:"accum"`
+			Ranks      int               `json:"ranks"`
+			GOMAXPROCS int               `json:"gomaxprocs"`
+			LoadAvg    [2]float64        `json:"load_avg_1m,omitzero"`
+			PeakRSSMB  float64           `json:"peak_rss_mb,omitempty"`
+			Results    []stepResult      `json:"results"`
+			Provenance provenance.Record `json:"provenance"`
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), res, rec}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
@@ -229,8 +243,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if rss := peakRSSMB(); rss > 0 {
 		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}
-	if l := loadAvg(); l > 0 {
-		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
+	if rec.LoadAfter > 0 {
+		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", rec.LoadBefore, rec.LoadAfter)
 	}
 	if world.Size() > 1 {
 		fmt.Fprintf(stdout, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
@@ -250,19 +264,4 @@ func (c benchCase) label() string {
 func peakRSSMB() float64 {
 	kb, _ := procfs.Field("/proc/self/status", "VmHWM:")
 	return kb / 1024
-}
-
-// loadAvg is the system's one-minute load average, or 0 where /proc does not
-// tell: timings on a shared machine mean little without it.
-func loadAvg() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	l, _ := strconv.ParseFloat(f[0], 64)
-	return l
 }
