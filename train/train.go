@@ -177,6 +177,13 @@ type Config struct {
 	// (one group per layer, say), whose gradient norms Step reports in
 	// Stats.GroupNorms, in this order.
 	Groups [][]*nn.Param
+	// ExpectedBatch is the divisor of a noisy estimator's
+	// (estimator.Noisy, DP-SGD) sum of clipped gradients and noise: the
+	// expected number of samples per step, q·N under Poisson sampling
+	// (Opacus' convention), not the realised one, which would depend on
+	// the data. It is required with a noisy estimator and refused with
+	// any other.
+	ExpectedBatch float64
 }
 
 // Stats describes one training step.
@@ -245,6 +252,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // Trainer runs training steps. It is not safe for concurrent use.
 type Trainer struct {
 	cfg     Config
+	noisy   estimator.Noisy // the estimator, if it adds noise
 	comm    dist.Comm
 	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
 	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
@@ -282,12 +290,18 @@ func New(cfg Config) (*Trainer, error) {
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
 		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
 	}
+	if _, noisy := cfg.Estimator.(estimator.Noisy); noisy != (cfg.ExpectedBatch != 0) {
+		return nil, fmt.Errorf("train: ExpectedBatch %v with the estimator %s: a noisy estimator needs one, any other none", cfg.ExpectedBatch, cfg.Estimator.Name())
+	} else if noisy && (!(cfg.ExpectedBatch > 0) || math.IsInf(cfg.ExpectedBatch, 1) || cfg.Scope != Global) {
+		return nil, fmt.Errorf("train: the noisy estimator %s needs a finite ExpectedBatch > 0 (have %v) and the Global scope (have %v)", cfg.Estimator.Name(), cfg.ExpectedBatch, cfg.Scope)
+	}
 	if l := nilLayer(cfg.Model); l != "" {
 		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
 	}
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
+	t.noisy, _ = cfg.Estimator.(estimator.Noisy)
 	if t.cfg.Rand == nil {
 		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
 	}
@@ -367,9 +381,18 @@ func (t *Trainer) Params() []*nn.Param { return t.params }
 // computes its share of them (see "Data parallelism"); a Loss error on any
 // rank makes every rank's Step fail with dist.AgreeError's *dist.RankError
 // (wrapping the *BatchError on the failing rank), its state unchanged.
+//
+// With a noisy estimator (estimator.Noisy: DP-SGD) the step is DP-SGD's:
+// every sample's clipped gradient enters with weight 1/ExpectedBatch, the
+// estimator's noise is added to the sum once (by rank 0, before the
+// ranks' gradients are summed), no weight is raised for dropped samples,
+// and the update is made whatever the batch: a step of no micro-batches
+// (a Poisson sample can be empty) is an update by the noise alone. A step
+// that fails has still drawn its noise: the estimator's noise stream is not
+// restored (fresh noise is as private).
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	n, err := check(t.cfg.Model, batches)
-	if err != nil {
+	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
 		return Stats{}, err
 	}
 	if t.dirty {
@@ -387,6 +410,9 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	// Every micro-batch's gradient enters with weight 1/n, so that the sum
 	// is the step's mean; samples left out are made up for at the end.
 	inv := 1 / float32(n)
+	if t.noisy != nil {
+		inv = float32(1 / t.cfg.ExpectedBatch)
+	}
 	lo, hi := dist.Share(len(batches), t.comm.Rank(), t.comm.Size())
 	k0 := 0 // the micro-batch's first sample's index in the step
 	for _, b := range batches[:lo] {
@@ -464,6 +490,10 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	if t.cfg.Scope == Global {
 		grads = t.grads
 	}
+	if t.noisy != nil && t.comm.Rank() == 0 && failed == nil {
+		// Once per step, on one rank: the sum then holds it once.
+		t.noisy.AddNoise(grads, 1/t.cfg.ExpectedBatch)
+	}
 	t.comm.AllReduce(dist.Bufs{F32: grads, F64: [][]float64{sums.buf}})
 	if sums.count[countFailed] != 0 {
 		t.abort()
@@ -475,6 +505,9 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		t.summarise(&st)
 	}
 	used := int(sums.count[countUsed])
+	if t.noisy != nil {
+		used = max(n, 1) // the noise is an update even without a sample; no rescaling
+	}
 	if used == 0 {
 		st.Skipped = true
 		st.GradNorm = math.NaN() // no gradient was formed
