@@ -3,7 +3,8 @@
 // AlexNet-CIFAR (torchvision's AlexNet adapted to 32×32 images, as in the
 // paper's appendix; RGB, or grey with InChannels 1), SmallCNN (two
 // convolutions and two linear layers, for quick runs on 32×32 images such
-// as Fashion-MNIST's padded by data/idx) and a GPT in the nanoGPT layout.
+// as Fashion-MNIST's padded by data/idx), TanhCNN (Tramèr & Boneh's CNN
+// for 28×28 grey images) and a GPT in the nanoGPT layout.
 //
 // Constructors validate their options and return an error for bad ones, and
 // initialise the parameters deterministically from a seed.

@@ -54,3 +54,15 @@ func (c GPTConfig) TrainingBytes(batch, optStates int) float64 {
 	perToken := float64(c.NLayer)*(16*d+float64(c.NHead)*t) + d + v
 	return 4 * (params*float64(2+optStates) + float64(batch)*t*perToken)
 }
+
+// TrainingBytes is the lower bound on the memory training TanhCNN on
+// batches of batch images takes, with optStates optimizer copies of the
+// parameters.
+func (c TanhCNNConfig) TrainingBytes(batch, optStates int) float64 {
+	side, k := float64(max(c.Side, 28)), float64(c.Classes)
+	params := 16*(64+1) + 32*(16*16+1) + 32*(512+1) + (32+1)*k
+	// Per image: the input; each convolution's output and Tanh (13², 5²);
+	// the pools (12², 4²); the hidden layer and its Tanh; the logits.
+	act := side*side + 2*16*169 + 16*144 + 2*32*25 + 32*16 + 2*32 + k
+	return 4 * (params*float64(2+optStates) + float64(batch)*act)
+}

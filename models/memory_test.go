@@ -36,6 +36,15 @@ func TestTrainingBytesCountsTheParameters(t *testing.T) {
 			t.Errorf("%+v: %v bytes, want %v", c, got, want)
 		}
 	}
+	for _, c := range []TanhCNNConfig{DefaultTanhCNN, {Classes: 3, Side: 32}} {
+		m, err := NewTanhCNN(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.TrainingBytes(0, 0), 8*count(m.Params()); got != want {
+			t.Errorf("%+v: %v bytes, want %v", c, got, want)
+		}
+	}
 	c := GPTConfig{NLayer: 2, NHead: 2, NEmbd: 16, BlockSize: 8, VocabSize: 30}
 	g, err := NewGPT(c, 1)
 	if err != nil {

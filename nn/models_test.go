@@ -29,8 +29,9 @@ func TestAlexNetPerSample(t *testing.T) {
 	}
 }
 
-// SmallCNN and one-channel AlexNet-CIFAR, the models for grey images,
-// against the brute force as above, on a batch of grey 32×32 images.
+// SmallCNN, one-channel AlexNet-CIFAR and TanhCNN (on data/idx's 32×32
+// canvas), the models for grey images, against the brute force as above,
+// on a batch of grey 32×32 images.
 func TestGreyCNNsPerSample(t *testing.T) {
 	builders := map[string]func() (nn.Sequential, error){
 		"smallcnn": func() (nn.Sequential, error) {
@@ -38,6 +39,9 @@ func TestGreyCNNsPerSample(t *testing.T) {
 		},
 		"alexnet": func() (nn.Sequential, error) {
 			return models.NewAlexNet(models.AlexNetConfig{Classes: 10, WidthDiv: 16, Dropout: 0.5, InChannels: 1}, 1)
+		},
+		"tanhcnn": func() (nn.Sequential, error) {
+			return models.NewTanhCNN(models.TanhCNNConfig{Classes: 10, Side: 32}, 1)
 		},
 	}
 	for name, build := range builders {

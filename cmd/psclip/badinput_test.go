@@ -249,6 +249,10 @@ var badInputs = map[string][]badCase{
 	},
 	"train images": {
 		{[]string{"--out", "out"}, 2, "--data is required"},
+		{[]string{"--out", "out", "--data", fxIDX, "--normalize", "zscore"}, 2, "zscore"},
+		{[]string{"--out", "out", "--data", fxIDX, "--model", "tanh-cnn", "--normalize", "channel"}, 2, `--normalize = "channel", want none: tanh-cnn pads`},
+		{[]string{"--out", "out", "--data", fxIDX, "--model", "tanh-cnn", "--dropout", "0.5"}, 2, "--dropout = 0.5, want 0: tanh-cnn has no dropout"},
+		{[]string{"--out", "out", "--data", fxData, "--model", "tanh-cnn"}, 2, "--model = \"tanh-cnn\", want a model for 3-channel images"},
 		{[]string{"--out", "out", "--data", fxIDXTrunc}, 2, "train-images-idx3-ubyte"},
 		{[]string{"--out", "out", "--data", fxTrunc}, 2, "train.bin"},
 		{[]string{"--out", "file", "--data", fxIDX}, 2, "--out file"},

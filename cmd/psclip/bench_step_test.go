@@ -5,31 +5,35 @@ import (
 	"testing"
 )
 
+// bench step --json times every model it builds: AlexNet-CIFAR (narrow)
+// and TanhCNN.
 func TestBenchStepJSON(t *testing.T) {
-	var code int
-	var stderr string
-	var out string
-	code, out, stderr = runCLI("bench", "step", "--model", "alexnet-cifar", "--width-div", "32", "--classes", "10",
-		"--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var res struct {
-		Results []struct {
-			Estimator    string  `json:"estimator"`
-			StepMsMedian float64 `json:"step_ms_median"`
-			ImagesPerS   float64 `json:"images_per_s"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v in %q", err, out)
-	}
-	if len(res.Results) != 2 || res.Results[0].Estimator != "sgd" || res.Results[1].Estimator != "ps-clip-sgd" {
-		t.Fatalf("results %+v", res.Results)
-	}
-	for _, r := range res.Results {
-		if !(r.StepMsMedian > 0 && r.ImagesPerS > 0) {
-			t.Errorf("%s: step %g ms, %g images/s", r.Estimator, r.StepMsMedian, r.ImagesPerS)
+	for _, model := range [][]string{
+		{"--model", "alexnet-cifar", "--width-div", "32", "--classes", "10"},
+		{"--model", "tanh-cnn"},
+	} {
+		args := append([]string{"bench", "step"}, model...)
+		code, out, stderr := runCLI(append(args, "--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", model, code, stderr)
+		}
+		var res struct {
+			Results []struct {
+				Estimator    string  `json:"estimator"`
+				StepMsMedian float64 `json:"step_ms_median"`
+				ImagesPerS   float64 `json:"images_per_s"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v: %v in %q", model, err, out)
+		}
+		if len(res.Results) != 2 || res.Results[0].Estimator != "sgd" || res.Results[1].Estimator != "ps-clip-sgd" {
+			t.Fatalf("%v: results %+v", model, res.Results)
+		}
+		for _, r := range res.Results {
+			if !(r.StepMsMedian > 0 && r.ImagesPerS > 0) {
+				t.Errorf("%v: %s: step %g ms, %g images/s", model, r.Estimator, r.StepMsMedian, r.ImagesPerS)
+			}
 		}
 	}
 }

@@ -36,7 +36,7 @@ type modelFlags struct {
 func defineModelFlags(fs *flag.FlagSet, m *modelFlags) {
 	m.alexnet = models.DefaultAlexNet
 	m.gpt = models.GPTConfig{NLayer: 4, NHead: 4, NEmbd: 128, BlockSize: 64, VocabSize: 256}
-	fs.StringVar(&m.name, "model", "alexnet-cifar", "model: alexnet-cifar or gpt")
+	fs.StringVar(&m.name, "model", "alexnet-cifar", "model: alexnet-cifar, tanh-cnn (Tramèr & Boneh's CNN for 28×28 grey images) or gpt")
 	fs.IntVar(&m.alexnet.WidthDiv, "width-div", m.alexnet.WidthDiv, "alexnet-cifar: divide every channel and hidden width by this")
 	fs.IntVar(&m.alexnet.Classes, "classes", m.alexnet.Classes, "alexnet-cifar: number of classes")
 	fs.IntVar(&m.gpt.NLayer, "n-layer", m.gpt.NLayer, "gpt: transformer blocks")
@@ -71,8 +71,9 @@ func (m *modelFlags) check(fs *flag.FlagSet) error {
 }
 
 // build returns the model and a random batch of b samples for it, all drawn
-// from seed: images x [b,3,32,32] ~ N(0,1) with uniform labels, or uniform
-// token ids [b,T] with uniform next-token targets.
+// from seed: images x [b,3,32,32] ~ N(0,1) (alexnet-cifar) or grey pixels
+// x [b,1,28,28] ~ U[0,1) (tanh-cnn) with uniform labels, or uniform token
+// ids [b,T] with uniform next-token targets.
 func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int32, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x6261746368)) // "batch"
 	switch m.name {
@@ -90,6 +91,20 @@ func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int3
 			y[i] = int32(rng.IntN(m.alexnet.Classes))
 		}
 		return model, x, y, nil
+	case "tanh-cnn":
+		model, err := models.NewTanhCNN(models.DefaultTanhCNN, seed)
+		if err != nil {
+			return nil, nil, nil, usage(err)
+		}
+		x := tensor.New(b, 1, 28, 28)
+		for i := range x.Data {
+			x.Data[i] = float32(rng.Float64())
+		}
+		y := make([]int32, b)
+		for i := range y {
+			y[i] = int32(rng.IntN(models.DefaultTanhCNN.Classes))
+		}
+		return model, x, y, nil
 	case "gpt":
 		model, err := models.NewGPT(m.gpt, seed)
 		if err != nil {
@@ -104,7 +119,7 @@ func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int3
 		}
 		return model, x, y, nil
 	}
-	return nil, nil, nil, usagef("--model %q: want alexnet-cifar or gpt", m.name)
+	return nil, nil, nil, usagef("--model %q: want alexnet-cifar, tanh-cnn or gpt", m.name)
 }
 
 // checkMemory refuses, before anything is allocated, a model and batches
@@ -115,6 +130,8 @@ func (m *modelFlags) checkMemory(b, accum, optStates int) error {
 	switch m.name {
 	case "alexnet-cifar":
 		need, input = m.alexnet.TrainingBytes(b, optStates), 3*32*32*4+4
+	case "tanh-cnn":
+		need, input = models.DefaultTanhCNN.TrainingBytes(b, optStates), 28*28*4+4
 	case "gpt":
 		need, input = m.gpt.TrainingBytes(b, optStates), float64(m.gpt.BlockSize)*8
 	}

@@ -64,18 +64,22 @@ func cnnFlags(fs *flag.FlagSet, c *images.Config, data *string, p cnnPreset) {
 	if !p.images {
 		return
 	}
-	fs.Var(modelFlag{&c.Model}, "model", "network: "+images.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32) or "+images.ModelSmallCNN+" (quick runs)")
+	fs.Var(modelFlag{&c.Model}, "model", "network: "+images.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32), "+images.ModelSmallCNN+" (quick runs) or "+images.ModelTanhCNN+" (Tramèr & Boneh's CNN for 28×28 grey images)")
+	fs.Var(normalizeFlag{&c.Normalize}, "normalize", "pixels to inputs: "+images.NormalizeChannel+" (the training split's channel mean and standard deviation) or "+images.NormalizeNone+" ([0, 1]); default: "+images.NormalizeNone+" for "+images.ModelTanhCNN+", else "+images.NormalizeChannel)
 	fs.IntVar(&c.TrainSubset, "train-subset", c.TrainSubset, "train on this many images of the training split, chosen by the seed (0: all)")
 	fs.Float64Var(&c.LabelNoise, "label-noise", c.LabelNoise, "replace the labels of this fraction of the training split (never validation or test); the noisy images are listed in OUT/"+images.NoisyFile)
 	fs.StringVar(&c.LabelNoiseKind, "label-noise-kind", images.NoiseUniform, "with --label-noise: "+images.NoiseUniform+" (another class at random) or "+images.NoiseNext+" (class k → k+1 mod classes)")
 }
 
 // finishImageFlags settles the image flags' defaults after parsing: the
-// model's dropout unless --dropout is given, and no noise kind without
-// label noise.
+// model's dropout and normalisation unless --dropout or --normalize is
+// given, and no noise kind without label noise.
 func finishImageFlags(fs *flag.FlagSet, c *images.Config) error {
 	if !flagSet(fs, "dropout") {
 		c.Dropout = images.ModelDropout(c.Model)
+	}
+	if !flagSet(fs, "normalize") {
+		c.Normalize = images.ModelNormalize(c.Model)
 	}
 	if c.LabelNoise == 0 {
 		if flagSet(fs, "label-noise-kind") {
@@ -103,10 +107,35 @@ func (f modelFlag) Set(s string) error {
 	switch s {
 	case images.ModelAlexNet:
 		*f.m = ""
-	case images.ModelSmallCNN:
+	case images.ModelSmallCNN, images.ModelTanhCNN:
 		*f.m = s
 	default:
-		return fmt.Errorf("%q: want %s or %s", s, images.ModelAlexNet, images.ModelSmallCNN)
+		return fmt.Errorf("%q: want %s, %s or %s", s, images.ModelAlexNet, images.ModelSmallCNN, images.ModelTanhCNN)
+	}
+	return nil
+}
+
+// normalizeFlag is --normalize: "channel" is Config.Normalize's "".
+type normalizeFlag struct{ n *string }
+
+func (f normalizeFlag) String() string {
+	switch {
+	case f.n == nil:
+		return ""
+	case *f.n == "":
+		return images.NormalizeChannel
+	}
+	return *f.n
+}
+
+func (f normalizeFlag) Set(s string) error {
+	switch s {
+	case images.NormalizeChannel:
+		*f.n = ""
+	case images.NormalizeNone:
+		*f.n = s
+	default:
+		return fmt.Errorf("%q: want %s or %s", s, images.NormalizeChannel, images.NormalizeNone)
 	}
 	return nil
 }
@@ -189,6 +218,9 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 		if err := finishImageFlags(fs, &c); err != nil {
 			return c, nil, f, err
 		}
+	}
+	if c.Private() && !flagSet(fs, "normalize") {
+		c.Normalize = images.NormalizeNone // dp-sgd's inputs depend on no training image
 	}
 	if !slices.Contains(estimator.Names, c.Estimator) {
 		return c, nil, f, c.Spec.Validate() // names the estimators

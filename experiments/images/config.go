@@ -1,6 +1,7 @@
 package images
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -34,10 +35,17 @@ type Config struct {
 	// same update up to rounding, with the activations of a micro-batch,
 	// and what the ranks of a data-parallel run (RunOptions.Comm) share.
 	Accum int `json:"accum,omitempty"`
-	// Model is the network: "" for AlexNet-CIFAR (the paper's), or
-	// ModelSmallCNN for quick runs (models.NewSmallCNN). Either takes RGB
-	// or grey 32×32 images, as the data holds them.
+	// Model is the network: "" for AlexNet-CIFAR (the paper's),
+	// ModelSmallCNN for quick runs (models.NewSmallCNN), either on RGB or
+	// grey 32×32 images, as the data holds them; or ModelTanhCNN, Tramèr &
+	// Boneh's CNN for 28×28 grey images (models.NewTanhCNN on data/idx's
+	// 32×32 canvas, which needs Normalize NormalizeNone).
 	Model string `json:"model,omitempty"`
+	// Normalize is how pixels become inputs: "" (NormalizeChannel on the
+	// command line) subtracts the training split's channel mean and
+	// divides by its standard deviation; NormalizeNone keeps them on the
+	// [0, 1] scale, v/255.
+	Normalize string `json:"normalize,omitempty"`
 	// WidthDiv divides the model's widths (1: the paper's AlexNet, or
 	// SmallCNN's default width 16, which it must then divide); Dropout is
 	// AlexNet's classifier dropout probability (SmallCNN has none: 0).
@@ -149,7 +157,25 @@ func PaperClip(estimatorName string) float64 {
 const (
 	ModelAlexNet  = "alexnet" // the command line's name of ""
 	ModelSmallCNN = "small-cnn"
+	ModelTanhCNN  = "tanh-cnn"
 )
+
+// The values of Config.Normalize, besides "" (by channel).
+const (
+	NormalizeChannel = "channel" // the command line's name of ""
+	NormalizeNone    = "none"
+)
+
+// ModelNormalize is the default Config.Normalize of a model: NormalizeNone
+// for ModelTanhCNN, whose paper trains on pixels in [0, 1] and whose
+// first convolution takes the canvas's black border as its zero padding;
+// "" (by channel) for the others.
+func ModelNormalize(model string) string {
+	if model == ModelTanhCNN {
+		return NormalizeNone
+	}
+	return ""
+}
 
 // The kinds of label noise of Config.LabelNoiseKind.
 const (
@@ -158,9 +184,9 @@ const (
 )
 
 // ModelDropout is the default classifier dropout of a model: AlexNet's
-// 0.5, SmallCNN's 0 (it has none).
+// 0.5, SmallCNN's and TanhCNN's 0 (they have none).
 func ModelDropout(model string) float64 {
-	if model == ModelSmallCNN {
+	if model == ModelSmallCNN || model == ModelTanhCNN {
 		return 0
 	}
 	return Default().Dropout
@@ -264,6 +290,10 @@ func (c *Config) validatePrivacy() error {
 		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
 	case c.Private() && !(c.Delta > 0 && c.Delta < 1):
 		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
+	case c.Private() && c.Normalize != NormalizeNone:
+		// The training split's statistics would be a release the
+		// accountant does not count.
+		return setting.Errorf("Normalize", strconv.Quote(cmp.Or(c.Normalize, NormalizeChannel)), "%s for dp-sgd: normalising by the training images' statistics spends privacy the accountant does not count", NormalizeNone)
 	}
 	return setting.NonNegative("MicroBatch", c.MicroBatch)
 }
@@ -279,8 +309,21 @@ func (c *Config) validateModelData() error {
 		if models.DefaultSmallCNN.Width%c.WidthDiv != 0 {
 			return setting.Errorf("WidthDiv", c.WidthDiv, "a divisor of %s's width %d", ModelSmallCNN, models.DefaultSmallCNN.Width)
 		}
+	case ModelTanhCNN:
+		if c.Dropout != 0 {
+			return setting.Errorf("Dropout", c.Dropout, "0: %s has no dropout", ModelTanhCNN)
+		}
+		if c.WidthDiv != 1 {
+			return setting.Errorf("WidthDiv", c.WidthDiv, "1: %s has one width", ModelTanhCNN)
+		}
+		if c.Normalize != NormalizeNone {
+			return setting.Errorf("Normalize", strconv.Quote(cmp.Or(c.Normalize, NormalizeChannel)), "%s: %s pads its first convolution with the 32×32 canvas's black border, which must be 0", NormalizeNone, ModelTanhCNN)
+		}
 	default:
-		return setting.Errorf("Model", strconv.Quote(c.Model), "%s or %s", ModelAlexNet, ModelSmallCNN)
+		return setting.Errorf("Model", strconv.Quote(c.Model), "%s, %s or %s", ModelAlexNet, ModelSmallCNN, ModelTanhCNN)
+	}
+	if c.Normalize != "" && c.Normalize != NormalizeNone {
+		return setting.Errorf("Normalize", strconv.Quote(c.Normalize), "%s or %s", NormalizeChannel, NormalizeNone)
 	}
 	if err := setting.First(setting.NonNegative("TrainSubset", c.TrainSubset), setting.Fraction("LabelNoise", c.LabelNoise)); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	cifardata "github.com/psclip/psclip/data/cifar"
@@ -309,6 +310,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	channels := data.Train.Channels()
+	if err := cfg.checkChannels(channels); err != nil {
+		return nil, err
+	}
 	if err := cfg.checkMemory(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
@@ -325,14 +329,11 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
 		}
 	}
-	r.norm = cifardata.Stats(r.trainSet)
+	r.norm = cfg.normalizer(r.trainSet)
 	if cfg.Private() {
 		if err := cfg.checkDelta(len(sp.train)); err != nil {
 			return nil, err
 		}
-		// Statistics of the training images would be a release the
-		// accountant does not count.
-		r.norm = PixelNorm
 	}
 	aug, _ := ParseAugment(cfg.Augment)
 	poisson := cfg.sampling() == SamplingPoisson
@@ -394,11 +395,6 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	return r, nil
 }
 
-// PixelNorm is dp-sgd's input scaling: pixels in [0, 1], the same for any
-// data, where the other estimators standardise by the training split's
-// statistics.
-var PixelNorm = cifardata.Normalizer{Std: [cifardata.Channels]float32{1, 1, 1}}
-
 // checkDelta refuses a δ that is not below 1/n, n the training images: at
 // δ ≥ 1/n a mechanism that publishes one random training image is
 // (0, δ)-private.
@@ -457,12 +453,39 @@ func (c *Config) smallCNN(classes, channels int) models.SmallCNNConfig {
 	return models.SmallCNNConfig{Classes: classes, InChannels: channels, Width: models.DefaultSmallCNN.Width / c.WidthDiv}
 }
 
+// tanhCNN is the run's TanhCNN: 28×28 images on data/idx's 32×32 canvas.
+func (c *Config) tanhCNN(classes int) models.TanhCNNConfig {
+	return models.TanhCNNConfig{Classes: classes, Side: cifardata.Side}
+}
+
 // newModel builds and initialises the run's model (Config.Model).
 func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
-	if c.Model == ModelSmallCNN {
+	switch c.Model {
+	case ModelSmallCNN:
 		return models.NewSmallCNN(c.smallCNN(classes, channels), c.Seed)
+	case ModelTanhCNN:
+		return models.NewTanhCNN(c.tanhCNN(classes), c.Seed)
 	}
 	return models.NewAlexNet(c.alexNet(classes, channels), c.Seed)
+}
+
+// normalizer is the run's pixel normalisation (Config.Normalize): the
+// training split's channel statistics, or none (v/255: mean 0, standard
+// deviation 1).
+func (c *Config) normalizer(train *cifardata.Dataset) cifardata.Normalizer {
+	if c.Normalize == NormalizeNone {
+		return cifardata.Normalizer{Std: [cifardata.Channels]float32{1, 1, 1}}
+	}
+	return cifardata.Stats(train)
+}
+
+// checkChannels refuses data the model cannot take: TanhCNN takes grey
+// images only.
+func (c *Config) checkChannels(channels int) error {
+	if c.Model == ModelTanhCNN && channels != 1 {
+		return setting.Errorf("Model", strconv.Quote(c.Model), "a model for %d-channel images: %s takes grey 28×28 images (Fashion-MNIST, MNIST)", channels, ModelTanhCNN)
+	}
+	return nil
 }
 
 // checkMemory refuses a run whose model, momentum buffers and batch cannot
@@ -470,8 +493,11 @@ func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
 // allocated.
 func (c *Config) checkMemory(classes, channels int) error {
 	need := c.alexNet(classes, channels).TrainingBytes(c.Batch, 1)
-	if c.Model == ModelSmallCNN {
+	switch c.Model {
+	case ModelSmallCNN:
 		need = c.smallCNN(classes, channels).TrainingBytes(c.Batch, 1)
+	case ModelTanhCNN:
+		need = c.tanhCNN(classes).TrainingBytes(c.Batch, 1)
 	}
 	need += max(float64(c.Batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)

@@ -20,6 +20,7 @@ import (
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -389,5 +390,42 @@ func TestNormsLogTrace(t *testing.T) {
 	// Estimators without per-sample norms have none to log.
 	if _, err := New(tinyConfig("clip-sgd"), d, RunOptions{Out: t.TempDir(), LogNorms: true}); err == nil || !strings.Contains(err.Error(), "LogNorms") {
 		t.Errorf("clip-sgd with LogNorms: %v, want an error naming LogNorms", err)
+	}
+}
+
+// greyData is testData's images reduced to their first plane.
+func greyData(t testing.TB) *Data {
+	d := testData(t)
+	grey := func(s *cifardata.Dataset) *cifardata.Dataset {
+		g := &cifardata.Dataset{Labels: s.Labels, Classes: s.Classes, Grey: true}
+		for i := range s.Len() {
+			g.Images = append(g.Images, s.Image(i)[:cifardata.Side*cifardata.Side]...)
+		}
+		return g
+	}
+	return &Data{Dir: "synthetic-grey", Train: grey(d.Train), Test: grey(d.Test)}
+}
+
+// TestTanhCNNRun trains TanhCNN on grey images with pixels in [0, 1]: the
+// normaliser is the identity on that scale, the run learns, and RGB data
+// is refused with a *setting.Error naming Model.
+func TestTanhCNNRun(t *testing.T) {
+	c := tinyConfig("sgd")
+	c.Model, c.Dropout, c.Normalize, c.WidthDiv, c.Augment, c.Epochs, c.LR = ModelTanhCNN, 0, NormalizeNone, 1, "none", 4, 0.05
+	n := c.normalizer(greyData(t).Train)
+	if n.Mean != [cifardata.Channels]float32{} || n.Std != [cifardata.Channels]float32{1, 1, 1} {
+		t.Errorf("NormalizeNone: normaliser %+v, want mean 0 and standard deviation 1", n)
+	}
+	s, err := trainRun(t, c, greyData(t), RunOptions{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(s.TrainAcc > 0.4) {
+		t.Errorf("train accuracy %v after %d epochs on 4 separable classes, want above 0.4 (chance: 0.25)", s.TrainAcc, c.Epochs)
+	}
+	_, err = New(c, testData(t), RunOptions{Out: t.TempDir()})
+	var se *setting.Error
+	if !errors.As(err, &se) || se.Field != "Model" {
+		t.Errorf("tanh-cnn on RGB data: %v, want a *setting.Error naming Model", err)
 	}
 }
