@@ -21,6 +21,22 @@ type Noisy interface {
 	AddNoise(g [][]float32, scale float64)
 }
 
+// NoisyOf returns e's noise: e if it is Noisy, else what e wraps, found
+// through a method Unwrap() Estimator (estimators that record what another
+// does), and nil if e adds no noise.
+func NoisyOf(e Estimator) Noisy {
+	for {
+		switch x := e.(type) {
+		case Noisy:
+			return x
+		case interface{ Unwrap() Estimator }:
+			e = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
 // DPSGD is DP-SGD (Abadi et al. 2016): every sample's gradient clipped to
 // norm C, the clipped gradients summed and N(0, σ²C²) added to every
 // coordinate of the sum, the result divided by the expected batch size:

@@ -158,3 +158,27 @@ func BenchmarkGaussianAdd(b *testing.B) {
 		})
 	}
 }
+
+// NoisyOf finds DP-SGD's noise through wrappers, and none elsewhere.
+func TestNoisyOf(t *testing.T) {
+	dp, _ := NewDPSGD(1, 1, 1)
+	for _, tc := range []struct {
+		name string
+		e    Estimator
+		want Noisy
+	}{
+		{"dp-sgd", dp, dp},
+		{"wrapped dp-sgd", wrapper{wrapper{dp}}, dp},
+		{"sgd", SGD{}, nil},
+		{"wrapped sgd", wrapper{SGD{}}, nil},
+	} {
+		if got := NoisyOf(tc.e); got != tc.want {
+			t.Errorf("%s: NoisyOf = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// wrapper is an estimator that wraps another, as recorders do.
+type wrapper struct{ Estimator }
+
+func (w wrapper) Unwrap() Estimator { return w.Estimator }

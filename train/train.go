@@ -178,7 +178,7 @@ type Config struct {
 	// Stats.GroupNorms, in this order.
 	Groups [][]*nn.Param
 	// ExpectedBatch is the divisor of a noisy estimator's
-	// (estimator.Noisy, DP-SGD) sum of clipped gradients and noise: the
+	// (estimator.NoisyOf, DP-SGD) sum of clipped gradients and noise: the
 	// expected number of samples per step, q·N under Poisson sampling
 	// (Opacus' convention), not the realised one, which would depend on
 	// the data. It is required with a noisy estimator and refused with
@@ -290,7 +290,7 @@ func New(cfg Config) (*Trainer, error) {
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
 		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
 	}
-	if _, noisy := cfg.Estimator.(estimator.Noisy); noisy != (cfg.ExpectedBatch != 0) {
+	if noisy := estimator.NoisyOf(cfg.Estimator) != nil; noisy != (cfg.ExpectedBatch != 0) {
 		return nil, fmt.Errorf("train: ExpectedBatch %v with the estimator %s: a noisy estimator needs one, any other none", cfg.ExpectedBatch, cfg.Estimator.Name())
 	} else if noisy && (!(cfg.ExpectedBatch > 0) || math.IsInf(cfg.ExpectedBatch, 1) || cfg.Scope != Global) {
 		return nil, fmt.Errorf("train: the noisy estimator %s needs a finite ExpectedBatch > 0 (have %v) and the Global scope (have %v)", cfg.Estimator.Name(), cfg.ExpectedBatch, cfg.Scope)
@@ -301,7 +301,7 @@ func New(cfg Config) (*Trainer, error) {
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
-	t.noisy, _ = cfg.Estimator.(estimator.Noisy)
+	t.noisy = estimator.NoisyOf(cfg.Estimator)
 	if t.cfg.Rand == nil {
 		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
 	}

@@ -511,6 +511,9 @@ type clipRecorder struct {
 	clipped []bool // the step's samples so far, in step order
 }
 
+// Unwrap returns the recorded estimator (estimator.NoisyOf).
+func (c *clipRecorder) Unwrap() estimator.Estimator { return c.Estimator }
+
 // Factors is the estimator's, recording its decisions.
 func (c *clipRecorder) Factors(k0 int, norms, f []float64) estimator.Stats {
 	st := c.Estimator.Factors(k0, norms, f)
