@@ -20,6 +20,7 @@ import (
 	"github.com/psclip/psclip/internal/procfs"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/train"
 )
 
@@ -68,7 +69,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	modes := fs.String("clip-modes", "", "comma-separated clip modes to time instead of --estimators (global, micro-batch, per-sample, none), as train gpt runs them")
 	steps := fs.Int("steps", 5, "timed steps per estimator")
 	warmup := fs.Int("warmup", 1, "untimed steps per estimator first")
-	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd, ps-clip-sgd and the clip modes")
+	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd, ps-clip-sgd, dp-sgd and the clip modes")
+	sigma := fs.Float64("noise-multiplier", 1, "dp-sgd's noise multiplier σ (secure noise; the expected batch is the step's samples)")
 	seed := fs.Uint64("seed", 1, "seed of the initialisation, batch and dropout")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parse(fs, args); err != nil {
@@ -114,7 +116,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	} else {
 		list := strings.Split(*names, ",")
 		for i, name := range list {
-			s := estimator.Spec{Estimator: strings.TrimSpace(name), Clip: *gamma}
+			s := estimator.Spec{Estimator: strings.TrimSpace(name), Clip: *gamma, NoiseMultiplier: *sigma}
 			if !slices.Contains(estimator.Names, s.Estimator) {
 				return usagef("--estimators: unknown estimator %q (want %s)", s.Estimator, strings.Join(estimator.Names, ", "))
 			}
@@ -132,6 +134,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "gamma") && !readsGamma {
 		return usagef("--gamma applies to none of the estimators or clip modes timed")
 	}
+	if flagSet(fs, "noise-multiplier") && !slices.ContainsFunc(cfgs, func(c config) bool { return estimator.NoisyOf(c.est) != nil }) {
+		return usagef("--noise-multiplier applies to none of the estimators timed (dp-sgd's)")
+	}
 	if err := m.checkMemory(*b, *accum, 1); err != nil {
 		return err
 	}
@@ -146,11 +151,16 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	items := float64(*b * *accum)
 	cases := make([]benchCase, len(cfgs))
 	stepFns := make([]func() error, len(cfgs))
 	for i, c := range cfgs {
-		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
-			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world})
+		tc := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
+			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world}
+		if estimator.NoisyOf(c.est) != nil {
+			tc.ExpectedBatch = items
+		}
+		tr, err := train.New(tc)
 		if err != nil {
 			return err
 		}
@@ -167,6 +177,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		progress = io.Discard
 	}
 	load := loadAvg()
+	prov := provenance.New()
 	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
 		fmt.Fprintf(progress, "\rbench step: round %d/%d", done, total)
 	})
@@ -174,12 +185,12 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	fmt.Fprintln(progress)
+	prov.Finish()
 	cpus := make([][]float64, len(timed))
 	for i, t := range timed {
 		cpus[i] = t.CPUMs
 	}
 	world.AllReduce(dist.Bufs{F64: cpus}) // the job's CPU time: every rank's
-	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
 		items *= float64(x.Dim(1))
@@ -205,15 +216,16 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if *asJSON {
 		report := struct {
-			Model      string       `json:"model"`
-			Batch      int          `json:"batch"`
-			Accum      int          `json:"accum"`
-			Ranks      int          `json:"ranks"`
-			GOMAXPROCS int          `json:"gomaxprocs"`
-			LoadAvg    [2]float64   `json:"load_avg_1m,omitzero"`
-			PeakRSSMB  float64      `json:"peak_rss_mb,omitempty"`
-			Results    []stepResult `json:"results"`
-		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res}
+			Model      string            `json:"model"`
+			Batch      int               `json:"batch"`
+			Accum      int               `json:"accum"`
+			Ranks      int               `json:"ranks"`
+			GOMAXPROCS int               `json:"gomaxprocs"`
+			LoadAvg    [2]float64        `json:"load_avg_1m,omitzero"`
+			PeakRSSMB  float64           `json:"peak_rss_mb,omitempty"`
+			Results    []stepResult      `json:"results"`
+			Provenance provenance.Record `json:"provenance"`
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res, prov}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
