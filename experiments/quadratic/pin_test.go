@@ -4,7 +4,6 @@ import (
 	"hash/fnv"
 	"math"
 	"testing"
-
 )
 
 // bitsHash is an FNV-1a hash of the values' bits.
