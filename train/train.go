@@ -32,6 +32,18 @@
 // Config.KeepNorms) and per-group gradient norms (Config.Groups) to tune
 // thresholds from. Evaluate measures loss and accuracy with dropout off.
 //
+// # Differential privacy
+//
+// A noisy estimator (estimator.NoisyOf: DP-SGD) changes three things:
+// every sample's clipped gradient enters with weight 1/Config.ExpectedBatch
+// (q·N under Poisson sampling) instead of 1/N, no weight is raised for a
+// dropped sample, and the estimator's noise is added to the sum once per
+// step, whatever its micro-batches, by rank 0 before the ranks' sums are
+// added (so the job's sum holds it once). A step with no micro-batch, an
+// empty Poisson sample, is an update by the noise alone. A step's memory
+// is the per-sample engine's: the noise is drawn into the gradients in
+// place, with no per-sample gradient formed.
+//
 // # Data parallelism
 //
 // With Config.Comm, the Trainer is one rank of a job that trains one model
