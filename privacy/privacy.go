@@ -24,6 +24,7 @@
 package privacy
 
 import (
+	"errors"
 	"math"
 
 	"github.com/psclip/psclip/setting"
@@ -74,7 +75,7 @@ const (
 )
 
 // Accountants lists the accountants, in the order a user is offered them.
-var Accountants = []Accountant{RDP, GDP}
+var Accountants = []Accountant{RDP, GDP, PRV}
 
 // Options select the accountant and its settings (zero value: RDP with
 // DefaultOrders, Balle et al. 2020 conversion).
@@ -82,6 +83,13 @@ type Options struct {
 	Accountant Accountant // "" is RDP
 	Orders     []float64  // RDP orders, each in (1, MaxOrder], once; nil: DefaultOrders (Opacus' default)
 	Classical  bool       // RDP: ε = rdp − log δ/(α−1) instead of Balle et al. 2020
+
+	// PRV's error budget (Opacus' eps_error, delta_error): the reported ε
+	// is the accountant's estimate plus EpsilonError, an upper bound on the
+	// true ε at δ as long as the discretisation's δ error stays below
+	// DeltaError. 0 selects Opacus' defaults, 0.01 and δ/1000.
+	EpsilonError float64
+	DeltaError   float64
 }
 
 // Result of an accounting.
@@ -103,22 +111,37 @@ func (o Options) check() error {
 	switch a := o.accountant(); a {
 	case RDP:
 		if o.Orders != nil {
-			return checkOrders(o.Orders)
+			if err := checkOrders(o.Orders); err != nil {
+				return err
+			}
 		}
-		return nil
-	case PRV:
-		return setting.Errorf("Accountant", string(a), "rdp or gdp (prv is not built yet)")
-	case GDP:
+	case GDP, PRV:
 		if o.Orders != nil {
 			return setting.Unread("Orders", o.Orders, "read only by the rdp accountant")
 		}
 		if o.Classical {
 			return setting.Unread("Classical", true, "read only by the rdp accountant")
 		}
+		if a == GDP {
+			break
+		}
+		if !(o.EpsilonError >= 0 && o.EpsilonError < 1) {
+			return setting.Errorf("EpsilonError", o.EpsilonError, "0 (the default, 0.01) or an error in (0, 1)")
+		}
+		if !(o.DeltaError >= 0) || math.IsInf(o.DeltaError, 1) {
+			return setting.Errorf("DeltaError", o.DeltaError, "0 (the default, δ/1000) or an error below δ")
+		}
 		return nil
 	default:
 		return setting.Errorf("Accountant", string(a), "one of rdp, gdp, prv")
 	}
+	if o.EpsilonError != 0 {
+		return setting.Unread("EpsilonError", o.EpsilonError, "read only by the prv accountant")
+	}
+	if o.DeltaError != 0 {
+		return setting.Unread("DeltaError", o.DeltaError, "read only by the prv accountant")
+	}
+	return nil
 }
 
 // MaxOrder is the largest RDP order Options.Orders may hold: an integer
@@ -186,6 +209,12 @@ func Epsilon(h History, delta float64, o Options) (Result, error) {
 	switch o.accountant() {
 	case GDP:
 		return Result{Epsilon: gdpEpsilon(h, delta)}, nil
+	case PRV:
+		if _, deltaErr := o.prvErrors(delta); !(deltaErr < delta) {
+			return Result{}, setting.Errorf("DeltaError", o.DeltaError, "an error below δ = %g", delta)
+		}
+		eps, err := prvEpsilon(h, delta, o)
+		return Result{Epsilon: eps}, err
 	}
 	orders := o.Orders
 	if orders == nil {
@@ -214,15 +243,24 @@ func NoiseMultiplier(q float64, steps int, targetEpsilon, delta float64, o Optio
 		checkTarget(targetEpsilon), checkDelta(delta), o.check()); err != nil {
 		return 0, err
 	}
-	eps := func(sigma float64) float64 {
-		r, _ := Epsilon(History{{SampleRate: q, NoiseMultiplier: sigma, Count: steps}}, delta, o)
-		return r.Epsilon
+	// eps is the ε of σ. A σ that PRV cannot account on a grid of its
+	// size (an *setting.Error for "Accountant": its ε is vast) counts as
+	// +Inf, too little noise; any other error ends the search.
+	eps := func(sigma float64) (float64, error) {
+		r, err := Epsilon(History{{SampleRate: q, NoiseMultiplier: sigma, Count: steps}}, delta, o)
+		if se := (*setting.Error)(nil); errors.As(err, &se) && se.Field == "Accountant" {
+			return math.Inf(1), nil
+		}
+		return r.Epsilon, err
 	}
 	lo, hi := 0.0, 10.0
 	epsHi := math.Inf(1)
 	for epsHi > targetEpsilon {
 		hi *= 2
-		epsHi = eps(hi)
+		var err error
+		if epsHi, err = eps(hi); err != nil {
+			return 0, err
+		}
 		if hi > maxSigma {
 			return 0, setting.Errorf("Epsilon", targetEpsilon, "a budget that σ ≤ 1e6 meets (this one is too small)")
 		}
@@ -232,7 +270,11 @@ func NoiseMultiplier(q float64, steps int, targetEpsilon, delta float64, o Optio
 	// continuous.
 	for i := 0; i < 100 && targetEpsilon-epsHi > epsilonTolerance; i++ {
 		mid := (lo + hi) / 2
-		if e := eps(mid); e < targetEpsilon {
+		e, err := eps(mid)
+		if err != nil {
+			return 0, err
+		}
+		if e < targetEpsilon {
 			hi, epsHi = mid, e
 		} else {
 			lo = mid

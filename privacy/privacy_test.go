@@ -87,6 +87,9 @@ func TestNoiseMultiplierPublished(t *testing.T) {
 		{"test_get_noise_multiplier_rdp_epochs", RDP, int(90 / 0.04), 1.416, places(4)},
 		// test_get_noise_multiplier_rdp_steps.
 		{"test_get_noise_multiplier_rdp_steps", RDP, 2000, 1.3562, places(4)},
+		// test_get_noise_multiplier_prv_epochs and _prv_steps: 4 places.
+		{"test_get_noise_multiplier_prv_epochs", PRV, int(90 / 0.04), 1.34765625, places(4)},
+		{"test_get_noise_multiplier_prv_steps", PRV, 2000, 1.2915, places(4)},
 		// test_get_noise_multiplier_gdp: assertAlmostEqual, 7 places.
 		{"test_get_noise_multiplier_gdp", GDP, int(90 / 0.04), 1.3232421875, places(7)},
 	}
@@ -202,6 +205,15 @@ func TestBadInput(t *testing.T) {
 		{good, 1e-5, Options{Orders: []float64{MaxOrder + 1}}, "Orders"},
 		{good, 1e-5, Options{Accountant: GDP, Orders: []float64{2}}, "Orders"},
 		{good, 1e-5, Options{Accountant: GDP, Classical: true}, "Classical"},
+		{good, 1e-5, Options{Accountant: PRV, Orders: DefaultOrders}, "Orders"},
+		{good, 1e-5, Options{EpsilonError: 0.1}, "EpsilonError"},
+		{good, 1e-5, Options{Accountant: GDP, DeltaError: 1e-8}, "DeltaError"},
+		{good, 1e-5, Options{Accountant: PRV, EpsilonError: -0.1}, "EpsilonError"},
+		{good, 1e-5, Options{Accountant: PRV, EpsilonError: math.NaN()}, "EpsilonError"},
+		{good, 1e-5, Options{Accountant: PRV, DeltaError: -1e-9}, "DeltaError"},
+		{good, 1e-5, Options{Accountant: PRV, DeltaError: 1e-5}, "DeltaError"},
+		// δ below what float64 resolves on the PRV grid.
+		{good, 1e-15, Options{Accountant: PRV}, "Delta"},
 	}
 	for _, tt := range tests {
 		_, err := Epsilon(tt.h, tt.delta, tt.o)
@@ -229,6 +241,43 @@ func TestBadInput(t *testing.T) {
 		var se *setting.Error
 		if !errors.As(err, &se) || se.Field != tt.field {
 			t.Errorf("NoiseMultiplier(%g, %d, %g, %g) = %v, want an error for %s", tt.q, tt.steps, tt.target, tt.delta, err, tt.field)
+		}
+	}
+}
+
+// GDP against Bu, Dong, Long, Su 2020 ("Deep learning with Gaussian
+// differential privacy", Harvard Data Science Review, Figure 4's caption):
+// MNIST with q = 256/60000 and δ = 1e-5 — σ̃ = 1.06 for 20 epochs is
+// μ_CLT = 0.35 and (1.34, 1e-5)-DP; σ̃ = 0.638 for 70 epochs is
+// μ_CLT = 1.78 and (8.68, 1e-5)-DP. An epoch is 60000/256 = 234.375 steps;
+// the histories round to whole steps. σ̃ is printed to 3 digits and ε to
+// 2, so the published ε must lie within 0.005 of the range that
+// σ̃ ± 0.0005 spans (8.68 is not 8.697, the ε of 0.638 itself: ε moves by
+// 0.07 per 0.001 of σ̃ there).
+func TestGDPBuDongLongSu(t *testing.T) {
+	tests := []struct {
+		sigma    float64
+		steps    int
+		mu, eps  float64
+		epsRound float64 // the ε of σ̃ itself, to 2 decimals; 0: only the range
+	}{
+		{1.06, 4688, 0.35, 1.34, 1.34},
+		{0.638, 16406, 1.78, 8.68, 0},
+	}
+	for _, tt := range tests {
+		q := 256.0 / 60000
+		h := History{{q, tt.sigma, tt.steps}}
+		if mu := gdpMu(h); !near(mu, tt.mu, places(2)) {
+			t.Errorf("σ̃ = %g: μ = %.4g, want %g", tt.sigma, mu, tt.mu)
+		}
+		r, _ := Epsilon(h, 1e-5, Options{Accountant: GDP})
+		if tt.epsRound != 0 && !near(r.Epsilon, tt.epsRound, places(2)) {
+			t.Errorf("σ̃ = %g: ε = %.4g, want %g", tt.sigma, r.Epsilon, tt.epsRound)
+		}
+		hi, _ := Epsilon(History{{q, tt.sigma - 0.0005, tt.steps}}, 1e-5, Options{Accountant: GDP})
+		lo, _ := Epsilon(History{{q, tt.sigma + 0.0005, tt.steps}}, 1e-5, Options{Accountant: GDP})
+		if !(lo.Epsilon-places(2) <= tt.eps && tt.eps <= hi.Epsilon+places(2)) {
+			t.Errorf("σ̃ = %g ± 0.0005: ε in [%.4g, %.4g], want %g within 0.005", tt.sigma, lo.Epsilon, hi.Epsilon, tt.eps)
 		}
 	}
 }

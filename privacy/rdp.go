@@ -40,6 +40,9 @@ func rdpHistory(h History, orders []float64) []float64 {
 // plain Gaussian's, when q = 1. It is +Inf where A_α cannot be computed
 // (see logAFrac), which excludes the order from the conversion.
 func rdpStep(q, sigma, alpha float64) float64 {
+	if math.IsInf(1/(2*sigma*sigma), 1) { // σ so small that σ² underflows: no privacy
+		return math.Inf(1)
+	}
 	if q == 1 {
 		return alpha / (2 * sigma * sigma)
 	}
@@ -78,7 +81,8 @@ const maxFracTerms = 100000
 // added and subtracted in log space until both fall below e^−30 (Opacus'
 // _compute_log_a_for_frac_alpha, from TF Privacy's rdp_accountant). It is
 // +Inf where rounding makes a partial sum negative or the series does not
-// settle, a conservative answer that excludes the order.
+// settle (or a term overflows), a conservative answer that excludes the
+// order.
 func logAFrac(q, sigma, alpha float64) float64 {
 	logQ, log1Q := math.Log(q), math.Log1p(-q)
 	z0 := sigma*sigma*math.Log(1/q-1) + 0.5
@@ -111,8 +115,11 @@ func logAFrac(q, sigma, alpha float64) float64 {
 				return math.Inf(1)
 			}
 		}
-		if max(logS0, logS1) < -30 {
+		switch m := max(logS0, logS1); {
+		case m < -30:
 			return logAdd(la0, la1)
+		case math.IsNaN(m) || math.IsInf(m, 1):
+			return math.Inf(1)
 		}
 	}
 	return math.Inf(1)
