@@ -9,7 +9,8 @@
 //	"format":             "pt"
 //	"psclip.checkpoint":  JSON: version, step, RNG states, the run's
 //	                      configuration, the trainer's extra state,
-//	                      optimizer step count
+//	                      the train.Trainer's state (estimator, own
+//	                      generator), optimizer step count
 //	"psclip.sha256":      SHA-256 over every tensor's name, dtype, shape and
 //	                      data and every other metadata entry
 //
@@ -19,6 +20,14 @@
 // checkpoint exists. Load verifies the header, sizes and checksum; when the
 // latest checkpoint is missing, truncated or corrupt it falls back to the
 // previous one and says so in Loaded.Fallback.
+//
+// A run driven by a train.Trainer resumes exactly with SaveTrainer and
+// Loaded.RestoreTrainer: they save and restore, with the weights and the
+// optimizer's state, the Trainer's State (an adaptive estimator's window
+// or threshold, and the Trainer's own dropout generator when Config.Rand
+// is nil), so that the resumed run makes the uninterrupted run's steps bit
+// for bit. A generator the caller gave as Config.Rand, and its position in
+// the data, the caller saves itself (SetRNG, Extra).
 //
 // Save briefly holds a little-endian copy of every tensor, so it needs
 // memory for the model and optimizer state once more.
@@ -46,6 +55,7 @@ import (
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/safetensors"
 	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
 )
 
 // Metadata keys and the optimizer tensors' name prefix.
@@ -69,6 +79,9 @@ type Meta struct {
 	// Extra holds anything else a trainer must carry across a resume,
 	// such as its position in the data or the best validation loss so far.
 	Extra map[string]string `json:"extra,omitempty"`
+	// Trainer is the train.Trainer's State, which SaveTrainer fills in and
+	// RestoreTrainer restores; nil in a checkpoint written by Save.
+	Trainer *train.State `json:"trainer,omitempty"`
 }
 
 // SetRNG stores the state of a random generator, such as a *rand.PCG or
@@ -381,4 +394,62 @@ func (l *Loaded) Restore(params []*nn.Param, opt optim.Optimizer) error {
 		copy(p.Value.Data, l.Model[p.Name].Data)
 	}
 	return nil
+}
+
+// SaveTrainer is Save for a run driven by t: it saves t's parameters, its
+// optimizer's state and its State (in Meta.Trainer, replacing what meta
+// held there), everything RestoreTrainer needs to continue the run bit for
+// bit. t's optimizer must be an optim.Optimizer, whose state can be saved.
+func SaveTrainer(path string, meta Meta, t *train.Trainer) error {
+	opt, err := optimizerOf(t)
+	if err != nil {
+		return err
+	}
+	st, err := t.State()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	meta.Trainer = &st
+	return Save(path, meta, t.Params(), opt)
+}
+
+// RestoreTrainer is Restore for a run driven by t: it restores t's
+// parameters, its optimizer's state and its State from a checkpoint
+// written by SaveTrainer, and refuses one written by Save (it has no
+// Trainer state: the estimator and the dropout masks would restart). On
+// error nothing is changed.
+func (l *Loaded) RestoreTrainer(t *train.Trainer) error {
+	opt, err := optimizerOf(t)
+	if err != nil {
+		return err
+	}
+	if l.Trainer == nil {
+		return fmt.Errorf("checkpoint: %s has no trainer state (written by Save, not SaveTrainer)", l.Path)
+	}
+	old, err := t.State()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := t.SetState(*l.Trainer); err != nil {
+		return fmt.Errorf("checkpoint: %s: %w", l.Path, err)
+	}
+	if err := l.Restore(t.Params(), opt); err != nil {
+		if rerr := t.SetState(old); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// optimizerOf returns t's optimizer as an optim.Optimizer.
+func optimizerOf(t *train.Trainer) (optim.Optimizer, error) {
+	if t == nil {
+		return nil, errors.New("checkpoint: no trainer (nil)")
+	}
+	opt, ok := t.Optimizer().(optim.Optimizer)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint: the trainer's optimizer %T has no state to save (not an optim.Optimizer)", t.Optimizer())
+	}
+	return opt, nil
 }

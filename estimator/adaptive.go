@@ -42,23 +42,22 @@ type PSAuto struct {
 }
 
 // NewPSAuto returns PS-Clip-SGD with automatic α and β over a window of the
-// last window norms (0: DefaultWindow). A positive alpha or beta fixes that
-// parameter; 0 estimates it.
+// last window norms (0: DefaultWindow, else at least MinTailSamples). A
+// positive alpha or beta (a normal float32) fixes that parameter; 0
+// estimates it. Its errors are *setting.Error values.
 func NewPSAuto(alpha, beta float64, window int) (*PSAuto, error) {
 	if window == 0 {
 		window = DefaultWindow
-	}
-	if alpha != 0 && !positive(alpha) {
-		return nil, fmt.Errorf("estimator: threshold scale α = %v, want a finite α > 0 or automatic", alpha)
-	}
-	if beta != 0 && !positive(beta) {
-		return nil, fmt.Errorf("estimator: threshold exponent β = %v, want a finite β > 0 or automatic", beta)
 	}
 	t, err := NewTail(window)
 	if err != nil {
 		return nil, err
 	}
-	return &PSAuto{tail: t, alpha: alpha, beta: beta}, nil
+	e := &PSAuto{tail: t, alpha: alpha, beta: beta}
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 func (*PSAuto) Name() string          { return "ps-clip-auto" }
@@ -243,7 +242,8 @@ type Quantile struct {
 // NewQuantile returns the quantile-adaptive estimator with target fraction
 // of unclipped samples q ∈ (0, 1) (0: DefaultTargetQuantile), rate η_C > 0
 // (0: DefaultQuantileRate) and initial threshold gamma (0: the median of the
-// first batch).
+// first batch; else a positive normal float32). Its errors are
+// *setting.Error values.
 func NewQuantile(q, rate, gamma float64) (*Quantile, error) {
 	if q == 0 {
 		q = DefaultTargetQuantile
@@ -251,15 +251,11 @@ func NewQuantile(q, rate, gamma float64) (*Quantile, error) {
 	if rate == 0 {
 		rate = DefaultQuantileRate
 	}
-	switch {
-	case !(q > 0 && q < 1):
-		return nil, fmt.Errorf("estimator: target quantile %v, want 0 < q < 1", q)
-	case !positive(rate):
-		return nil, fmt.Errorf("estimator: quantile rate η_C = %v, want a finite η_C > 0", rate)
-	case gamma != 0 && !positive(gamma):
-		return nil, fmt.Errorf("estimator: initial threshold γ = %v, want a finite γ > 0 or 0 for the first batch's median", gamma)
+	e := &Quantile{target: q, rate: rate, initial: gamma, gamma: gamma}
+	if err := e.validate(); err != nil {
+		return nil, err
 	}
-	return &Quantile{target: q, rate: rate, initial: gamma, gamma: gamma}, nil
+	return e, nil
 }
 
 func (*Quantile) Name() string          { return "ps-clip-quantile" }
@@ -373,18 +369,20 @@ func (e *Quantile) UnmarshalBinary(data []byte) error {
 // blown up. The step size absorbs the lost scale. A sample counts as
 // clipped when its factor 1/(|g_i| + r) is below 1.
 type AutoClip struct {
-	R float64 // the stability constant r > 0
+	R float64 // the stability constant r, a positive normal float32 (Validate)
 }
 
-// NewAutoClip returns AUTO-S with stability constant r (0: DefaultAutoClipR).
+// NewAutoClip returns AUTO-S with stability constant r (0: DefaultAutoClipR;
+// else a positive normal float32, a *setting.Error for "R" otherwise).
 func NewAutoClip(r float64) (AutoClip, error) {
 	if r == 0 {
 		r = DefaultAutoClipR
 	}
-	if !positive(r) {
-		return AutoClip{}, fmt.Errorf("estimator: auto-clip stability constant r = %v, want a finite r > 0", r)
+	a := AutoClip{R: r}
+	if err := a.validate(); err != nil {
+		return AutoClip{}, err
 	}
-	return AutoClip{R: r}, nil
+	return a, nil
 }
 
 func (AutoClip) Name() string          { return "auto-clip" }

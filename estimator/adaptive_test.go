@@ -246,7 +246,10 @@ func TestAutoClip(t *testing.T) {
 	// Rows (3, 4), (0, 0.5), (0, 0): factors 1/5.01, 1/0.51, 1/0.01.
 	g := []float64{3, 4, 0, 0.5, 0, 0}
 	dir := make([]float64, 2)
-	st := Direction(e, g, dir)
+	st, err := Direction(e, g, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []float64{3 / 5.01 / 3, (4/5.01 + 0.5/0.51) / 3}
 	if !nearVec(dir, want) || st.Clipped != 1 {
 		t.Errorf("direction %v (%d clipped), want %v (1)", dir, st.Clipped, want)

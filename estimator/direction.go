@@ -40,9 +40,10 @@ func Weights(e Estimator, norms, w []float64) Stats {
 
 // Direction computes the update direction of e for a batch of explicit
 // per-sample gradients. grads holds the n samples' gradients row by row
-// (n×d, row-major) and d = len(dir); len(grads) must be a multiple of d.
-// The norms are computed and the direction accumulated in float64 whatever
-// F is.
+// (n×d, row-major) and d = len(dir) > 0; len(grads) must be a multiple of
+// d, or Direction returns a *ShapeError. e must pass Validate (its error is
+// returned). On error nothing is written and e is unchanged. The norms are
+// computed and the direction accumulated in float64 whatever F is.
 //
 // A sample whose gradient norm is NaN or ±Inf (any non-finite component)
 // gets weight 0 and is counted in Stats.Dropped; the others are averaged as
@@ -50,9 +51,19 @@ func Weights(e Estimator, norms, w []float64) Stats {
 // empty, dir is zero.
 //
 // Direction allocates on every call; use a Workspace in loops.
-func Direction[F Float](e Estimator, grads, dir []F) Result {
+func Direction[F Float](e Estimator, grads, dir []F) (Result, error) {
 	var ws Workspace[F]
 	return ws.Direction(e, grads, dir)
+}
+
+// ShapeError is Direction's error for gradients that do not form rows of
+// the direction's length.
+type ShapeError struct {
+	Grads, Dir int // len(grads), len(dir)
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("estimator: %d gradient values do not form rows of length %d (want len(dir) > 0 dividing len(grads))", e.Grads, e.Dir)
 }
 
 // A Workspace holds the scratch space of Direction, so that repeated calls
@@ -64,10 +75,13 @@ type Workspace[F Float] struct {
 
 // Direction is the package-level Direction using ws's scratch space. The
 // Result's Norms and Factors are ws's: they are valid until its next call.
-func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
+func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) (Result, error) {
 	d := len(dir)
 	if d == 0 || len(grads)%d != 0 {
-		panic(fmt.Sprintf("estimator: %d gradient values do not form rows of length %d", len(grads), d))
+		return Result{}, &ShapeError{Grads: len(grads), Dir: d}
+	}
+	if err := Validate(e); err != nil {
+		return Result{}, err
 	}
 	n := len(grads) / d
 	ws.norms = grow(ws.norms, n)
@@ -99,7 +113,7 @@ func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) Result {
 	for j, v := range acc {
 		dir[j] = F(v * s)
 	}
-	return Result{Stats: st, Norms: ws.norms, Factors: ws.w}
+	return Result{Stats: st, Norms: ws.norms, Factors: ws.w}, nil
 }
 
 // norm returns the Euclidean norm of x: NaN if any component is NaN, +Inf if

@@ -1,10 +1,13 @@
 package estimator
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/psclip/psclip/setting"
 )
 
 func mustPS(t testing.TB, th Threshold, err error) *PSClip {
@@ -67,7 +70,10 @@ func TestDirectionHandComputed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := make([]float64, 2)
-			st := Direction(tt.e, batch, dir)
+			st, err := Direction(tt.e, batch, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !nearVec(dir, tt.want) {
 				t.Errorf("direction %v, want %v", dir, tt.want)
 			}
@@ -114,7 +120,10 @@ func TestEdgeCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := []float64{7, 7} // must be overwritten
-			st := Direction(tt.e, tt.grads, dir)
+			st, err := Direction(tt.e, tt.grads, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !nearVec(dir, tt.want) {
 				t.Errorf("direction %v, want %v", dir, tt.want)
 			}
@@ -323,22 +332,119 @@ func TestWorkspaceDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestDirectionShapeMismatchPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for 5 values in rows of 2")
+// Gradients that do not form rows of the direction's length, nil slices
+// included, are a *ShapeError, not a panic, and dir is left alone.
+func TestDirectionShapeError(t *testing.T) {
+	tests := []struct{ grads, dir []float64 }{
+		{nil, nil},
+		{make([]float64, 4), nil},
+		{make([]float64, 5), make([]float64, 2)},
+	}
+	for _, tt := range tests {
+		for i := range tt.dir {
+			tt.dir[i] = 7
 		}
-	}()
-	Direction(SGD{}, make([]float64, 5), make([]float64, 2))
+		_, err := Direction(SGD{}, tt.grads, tt.dir)
+		var se *ShapeError
+		if !errors.As(err, &se) || se.Grads != len(tt.grads) || se.Dir != len(tt.dir) {
+			t.Errorf("Direction(%d values, dir %d) = %v, want a *ShapeError", len(tt.grads), len(tt.dir), err)
+		}
+		for _, v := range tt.dir {
+			if v != 7 {
+				t.Errorf("Direction(%d values, dir %d) wrote dir %v", len(tt.grads), len(tt.dir), tt.dir)
+			}
+		}
+	}
 }
 
-func TestNewPSClipZeroThresholdPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for the zero Threshold")
+// Estimators built as struct literals are validated by Validate and so by
+// Direction: ClipSGD{Gamma: -1} (which would reverse the direction),
+// ClipSGD{} (which freezes training), AutoClip{} (NaN), a zero PSAuto (a
+// panic on main), a zero Quantile and the zero Threshold are refused with a
+// *setting.Error naming the field, and Direction writes nothing.
+func TestValidateStructLiterals(t *testing.T) {
+	tests := []struct {
+		name  string
+		e     Estimator
+		field string // "" for a valid estimator
+	}{
+		{"SGD{}", SGD{}, ""},
+		{"NSGD{}", NSGD{}, ""},
+		{"ClipSGD{Gamma: 1}", ClipSGD{Gamma: 1}, ""},
+		{"AutoClip{R: 0.01}", AutoClip{R: 0.01}, ""},
+		{"ClipSGD{Gamma: -1}", ClipSGD{Gamma: -1}, "Gamma"},
+		{"ClipSGD{}", ClipSGD{}, "Gamma"},
+		{"ClipSGD{Gamma: 1e39}", ClipSGD{Gamma: 1e39}, "Gamma"},
+		{"ClipSGD{Gamma: NaN}", ClipSGD{Gamma: math.NaN()}, "Gamma"},
+		{"AutoClip{}", AutoClip{}, "R"},
+		{"AutoClip{R: -1}", AutoClip{R: -1}, "R"},
+		{"&PSAuto{}", &PSAuto{}, "Window"},
+		{"&Quantile{}", &Quantile{}, "Q"},
+		{"NewPSClip(Threshold{})", NewPSClip(Threshold{}), "Gamma"},
+		{"nil", nil, "-"},
+		{"(*PSAuto)(nil)", (*PSAuto)(nil), "-"},
+	}
+	for _, tt := range tests {
+		err := Validate(tt.e)
+		var se *setting.Error
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("Validate(%s) = %v, want nil", tt.name, err)
+		case tt.field == "-" && err == nil:
+			t.Errorf("Validate(%s) = nil, want an error", tt.name)
+		case tt.field != "" && tt.field != "-" && (!errors.As(err, &se) || se.Field != tt.field):
+			t.Errorf("Validate(%s) = %v, want a *setting.Error for %s", tt.name, err, tt.field)
 		}
-	}()
-	NewPSClip(Threshold{})
+		dir := []float64{7, 7}
+		_, derr := Direction(tt.e, []float64{3, 4, 1, 0}, dir)
+		if (derr == nil) != (err == nil) || (err != nil && dir[0] != 7) {
+			t.Errorf("Direction(%s) = %v, dir %v; Validate said %v", tt.name, derr, dir, err)
+		}
+	}
+}
+
+// One validation path: every constructor accepts exactly the values Spec
+// accepts for the same setting (on main, Constant(1e-40) and Constant(1e39)
+// were accepted where Spec refused them), and refuses the others with a
+// *setting.Error.
+func TestConstructorsAgreeWithSpec(t *testing.T) {
+	values := []float64{1, 0.5, setting.MinNormal32, math.MaxFloat32, 1e-40, 1e39, 1e-320, 0, -1, math.NaN(), math.Inf(1), math.Inf(-1)}
+	type check struct {
+		name string
+		spec func(x float64) Spec
+		ctor func(x float64) error
+	}
+	err := func(_ any, err error) error { return err }
+	checks := []check{
+		{"Constant", func(x float64) Spec { return Spec{Estimator: "ps-clip-sgd", Clip: x} },
+			func(x float64) error { return err(Constant(x)) }},
+		{"NewClipSGD", func(x float64) Spec { return Spec{Estimator: "clip-sgd", Clip: x} },
+			func(x float64) error { return err(NewClipSGD(x)) }},
+		{"Increasing α", func(x float64) Spec { return Spec{Estimator: "ps-clip-sgd", Alpha: x, Beta: 2} },
+			func(x float64) error { return err(Increasing(x, 2)) }},
+		{"NewPSAuto α", func(x float64) Spec { // α 0 is automatic
+			return Spec{Estimator: "ps-clip-sgd", Alpha: x, AutoAlpha: x == 0, AutoBeta: true}
+		},
+			func(x float64) error { return err(NewPSAuto(x, 0, 0)) }},
+		{"NewAutoClip", func(x float64) Spec { return Spec{Estimator: "auto-clip", AutoClipR: x} },
+			func(x float64) error { return err(NewAutoClip(x)) }},
+		{"NewQuantile rate", func(x float64) Spec { return Spec{Estimator: "ps-clip-quantile", QuantileRate: x} },
+			func(x float64) error { return err(NewQuantile(0, x, 0)) }},
+		{"NewQuantile γ", func(x float64) Spec { return Spec{Estimator: "ps-clip-quantile", Clip: x} },
+			func(x float64) error { return err(NewQuantile(0, 0, x)) }},
+	}
+	for _, c := range checks {
+		for _, x := range values {
+			specErr, ctorErr := c.spec(x).Validate(), c.ctor(x)
+			if (specErr == nil) != (ctorErr == nil) {
+				t.Errorf("%s(%v) = %v, Spec.Validate = %v: they disagree", c.name, x, ctorErr, specErr)
+			}
+			var se *setting.Error
+			if ctorErr != nil && !errors.As(ctorErr, &se) {
+				t.Errorf("%s(%v) = %v, want a *setting.Error", c.name, x, ctorErr)
+			}
+		}
+	}
 }
 
 func benchmarkDirection(b *testing.B, e Estimator, n, d int) {

@@ -28,7 +28,10 @@ func Example() {
 	}
 	dir := make([]float64, 2)
 	for _, e := range []estimator.Estimator{estimator.SGD{}, clip, ps} {
-		st := estimator.Direction(e, grads, dir)
+		st, err := estimator.Direction(e, grads, dir)
+		if err != nil {
+			log.Fatal(err)
+		}
 		fmt.Printf("%-11s direction (%6.2f, %5.2f)  clipped samples %d\n", e.Name(), dir[0], dir[1], st.Clipped)
 	}
 	// Output:
@@ -50,7 +53,10 @@ func ExampleDirection() {
 		log.Fatal(err)
 	}
 	dir := make([]float32, 2)
-	r := estimator.Direction(estimator.NewPSClip(gamma), grads, dir)
+	r, err := estimator.Direction(estimator.NewPSClip(gamma), grads, dir)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println("norms", r.Norms, "factors", r.Factors, "clipped", r.Clipped)
 	fmt.Println("direction", dir)
 	// Output:

@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -94,8 +95,11 @@ func TestDirectionFloat32(t *testing.T) {
 	g64 := []float64{3, 4, 0, 1, 0, 0.5}
 	g32 := []float32{3, 4, 0, 1, 0, 0.5}
 	d64, d32 := make([]float64, 2), make([]float32, 2)
-	r64 := Direction(NewPSClip(th), g64, d64)
-	r32 := Direction(NewPSClip(th), g32, d32)
+	r64, err64 := Direction(NewPSClip(th), g64, d64)
+	r32, err32 := Direction(NewPSClip(th), g32, d32)
+	if err := errors.Join(err64, err32); err != nil {
+		t.Fatal(err)
+	}
 	for j := range d64 {
 		if math.Abs(float64(d32[j])-d64[j]) > 1e-6 {
 			t.Errorf("float32 direction %v, float64 %v", d32, d64)

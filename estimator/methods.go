@@ -17,18 +17,20 @@ func (SGD) Update([]float64)                        {}
 func (SGD) Scale(float64) float64                   { return 1 }
 
 // ClipSGD clips the batch mean to norm Gamma: the direction is
-// min(1, γ/|ḡ|)·ḡ, as torch.nn.utils.clip_grad_norm_ does. Build it with
-// NewClipSGD to have γ checked.
+// min(1, γ/|ḡ|)·ḡ, as torch.nn.utils.clip_grad_norm_ does. NewClipSGD,
+// Validate, Direction and package train check γ.
 type ClipSGD struct {
-	Gamma float64 // the clipping threshold γ > 0
+	Gamma float64 // the clipping threshold γ, a positive normal float32
 }
 
-// NewClipSGD returns Clip-SGD with threshold γ, which must be finite and > 0.
+// NewClipSGD returns Clip-SGD with threshold γ, which must be a positive
+// normal float32 (a *setting.Error for "Gamma" otherwise).
 func NewClipSGD(gamma float64) (ClipSGD, error) {
-	if !positive(gamma) {
-		return ClipSGD{}, fmt.Errorf("estimator: clip-sgd threshold γ = %v, want a finite γ > 0", gamma)
+	c := ClipSGD{Gamma: gamma}
+	if err := c.validate(); err != nil {
+		return ClipSGD{}, err
 	}
-	return ClipSGD{Gamma: gamma}, nil
+	return c, nil
 }
 
 func (ClipSGD) Name() string                            { return "clip-sgd" }
@@ -76,13 +78,10 @@ type PSClip struct {
 }
 
 // NewPSClip returns PS-Clip-SGD with threshold t, which must come from
-// Constant, Increasing or HighProbability: the zero Threshold panics.
-func NewPSClip(t Threshold) *PSClip {
-	if t.alpha <= 0 {
-		panic("estimator: NewPSClip with an invalid Threshold; build it with Constant, Increasing or HighProbability")
-	}
-	return &PSClip{t: t}
-}
+// Constant, Increasing or HighProbability: with the zero Threshold it
+// returns an estimator that Validate (and so Direction and package train)
+// refuses.
+func NewPSClip(t Threshold) *PSClip { return &PSClip{t: t} }
 
 // Threshold returns the estimator's clipping threshold.
 func (e *PSClip) Threshold() Threshold { return e.t }

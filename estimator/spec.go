@@ -72,7 +72,8 @@ func (s Spec) automatic() bool {
 // AutoAlpha for ps-clip-sgd with an increasing threshold; Window for the
 // automatic thresholds; TargetQuantile and QuantileRate for
 // ps-clip-quantile; AutoClipR for auto-clip; Clip, NoiseMultiplier and
-// NoiseSeed for dp-sgd.
+// NoiseSeed for dp-sgd. It reads no field that is not one of Fields (a JSON
+// key such as "clip" is not a field name).
 func (s Spec) Reads(field string) bool {
 	switch field {
 	case "Estimator":
@@ -92,11 +93,11 @@ func (s Spec) Reads(field string) bool {
 	case "NoiseMultiplier", "NoiseSeed":
 		return s.Estimator == "dp-sgd"
 	}
-	panic("estimator: Spec has no field " + field)
+	return false
 }
 
 // Value returns the field's value (one of Fields), and whether it is set,
-// that is not zero.
+// that is not zero; nil and false for a name that is not one of Fields.
 func (s Spec) Value(field string) (v any, set bool) {
 	switch field {
 	case "Estimator":
@@ -124,7 +125,7 @@ func (s Spec) Value(field string) (v any, set bool) {
 	case "NoiseSeed":
 		return s.NoiseSeed, s.NoiseSeed != 0
 	}
-	panic("estimator: Spec has no field " + field)
+	return nil, false
 }
 
 // Trim returns s with every setting its estimator does not read unset: what
@@ -171,18 +172,28 @@ func (s *Spec) clear(field string) {
 	}
 }
 
-// Unread returns the JSON keys of the settings the estimator does not
-// read: a resumed run may differ in them, since they cannot change it.
+// Unread returns the fields (of Fields, the names Reads takes) the
+// estimator does not read: a resumed run may differ in them, since they
+// cannot change it. Keys gives their JSON keys.
 func (s Spec) Unread() []string {
 	var unread []string
 	for _, f := range Fields {
 		if !s.Reads(f) {
-			sf, _ := reflect.TypeFor[Spec]().FieldByName(f)
-			key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			unread = append(unread, key)
+			unread = append(unread, f)
 		}
 	}
 	return unread
+}
+
+// Keys returns the JSON keys of fields, each one of Fields: "clip" for
+// "Clip".
+func Keys(fields []string) []string {
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		sf, _ := reflect.TypeFor[Spec]().FieldByName(f)
+		keys[i], _, _ = strings.Cut(sf.Tag.Get("json"), ",")
+	}
+	return keys
 }
 
 // readers says who reads a field, for the error about an unread setting.
@@ -244,8 +255,8 @@ func (s Spec) Validate() error {
 	switch {
 	case s.TargetQuantile != 0 && !(s.TargetQuantile > 0 && s.TargetQuantile < 1):
 		return setting.Errorf("TargetQuantile", s.TargetQuantile, "0 (%g) or a fraction strictly between 0 and 1", DefaultTargetQuantile)
-	case s.QuantileRate != 0 && !(positive(s.QuantileRate)):
-		return setting.Errorf("QuantileRate", s.QuantileRate, "0 (%g) or a finite rate > 0", DefaultQuantileRate)
+	case s.QuantileRate != 0 && setting.Positive32("QuantileRate", s.QuantileRate) != nil:
+		return setting.Errorf("QuantileRate", s.QuantileRate, "0 (%g) or a positive normal float32", DefaultQuantileRate)
 	}
 	if s.Reads("NoiseMultiplier") {
 		if err := setting.Positive32("NoiseMultiplier", s.NoiseMultiplier); err != nil {
@@ -264,17 +275,21 @@ func (s Spec) New() (Estimator, error) {
 	case "sgd":
 		return SGD{}, nil
 	case "clip-sgd":
-		return ClipSGD{Gamma: s.Clip}, nil
+		return checked(NewClipSGD(s.Clip))
 	case "nsgd":
 		return NSGD{}, nil
 	case "ps-clip-sgd":
 		if s.AutoAlpha || s.AutoBeta {
 			return checked(NewPSAuto(s.Alpha, s.Beta, s.Window))
 		}
-		if s.Beta == 0 {
-			return NewPSClip(Threshold{alpha: s.Clip}), nil
+		t, err := Constant(s.Clip)
+		if s.Beta != 0 {
+			t, err = Increasing(s.Alpha, s.Beta)
 		}
-		return NewPSClip(Threshold{alpha: s.Alpha, beta: s.Beta}), nil
+		if err != nil {
+			return nil, err
+		}
+		return NewPSClip(t), nil
 	case "ps-clip-auto":
 		return checked(NewPSAuto(0, 0, s.Window))
 	case "ps-clip-quantile":

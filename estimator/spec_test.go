@@ -116,7 +116,14 @@ func TestSpecReads(t *testing.T) {
 		if n := len(tt.s.Unread()); n != len(Fields)-1-len(tt.reads) {
 			t.Errorf("%s: Unread %v", tt.s.Label(), tt.s.Unread())
 		}
-		for _, k := range tt.s.Unread() {
+		// One vocabulary: Unread speaks in fields, the names Reads takes;
+		// Keys gives their JSON keys.
+		for _, f := range tt.s.Unread() {
+			if tt.s.Reads(f) || !slices.Contains(Fields, f) {
+				t.Errorf("%s: Unread lists %q, which Reads reads or is not a field", tt.s.Label(), f)
+			}
+		}
+		for _, k := range Keys(tt.s.Unread()) {
 			if !strings.Contains(string(allJSON), `"`+k+`":`) {
 				t.Errorf("%s: Unread key %q is not a JSON key of Spec", tt.s.Label(), k)
 			}
@@ -137,6 +144,24 @@ func TestSpecReads(t *testing.T) {
 
 func sameSet(a, b []string) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(b, x) })
+}
+
+// One vocabulary: a name that is not a field, such as the JSON key
+// "clip" that main's Unread returned, is read by no estimator, and Reads and
+// Value answer rather than panic (main panicked).
+func TestSpecReadsNonField(t *testing.T) {
+	s := Spec{Estimator: "clip-sgd", Clip: 1}
+	for _, name := range []string{"clip", "auto_clip_r", "", "Gamma"} {
+		if s.Reads(name) {
+			t.Errorf("Reads(%q) = true", name)
+		}
+		if v, set := s.Value(name); v != nil || set {
+			t.Errorf("Value(%q) = %v, %v", name, v, set)
+		}
+	}
+	if got := Keys([]string{"Clip", "AutoClipR"}); !slices.Equal(got, []string{"clip", "auto_clip_r"}) {
+		t.Errorf("Keys = %q", got)
+	}
 }
 
 func TestSpecLabel(t *testing.T) {

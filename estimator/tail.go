@@ -62,8 +62,8 @@ type Tail struct {
 // NewTail returns an empty Tail keeping the last window norms; window must
 // be at least MinTailSamples.
 func NewTail(window int) (*Tail, error) {
-	if window < MinTailSamples {
-		return nil, fmt.Errorf("estimator: tail window of %d norms, want at least %d", window, MinTailSamples)
+	if err := checkWindow(window); err != nil {
+		return nil, err
 	}
 	return &Tail{size: window, logs: make([]float64, 0, window)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/psclip/psclip/internal/detmath"
+	"github.com/psclip/psclip/setting"
 )
 
 // Threshold is PS-Clip-SGD's per-sample clipping threshold: sample k of a
@@ -16,24 +17,28 @@ type Threshold struct {
 	beta  float64 // 0 for a constant threshold
 }
 
-// Constant returns the threshold τ_k = γ for every sample.
-func Constant(gamma float64) (Threshold, error) {
-	if !positive(gamma) {
-		return Threshold{}, fmt.Errorf("estimator: clipping threshold γ = %v, want a finite γ > 0", gamma)
-	}
-	return Threshold{alpha: gamma}, nil
-}
+// Constant returns the threshold τ_k = γ for every sample; γ must be a
+// positive normal float32 (a *setting.Error for "Gamma" otherwise), as
+// Spec's Clip.
+func Constant(gamma float64) (Threshold, error) { return checkedThreshold(Threshold{alpha: gamma}) }
 
 // Increasing returns the threshold τ_k = α·k^(1/β) of the paper's estimator
-// G(x, α, β): later samples in the batch are clipped less.
+// G(x, α, β): later samples in the batch are clipped less. α and β must be
+// positive normal float32 values (a *setting.Error for "Alpha" or "Beta").
 func Increasing(alpha, beta float64) (Threshold, error) {
-	if !positive(alpha) {
-		return Threshold{}, fmt.Errorf("estimator: threshold scale α = %v, want a finite α > 0", alpha)
+	if err := setting.Positive32("Beta", beta); err != nil {
+		return Threshold{}, err // β = 0 would be the constant threshold
 	}
-	if !positive(beta) {
-		return Threshold{}, fmt.Errorf("estimator: threshold exponent β = %v, want a finite β > 0", beta)
+	return checkedThreshold(Threshold{alpha: alpha, beta: beta})
+}
+
+// checkedThreshold returns t if it is valid, else the zero Threshold and
+// the error.
+func checkedThreshold(t Threshold) (Threshold, error) {
+	if err := t.validate(); err != nil {
+		return Threshold{}, err
 	}
-	return Threshold{alpha: alpha, beta: beta}, nil
+	return t, nil
 }
 
 // HighProbability returns the increasing threshold of the paper's
@@ -45,12 +50,12 @@ func Increasing(alpha, beta float64) (Threshold, error) {
 // The theorem holds for p ∈ (1, 2]; other p are refused.
 func HighProbability(sigma, p, delta float64) (Threshold, error) {
 	switch {
-	case !positive(sigma):
-		return Threshold{}, fmt.Errorf("estimator: noise bound σ = %v, want a finite σ > 0", sigma)
+	case setting.Positive32("Sigma", sigma) != nil:
+		return Threshold{}, setting.Positive32("Sigma", sigma)
 	case !(p > 1 && p <= 2):
-		return Threshold{}, fmt.Errorf("estimator: tail index p = %v, want 1 < p ≤ 2", p)
+		return Threshold{}, setting.Errorf("P", p, "a tail index with 1 < p ≤ 2")
 	case !(delta > 0 && delta < 1):
-		return Threshold{}, fmt.Errorf("estimator: failure probability δ = %v, want 0 < δ < 1", delta)
+		return Threshold{}, setting.Errorf("Delta", delta, "a failure probability with 0 < δ < 1")
 	}
 	return Increasing(sigma/detmath.Pow(detmath.Log(1/delta)+0.25, 1/p), p)
 }

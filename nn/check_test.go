@@ -9,8 +9,13 @@ package nn
 //	checkGrad(t, l, x, gradOpt{NoInput, Tol, Step})   nntest.CheckGradients
 //	checkPerSample(t, model, x, y, loss, rule)         nntest.CheckPerSample
 //	randTensor, squareLoss, ids, medianClip            nntest.RandTensor, SquareLoss, IDs, MedianClip
+//
+// A loss's own checks (MSE's) are here too: checkLossGrad compares its
+// output gradient with finite differences of Σ_i loss_i, and mseLoss makes
+// it a lossFunc over sample ids for checkPerSample's brute force.
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -57,6 +62,56 @@ func randTensor(rng *rand.Rand, shape ...int) *tensor.Tensor {
 func squareLoss(r *tensor.Tensor) lossFunc { return Harness.SquareLoss(r) }
 func ids(n int) []int32                    { return Harness.IDs(n) }
 func medianClip(norms []float64) []float32 { return Harness.MedianClip(norms) }
+
+// floatLoss is the shape of a loss of float targets (MSE).
+type floatLoss = func(out *tensor.Tensor, targets []float32) ([]float32, *tensor.Tensor, error)
+
+// checkLossGrad checks a float-target loss's output gradient against
+// central finite differences (step h, in float64) of Σ_i loss_i, and that
+// each sample's loss depends only on that sample's outputs (its slice of
+// dout is the gradient of its own loss: the per-sample rule).
+func checkLossGrad(t *testing.T, loss floatLoss, out *tensor.Tensor, targets []float32) {
+	t.Helper()
+	_, d, err := loss(out, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := out.Dim(0)
+	per := out.Len() / b
+	const h = 1e-2
+	for j := range out.Data {
+		old := out.Data[j]
+		out.Data[j] = old + h
+		up, _, _ := loss(out, targets)
+		out.Data[j] = old - h
+		down, _, _ := loss(out, targets)
+		out.Data[j] = old
+		for i := range b {
+			num := (float64(up[i]) - float64(down[i])) / (2 * h)
+			want := 0.0 // sample i's loss does not move with another sample's outputs
+			if j/per == i {
+				want = float64(d.Data[j])
+			}
+			if math.Abs(num-want) > 1e-3*(1+math.Abs(want)) {
+				t.Errorf("d loss_%d / d out[%d]: finite differences %.6g, want %.6g", i, j, num, want)
+			}
+		}
+	}
+}
+
+// mseLoss is MSE against fixed targets, one row of r per sample id: the
+// lossFunc checkPerSample needs, y = ids(B) making a batch of one find its
+// own row.
+func mseLoss(r *tensor.Tensor) lossFunc {
+	return func(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error) {
+		per := r.Len() / r.Dim(0)
+		targets := make([]float32, 0, len(y)*per)
+		for _, id := range y {
+			targets = append(targets, r.Data[int(id)*per:(int(id)+1)*per]...)
+		}
+		return MSE(out, targets)
+	}
+}
 
 // randomize fills every parameter of l with N(0, scale²) entries.
 func randomize(rng *rand.Rand, l Layer, scale float64) {

@@ -15,10 +15,11 @@ import (
 // It returns every sample's loss and the gradient of Σ_i loss_i with respect
 // to the logits, so that sample i's slice of dlogits is the gradient of its
 // own loss (what the per-sample mode needs); a trainer scales it for a mean.
-// A target outside [0, classes) or a wrong number of targets is an error.
+// Nil logits, a target outside [0, classes) or a wrong number of targets is
+// an error.
 // It has the signature of train.Loss.
 func CrossEntropy(logits *tensor.Tensor, targets []int32) (losses []float32, dlogits *tensor.Tensor, err error) {
-	if len(logits.Shape) != 2 && len(logits.Shape) != 3 {
+	if logits == nil || len(logits.Shape) != 2 && len(logits.Shape) != 3 {
 		return nil, nil, fmt.Errorf("nn: cross-entropy of logits %v: want [B,C] or [B,T,V]", logits)
 	}
 	b, c := logits.Dim(0), logits.Dim(-1)

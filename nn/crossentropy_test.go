@@ -113,3 +113,10 @@ func TestCrossEntropyPerSample(t *testing.T) {
 		checkPerSample(t, l, x, y, CrossEntropy, medianClip)
 	}
 }
+
+// Nil logits are an error, not a panic (main dereferenced them).
+func TestCrossEntropyNil(t *testing.T) {
+	if _, _, err := CrossEntropy(nil, nil); err == nil {
+		t.Error("CrossEntropy(nil, nil): no error")
+	}
+}

@@ -1,11 +1,11 @@
 package optim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 )
 
 // AdamWConfig holds AdamW's hyperparameters, named as torch.optim.AdamW's
@@ -95,16 +95,16 @@ func NewAdamW(groups []Group, cfg AdamWConfig) (*AdamW, error) {
 	}
 	switch {
 	case !(cfg.Beta1 >= 0 && cfg.Beta1 < 1):
-		return nil, fmt.Errorf("optim: β₁ = %g is not in [0, 1)", cfg.Beta1)
+		return nil, setting.Errorf("Beta1", cfg.Beta1, "a number in [0, 1)")
 	case !(cfg.Beta2 >= 0 && cfg.Beta2 < 1):
-		return nil, fmt.Errorf("optim: β₂ = %g is not in [0, 1)", cfg.Beta2)
+		return nil, setting.Errorf("Beta2", cfg.Beta2, "a number in [0, 1)")
 	case !(cfg.Eps >= 0) || math.IsInf(cfg.Eps, 0):
-		return nil, fmt.Errorf("optim: ε = %g is not a finite number ≥ 0", cfg.Eps)
+		return nil, setting.Errorf("Eps", cfg.Eps, "a finite number ≥ 0")
 	}
 	o := &AdamW{cfg: cfg, groups: groups}
 	for _, g := range groups {
-		if !(g.WeightDecay >= 0) || math.IsInf(g.WeightDecay, 0) {
-			return nil, fmt.Errorf("optim: weight decay %g is not a finite number ≥ 0", g.WeightDecay)
+		if err := checkDecay(g.WeightDecay); err != nil {
+			return nil, err
 		}
 		for _, p := range g.Params {
 			o.params = append(o.params, p)
@@ -123,8 +123,15 @@ func NewAdamW(groups []Group, cfg AdamWConfig) (*AdamW, error) {
 	return o, nil
 }
 
-// SetLR sets the learning rate for the following steps.
-func (o *AdamW) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate for the following steps; it refuses one
+// that is not a positive normal float32 (Optimizer.SetLR).
+func (o *AdamW) SetLR(lr float64) error {
+	if err := checkLR(lr); err != nil {
+		return err
+	}
+	o.cfg.LR = lr
+	return nil
+}
 
 // LR is the current learning rate.
 func (o *AdamW) LR() float64 { return o.cfg.LR }
@@ -156,11 +163,11 @@ func (o *AdamW) update(i, lo, hi int) {
 	kernels.AdamW(w, o.params[i].Grad.Data[lo:hi][:len(w)], o.m[i][lo:hi][:len(w)], o.v[i][lo:hi][:len(w)], c)
 }
 
-// State returns the step count and, after the first step, the moment
-// estimates as "<param name>.exp_avg" and "<param name>.exp_avg_sq".
 // Params returns the parameters of all groups, in group order.
 func (o *AdamW) Params() []*nn.Param { return o.params }
 
+// State returns the step count and, after the first step, the moment
+// estimates as "<param name>.exp_avg" and "<param name>.exp_avg_sq".
 func (o *AdamW) State() State {
 	return exportState(o.params, o.steps, o.slots()...)
 }

@@ -25,11 +25,16 @@ func Example() {
 		log.Fatal(err)
 	}
 	sched := optim.NewWarmupCosine(0.1, 10, 100)
+	if err := sched.Validate(); err != nil {
+		log.Fatal(err)
+	}
 	for it := range 100 {
 		for _, p := range params {
 			copy(p.Grad.Data, p.Value.Data)
 		}
-		opt.SetLR(sched.LR(it))
+		if err := opt.SetLR(sched.LR(it)); err != nil {
+			log.Fatal(err) // a rate that is not a positive normal float32
+		}
 		opt.Step()
 	}
 	fmt.Printf("lr %.3g → %.3g, steps %d\n", sched.LR(0), sched.LR(99), opt.State().Steps)

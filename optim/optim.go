@@ -15,7 +15,8 @@
 // up to GOMAXPROCS goroutines by contiguous ranges of elements (the update
 // is elementwise, so the result does not depend on the split); smaller ones
 // are updated on the calling goroutine with no allocation. The learning
-// rate is set before each step (SetLR) from a Schedule. State and SetState export and restore the
+// rate is set before each step (SetLR, which refuses one that is not a
+// positive normal float32) from a Schedule. State and SetState export and restore the
 // optimizer's state as tensors named as in PyTorch's state ("<param
 // name>.momentum_buffer", "<param name>.exp_avg", "<param name>.exp_avg_sq")
 // plus the step count, so that a checkpoint can hold it and a resumed run
@@ -40,6 +41,7 @@ import (
 	"slices"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -49,8 +51,11 @@ type Optimizer interface {
 	Step()
 	// Params lists the parameters Step updates.
 	Params() []*nn.Param
-	// SetLR sets the learning rate for the following steps.
-	SetLR(lr float64)
+	// SetLR sets the learning rate for the following steps. It refuses a
+	// rate that is not a positive normal float32 (NaN, ±Inf, 0, negative)
+	// with a *setting.Error for "LR", keeping the rate it had: such a rate
+	// would write NaN into the weights or climb the loss.
+	SetLR(lr float64) error
 	// LR is the current learning rate.
 	LR() float64
 	// State returns the optimizer's state. Its tensors share memory with
@@ -77,11 +82,11 @@ func checkParams(params []*nn.Param) error {
 	for _, p := range params {
 		switch {
 		case p == nil || p.Value == nil || p.Grad == nil:
-			return fmt.Errorf("optim: parameter %q has no value or no gradient", nameOf(p))
+			return setting.Errorf("Params", nameOf(p), "parameters with a value and a gradient")
 		case !p.Value.SameShape(p.Grad):
-			return fmt.Errorf("optim: parameter %q: gradient %v does not match value %v", p.Name, p.Grad, p.Value)
+			return setting.Errorf("Params", p.Name, "a gradient of the value's shape %v, not %v", p.Value.Shape, p.Grad.Shape)
 		case names[p.Name]:
-			return fmt.Errorf("optim: two parameters are named %q", p.Name)
+			return setting.Errorf("Params", p.Name, "distinct parameter names (two are named %q)", p.Name)
 		}
 		names[p.Name] = true
 	}
@@ -96,17 +101,19 @@ func nameOf(p *nn.Param) string {
 }
 
 // checkLR refuses a learning rate that is not a positive normal float32,
-// the precision the updates use: 0 would train nothing, and one outside
-// float32's normal range becomes Inf or loses its precision.
-func checkLR(lr float64) error {
-	if !(lr >= minNormal32 && lr <= math.MaxFloat32) {
-		return fmt.Errorf("optim: learning rate %g is not a positive normal float32 (%g to %g)", lr, minNormal32, math.MaxFloat32)
+// the precision the updates use: 0 would train nothing, a negative rate
+// climbs the loss, and one outside float32's normal range becomes Inf or
+// loses its precision.
+func checkLR(lr float64) error { return setting.Positive32("LR", lr) }
+
+// checkDecay refuses a weight decay that is negative, NaN or infinite, as
+// PyTorch does.
+func checkDecay(wd float64) error {
+	if !(wd >= 0) || math.IsInf(wd, 0) {
+		return setting.Errorf("WeightDecay", wd, "a finite number ≥ 0")
 	}
 	return nil
 }
-
-// minNormal32 is the smallest normal float32, 2⁻¹²⁶.
-const minNormal32 = 0x1p-126
 
 // stateSlot names one per-parameter state tensor: the State key is
 // params[i].Name + "." + name, and data is the optimizer's buffer.

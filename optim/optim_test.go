@@ -1,12 +1,14 @@
 package optim
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -375,40 +377,113 @@ func TestSetStateRejects(t *testing.T) {
 	}
 }
 
+// Every refusal is a *setting.Error naming the field, found by errors.As.
 func TestConstructorsReject(t *testing.T) {
 	ok := []*nn.Param{nn.NewParam("w", 2)}
-	bad := func(name string, err error, want string) {
-		t.Helper()
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want it to mention %q", name, err, want)
+	sgd := func(ps []*nn.Param, c SGDConfig) error { _, err := NewSGD(ps, c); return err }
+	adamw := func(gs []Group, c AdamWConfig) error { _, err := NewAdamW(gs, c); return err }
+	tests := []struct {
+		name  string
+		err   error
+		field string
+	}{
+		{"negative lr", sgd(ok, SGDConfig{LR: -1}), "LR"},
+		{"NaN lr", sgd(ok, SGDConfig{LR: math.NaN()}), "LR"},
+		{"negative momentum", sgd(ok, SGDConfig{LR: 1, Momentum: -0.1}), "Momentum"},
+		{"infinite decay", sgd(ok, SGDConfig{LR: 1, WeightDecay: math.Inf(1)}), "WeightDecay"},
+		{"nesterov without momentum", sgd(ok, SGDConfig{LR: 1, Nesterov: true}), "Nesterov"},
+		{"duplicate names", sgd([]*nn.Param{nn.NewParam("w", 2), nn.NewParam("w", 3)}, SGDConfig{LR: 1}), "Params"},
+		{"grad shape", sgd([]*nn.Param{{Name: "x", Value: tensor.New(2), Grad: tensor.New(3)}}, SGDConfig{LR: 1}), "Params"},
+		{"no grad", sgd([]*nn.Param{{Name: "x", Value: tensor.New(2)}}, SGDConfig{LR: 1}), "Params"},
+		{"β₁ = 1", adamw([]Group{{Params: ok}}, AdamWConfig{LR: 1, Beta1: 1, Beta2: 0.9}), "Beta1"},
+		{"β₂ < 0", adamw([]Group{{Params: ok}}, AdamWConfig{LR: 1, Beta1: 0.9, Beta2: -0.1}), "Beta2"},
+		{"ε < 0", adamw([]Group{{Params: ok}}, AdamWConfig{LR: 1, Beta1: 0.9, Beta2: 0.9, Eps: -1}), "Eps"},
+		{"negative decay", adamw([]Group{{Params: ok, WeightDecay: -1}}, AdamWConfig{LR: 1}), "WeightDecay"},
+		{"parameter in two groups", adamw([]Group{{Params: ok}, {Params: ok}}, AdamWConfig{LR: 1}), "Params"},
+		{"adamw lr 1e39", adamw([]Group{{Params: ok}}, AdamWConfig{LR: 1e39}), "LR"},
+	}
+	for _, tt := range tests {
+		var se *setting.Error
+		if !errors.As(tt.err, &se) || se.Field != tt.field {
+			t.Errorf("%s: err = %v, want a *setting.Error for %s", tt.name, tt.err, tt.field)
 		}
 	}
-	_, err := NewSGD(ok, SGDConfig{LR: -1})
-	bad("negative lr", err, "learning rate")
-	_, err = NewSGD(ok, SGDConfig{LR: math.NaN()})
-	bad("NaN lr", err, "learning rate")
-	_, err = NewSGD(ok, SGDConfig{LR: 1, Momentum: -0.1})
-	bad("negative momentum", err, "momentum")
-	_, err = NewSGD(ok, SGDConfig{LR: 1, WeightDecay: math.Inf(1)})
-	bad("infinite decay", err, "weight decay")
-	_, err = NewSGD(ok, SGDConfig{LR: 1, Nesterov: true})
-	bad("nesterov without momentum", err, "Nesterov")
-	_, err = NewSGD([]*nn.Param{nn.NewParam("w", 2), nn.NewParam("w", 3)}, SGDConfig{LR: 1})
-	bad("duplicate names", err, `two parameters are named "w"`)
-	_, err = NewSGD([]*nn.Param{{Name: "x", Value: tensor.New(2), Grad: tensor.New(3)}}, SGDConfig{LR: 1})
-	bad("grad shape", err, "does not match")
-	_, err = NewSGD([]*nn.Param{{Name: "x", Value: tensor.New(2)}}, SGDConfig{LR: 1})
-	bad("no grad", err, "no gradient")
-	_, err = NewAdamW([]Group{{Params: ok}}, AdamWConfig{LR: 1, Beta1: 1, Beta2: 0.9})
-	bad("β₁ = 1", err, "β₁")
-	_, err = NewAdamW([]Group{{Params: ok}}, AdamWConfig{LR: 1, Beta1: 0.9, Beta2: -0.1})
-	bad("β₂ < 0", err, "β₂")
-	_, err = NewAdamW([]Group{{Params: ok}}, AdamWConfig{LR: 1, Beta1: 0.9, Beta2: 0.9, Eps: -1})
-	bad("ε < 0", err, "ε")
-	_, err = NewAdamW([]Group{{Params: ok, WeightDecay: -1}}, AdamWConfig{LR: 1})
-	bad("negative decay", err, "weight decay")
-	_, err = NewAdamW([]Group{{Params: ok}, {Params: ok}}, AdamWConfig{LR: 1})
-	bad("parameter in two groups", err, "two parameters")
+}
+
+// A learning rate set during training that is not a positive normal
+// float32 is refused, and the optimizer keeps its rate: the next step is
+// the one the old rate makes, with finite weights. Today's main took any
+// rate (NaN weights, or a step up the gradient for a negative one).
+func TestSetLRRefused(t *testing.T) {
+	opts := []struct {
+		name string
+		new  func([]*nn.Param) Optimizer
+	}{
+		{"sgd", func(ps []*nn.Param) Optimizer { o, _ := NewSGD(ps, SGDConfig{LR: 0.1, Momentum: 0.9}); return o }},
+		{"adamw", func(ps []*nn.Param) Optimizer {
+			o, _ := NewAdamW([]Group{{Params: ps}}, AdamWConfig{LR: 0.1})
+			return o
+		}},
+	}
+	bad := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, -0.1, 1e-40, 1e39}
+	for _, o := range opts {
+		for _, lr := range bad {
+			got, want := param("w", []float32{1, -2}, 2), param("w", []float32{1, -2}, 2)
+			og, ow := o.new([]*nn.Param{got}), o.new([]*nn.Param{want})
+			err := og.SetLR(lr)
+			var se *setting.Error
+			if !errors.As(err, &se) || se.Field != "LR" {
+				t.Errorf("%s: SetLR(%v) = %v, want a *setting.Error for LR", o.name, lr, err)
+			}
+			if og.LR() != 0.1 {
+				t.Errorf("%s: after SetLR(%v) LR() = %v, want 0.1 kept", o.name, lr, og.LR())
+			}
+			for _, p := range []*nn.Param{got, want} {
+				copy(p.Grad.Data, []float32{0.5, -0.25})
+			}
+			og.Step()
+			ow.Step()
+			for i, w := range want.Value.Data {
+				if g := got.Value.Data[i]; math.Float32bits(g) != math.Float32bits(w) {
+					t.Errorf("%s: after SetLR(%v) w[%d] = %v, want %v (the step at lr 0.1)", o.name, lr, i, g, w)
+				}
+			}
+		}
+		if err := o.new([]*nn.Param{nn.NewParam("w", 2)}).SetLR(1e-3); err != nil {
+			t.Errorf("%s: SetLR(1e-3) = %v", o.name, err)
+		}
+	}
+}
+
+// WarmupCosine.Validate refuses the schedules whose rates SetLR would
+// refuse; Constant.Validate is SetLR's check.
+func TestScheduleValidate(t *testing.T) {
+	tests := []struct {
+		s     interface{ Validate() error }
+		field string // "" for a valid schedule
+	}{
+		{NewWarmupCosine(6e-4, 100, 5000), ""},
+		{WarmupCosine{Peak: 6e-4, Min: 0, Warmup: 10, Decay: 100}, ""},
+		{WarmupCosine{Peak: -6e-4, Min: 0, Decay: 100}, "Peak"},
+		{WarmupCosine{Peak: math.NaN(), Decay: 100}, "Peak"},
+		{WarmupCosine{Peak: 1e-3, Min: -1e-4, Decay: 100}, "Min"},
+		{WarmupCosine{Peak: 1e-3, Min: 1e-2, Decay: 100}, "Min"},
+		{WarmupCosine{Peak: 1e-3, Min: 1e-4, Warmup: -1, Decay: 100}, "Warmup"},
+		{WarmupCosine{Peak: 1e-3, Min: 1e-4, Decay: -1}, "Decay"},
+		{Constant(0.1), ""},
+		{Constant(0), "LR"},
+		{Constant(math.Inf(1)), "LR"},
+	}
+	for _, tt := range tests {
+		err := tt.s.Validate()
+		var se *setting.Error
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%+v: Validate() = %v, want nil", tt.s, err)
+		case tt.field != "" && (!errors.As(err, &se) || se.Field != tt.field):
+			t.Errorf("%+v: Validate() = %v, want a *setting.Error for %s", tt.s, err, tt.field)
+		}
+	}
 }
 
 func TestStepDoesNotAllocate(t *testing.T) {

@@ -1,8 +1,14 @@
 package optim
 
-import "math"
+import (
+	"math"
 
-// Schedule gives the learning rate of each step.
+	"github.com/psclip/psclip/setting"
+)
+
+// Schedule gives the learning rate of each step. A rate it gives that is
+// not a positive normal float32 is refused by Optimizer.SetLR; Validate
+// refuses such a schedule of this package before a run starts.
 type Schedule interface {
 	// LR is the learning rate of step it, counted from 0.
 	LR(it int) float64
@@ -13,6 +19,9 @@ type Constant float64
 
 // LR returns c.
 func (c Constant) LR(int) float64 { return float64(c) }
+
+// Validate checks that c is a positive normal float32, as SetLR does.
+func (c Constant) Validate() error { return checkLR(float64(c)) }
 
 // WarmupCosine is nanoGPT's get_lr: a linear warm-up over Warmup steps to
 // Peak, then a cosine decay that reaches Min at step Decay and stays there:
@@ -44,4 +53,20 @@ func (s WarmupCosine) LR(it int) float64 {
 	ratio := float64(it-s.Warmup) / float64(s.Decay-s.Warmup)
 	coeff := 0.5 * (1 + math.Cos(math.Pi*ratio))
 	return s.Min + coeff*(s.Peak-s.Min)
+}
+
+// Validate checks that the rates s gives are ones SetLR accepts: Peak a
+// positive normal float32, Min 0 or one, Min ≤ Peak, and Warmup and Decay
+// ≥ 0. A Min of 0 suits a run whose steps stay below Decay (nanoGPT's
+// min_lr = 0): from step Decay on the rate is 0, which SetLR refuses. Its
+// errors are *setting.Error values.
+func (s WarmupCosine) Validate() error {
+	if err := setting.First(setting.Positive32("Peak", s.Peak), setting.NonNegative32("Min", s.Min),
+		setting.NonNegative("Warmup", s.Warmup), setting.NonNegative("Decay", s.Decay)); err != nil {
+		return err
+	}
+	if s.Min > s.Peak {
+		return setting.Errorf("Min", s.Min, "at most Peak = %g", s.Peak)
+	}
+	return nil
 }

@@ -1,11 +1,11 @@
 package optim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 )
 
 // SGDConfig holds SGD's hyperparameters, named as torch.optim.SGD's. The
@@ -46,11 +46,11 @@ func NewSGD(params []*nn.Param, cfg SGDConfig) (*SGD, error) {
 	}
 	switch {
 	case !(cfg.Momentum >= 0) || math.IsInf(cfg.Momentum, 0):
-		return nil, fmt.Errorf("optim: momentum %g is not a finite number ≥ 0", cfg.Momentum)
-	case !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0):
-		return nil, fmt.Errorf("optim: weight decay %g is not a finite number ≥ 0", cfg.WeightDecay)
+		return nil, setting.Errorf("Momentum", cfg.Momentum, "a finite number ≥ 0")
+	case checkDecay(cfg.WeightDecay) != nil:
+		return nil, checkDecay(cfg.WeightDecay)
 	case cfg.Nesterov && cfg.Momentum == 0:
-		return nil, fmt.Errorf("optim: Nesterov momentum needs a momentum > 0")
+		return nil, setting.Unread("Nesterov", true, "Nesterov momentum needs Momentum > 0")
 	}
 	o := &SGD{cfg: cfg, params: params}
 	if cfg.Momentum != 0 {
@@ -62,8 +62,15 @@ func NewSGD(params []*nn.Param, cfg SGDConfig) (*SGD, error) {
 	return o, nil
 }
 
-// SetLR sets the learning rate for the following steps.
-func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate for the following steps; it refuses one
+// that is not a positive normal float32 (Optimizer.SetLR).
+func (o *SGD) SetLR(lr float64) error {
+	if err := checkLR(lr); err != nil {
+		return err
+	}
+	o.cfg.LR = lr
+	return nil
+}
 
 // LR is the current learning rate.
 func (o *SGD) LR() float64 { return o.cfg.LR }

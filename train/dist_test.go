@@ -42,7 +42,7 @@ func trainRank(c dist.Comm, e estimator.Estimator, scope train.Scope, loss train
 		return run{err: err}
 	}
 	tr, err := train.New(train.Config{Model: model, Loss: loss, Estimator: e, Optimizer: opt, Scope: scope,
-		Rand: rand.New(rand.NewPCG(3, 4)), KeepNorms: true, Comm: c})
+		Rand: rand.New(rand.NewPCG(3, 4)), KeepNorms: e.PerSample(), Comm: c})
 	if err != nil {
 		return run{err: err}
 	}
@@ -123,8 +123,8 @@ func sameStats(a, b train.Stats, all bool) bool {
 
 // N ranks compute what one process computes: for every estimator and scope,
 // with dropout, a NaN sample on one rank and a step with nothing finite,
-// on 1, 2 and 3 ranks of 5 micro-batches (not a multiple of 2 or 3) and on
-// 7 ranks (two with nothing to compute). The ranks end with the same bits,
+// on 1, 2, 3 and 5 ranks of 5 micro-batches (not a multiple of 2 or 3).
+// The ranks end with the same bits,
 // as do two runs of n ranks; the weights after 30 steps are one process's up
 // to float32 summation order (relative 1e-5); the first step's counts,
 // losses and norms are one process's exactly, and every step's counts
@@ -133,7 +133,7 @@ func TestRanksMatchOneProcess(t *testing.T) {
 	const k = 5
 	steps := distSteps(k)
 	for name, mk := range estimators(t) {
-		for _, scope := range []train.Scope{train.Global, train.MicroBatch, train.MicroBatchMean} {
+		for _, scope := range scopes(mk()) {
 			one := trainRank(nil, mk(), scope, nn.CrossEntropy, steps)
 			if one.err != nil {
 				t.Fatalf("%s, %v: %v", name, scope, one.err)
@@ -148,7 +148,7 @@ func TestRanksMatchOneProcess(t *testing.T) {
 			for i, w := range one.weights {
 				want[i] = float64(w)
 			}
-			for _, n := range []int{1, 2, 3, 7} {
+			for _, n := range []int{1, 2, 3, 5} {
 				runs := trainRanks(n, mk, scope, crossEntropy, steps)
 				again := trainRanks(n, mk, scope, crossEntropy, steps)
 				for r := range runs {
@@ -252,6 +252,32 @@ func TestRankLossFails(t *testing.T) {
 		}
 		if want := "rank 1: train: micro-batch 2: the loss failed"; errs[0] == nil || errs[0].Error() != want {
 			t.Errorf("%v: error %v, want %q", scope, errs[0], want)
+		}
+	}
+}
+
+// scopes lists the scopes that have an effect with e: all three for an
+// estimator with a batch-level Scale, Global for a per-sample one and SGD
+// (New refuses the others).
+func scopes(e estimator.Estimator) []train.Scope {
+	if _, sgd := e.(estimator.SGD); sgd || e.PerSample() {
+		return []train.Scope{train.Global}
+	}
+	return []train.Scope{train.Global, train.MicroBatch, train.MicroBatchMean}
+}
+
+// Fewer micro-batches than ranks would leave ranks idle: every rank
+// refuses the step alike with a *RanksError before anything runs (main
+// trained on with two of 7 ranks idle, without a word).
+func TestFewerBatchesThanRanks(t *testing.T) {
+	steps := distSteps(5)[:1]
+	for _, n := range []int{6, 7} {
+		runs := trainRanks(n, func() estimator.Estimator { return estimator.SGD{} }, train.Global, crossEntropy, steps)
+		for r, run := range runs {
+			var re *train.RanksError
+			if !errors.As(run.err, &re) || re.Batches != 5 || re.Ranks != n {
+				t.Errorf("%d ranks: rank %d: %v, want a *train.RanksError for 5 micro-batches", n, r, run.err)
+			}
 		}
 	}
 }

@@ -1,11 +1,14 @@
 package train_test
 
 import (
+	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/train"
 )
 
@@ -23,12 +26,16 @@ func TestDPSGDStepMatchesDefinition(t *testing.T) {
 	)
 	rng := rand.New(rand.NewPCG(3, 3))
 	b := batch(rng, 7)
+	three, err := train.Split(b, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		batches []train.Batch
 	}{
 		{"one batch", []train.Batch{b}},
-		{"three micro-batches", train.Split(b.X, b.Y, 3)},
+		{"three micro-batches", three},
 		{"no sample", nil},
 	}
 	for _, tt := range tests {
@@ -81,8 +88,8 @@ func TestDPSGDStepMatchesDefinition(t *testing.T) {
 	}
 }
 
-// A noisy estimator needs an expected batch size, the Global scope, and
-// nothing else does.
+// A noisy estimator needs an expected batch size and the Global scope, and
+// no other estimator takes one: *setting.Error values naming the field.
 func TestDPSGDConfig(t *testing.T) {
 	e, err := estimator.NewDPSGD(1, 1, 1)
 	if err != nil {
@@ -91,21 +98,24 @@ func TestDPSGDConfig(t *testing.T) {
 	model := mlp(1)
 	opt := &captureOpt{params: model.Params()}
 	tests := []struct {
-		name string
-		cfg  train.Config
-		ok   bool
+		name  string
+		cfg   train.Config
+		field string // "": accepted
 	}{
-		{"dp-sgd", train.Config{Estimator: e, ExpectedBatch: 4}, true},
-		{"dp-sgd without ExpectedBatch", train.Config{Estimator: e}, false},
-		{"dp-sgd with a negative ExpectedBatch", train.Config{Estimator: e, ExpectedBatch: -4}, false},
-		{"dp-sgd in the MicroBatch scope", train.Config{Estimator: e, ExpectedBatch: 4, Scope: train.MicroBatch}, false},
-		{"sgd with ExpectedBatch", train.Config{Estimator: estimator.SGD{}, ExpectedBatch: 4}, false},
+		{"dp-sgd", train.Config{Estimator: e, ExpectedBatch: 4}, ""},
+		{"dp-sgd without ExpectedBatch", train.Config{Estimator: e}, "ExpectedBatch"},
+		{"dp-sgd with a negative ExpectedBatch", train.Config{Estimator: e, ExpectedBatch: -4}, "ExpectedBatch"},
+		{"dp-sgd with an infinite ExpectedBatch", train.Config{Estimator: e, ExpectedBatch: math.Inf(1)}, "ExpectedBatch"},
+		{"dp-sgd in the MicroBatch scope", train.Config{Estimator: e, ExpectedBatch: 4, Scope: train.MicroBatch}, "Scope"},
+		{"sgd with ExpectedBatch", train.Config{Estimator: estimator.SGD{}, ExpectedBatch: 4}, "ExpectedBatch"},
 	}
 	for _, tt := range tests {
 		cfg := tt.cfg
 		cfg.Model, cfg.Loss, cfg.Optimizer = model, nn.CrossEntropy, opt
-		if _, err := train.New(cfg); (err == nil) != tt.ok {
-			t.Errorf("%s: %v, want ok %v", tt.name, err, tt.ok)
+		_, err := train.New(cfg)
+		var se *setting.Error
+		if (tt.field == "" && err != nil) || (tt.field != "" && (!errors.As(err, &se) || se.Field != tt.field)) {
+			t.Errorf("%s: %v, want a *setting.Error naming %q", tt.name, err, tt.field)
 		}
 	}
 	// Other estimators still refuse a step without micro-batches.

@@ -96,7 +96,9 @@ func Example_microBatchClipping() {
 		Optimizer: opt, Scope: train.MicroBatch})
 	var loss float64
 	for step := range 100 {
-		opt.SetLR(sched.LR(step))
+		if err := opt.SetLR(sched.LR(step)); err != nil {
+			log.Fatal(err)
+		}
 		st, err := tr.Step(blobs(rng, 8), blobs(rng, 8), blobs(rng, 8), blobs(rng, 8))
 		if err != nil {
 			log.Fatal(err)

@@ -1,11 +1,13 @@
 package train
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -59,8 +61,8 @@ func TestSplit(t *testing.T) {
 		x.Data[i] = float32(i)
 	}
 	y := []int32{0, 1, 2, 3, 4, 5}
-	bs := Split(x, y, 3)
-	if len(bs) != 3 {
+	bs, err := Split(Batch{X: x, Y: y}, 3)
+	if err != nil || len(bs) != 3 {
 		t.Fatalf("%d micro-batches, want 3", len(bs))
 	}
 	for j, b := range bs {
@@ -74,11 +76,42 @@ func TestSplit(t *testing.T) {
 		sizes []int
 	}{{4, []int{1, 2, 1, 2}}, {8, []int{1, 1, 1, 1, 1, 1}}} {
 		next := 0
-		for j, b := range Split(x, y, tc.k) {
+		bs, err := Split(Batch{X: x, Y: y}, tc.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, b := range bs {
 			if b.X.Dim(0) != tc.sizes[j] || b.Y[0] != int32(next) || b.X.Data[0] != float32(2*next) {
 				t.Errorf("k %d: micro-batch %d: %v %v, want %d samples from %d", tc.k, j, b.X, b.Y, tc.sizes[j], next)
 			}
 			next += b.X.Dim(0)
+		}
+	}
+}
+
+// Split refuses what it cannot cut with a *setting.Error naming the
+// argument; on main these panicked (k = -1: a negative slice length; a nil
+// batch: a nil dereference).
+func TestSplitRefuses(t *testing.T) {
+	x := tensor.New(6, 2)
+	tests := []struct {
+		x     *tensor.Tensor
+		y     []int32
+		k     int
+		field string
+	}{
+		{x, make([]int32, 6), -1, "k"},
+		{x, make([]int32, 6), 0, "k"},
+		{nil, nil, 2, "X"},
+		{tensor.New(0, 2), nil, 2, "X"},
+		{&tensor.Tensor{Shape: []int{6, 2}, Data: make([]float32, 5)}, make([]int32, 6), 2, "X"},
+		{x, make([]int32, 7), 2, "Y"},
+	}
+	for _, tt := range tests {
+		bs, err := Split(Batch{X: tt.x, Y: tt.y}, tt.k)
+		var se *setting.Error
+		if !errors.As(err, &se) || se.Field != tt.field || bs != nil {
+			t.Errorf("Split(%v, %d targets, %d) = %d batches, %v; want a *setting.Error for %s", tt.x, len(tt.y), tt.k, len(bs), err, tt.field)
 		}
 	}
 }

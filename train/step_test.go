@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -83,7 +85,7 @@ func TestStepRefusesBadBatches(t *testing.T) {
 		{"negative target", []train.Batch{{X: good.X, Y: []int32{0, -1, 2, 2}}}},
 	}
 	for name, mk := range estimators(t) {
-		for _, scope := range []train.Scope{train.Global, train.MicroBatch} {
+		for _, scope := range scopes(mk()) {
 			model := mlp(1)
 			opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1, Momentum: 0.9, WeightDecay: 0.1})
 			if err != nil {
@@ -164,7 +166,8 @@ func FuzzStep(f *testing.F) {
 		opt, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1, Momentum: 0.9})
 		names := []string{"sgd", "clip-sgd", "ps-clip-sgd"}
 		e, _ := estimator.Spec{Estimator: names[int(which)%3], Clip: 1}.Trim().New()
-		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: train.Scope(int(which/3) % 3)})
+		ss := scopes(e) // the scopes that have an effect with e
+		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt, Scope: ss[int(which/3)%len(ss)]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,10 +249,10 @@ func TestFailedMicroBatchStepLeavesNoRunningSum(t *testing.T) {
 }
 
 // K micro-batches give the update of one batch of the same samples in the
-// same order, for every estimator and every scope whose Scale is the
-// identity (sgd and the per-sample estimators; clip-sgd and nsgd in Global
-// scope): the increasing threshold's k runs over the whole step, and the
-// adaptive estimators learn once per step. ps-clip-auto and
+// same order, for every estimator in Global scope (the others clip per
+// micro-batch, and New refuses them where Scale is the identity): the
+// increasing threshold's k runs over the whole step, and the adaptive
+// estimators learn once per step. ps-clip-auto and
 // ps-clip-quantile without an initial γ are compared after their warm-up.
 func TestMicroBatchesEqualOneBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
@@ -271,34 +274,28 @@ func TestMicroBatchesEqualOneBatch(t *testing.T) {
 		return train.Batch{X: tensor.From(x, len(y), 5), Y: y}
 	}
 	for name, mk := range estimators(t) {
-		scopes := []train.Scope{train.Global}
-		if mk().PerSample() || name == "sgd" {
-			scopes = append(scopes, train.MicroBatch, train.MicroBatchMean)
-		}
-		for _, scope := range scopes {
-			model := mlp(8)
-			one, optOne := newTrainer(t, model, mk(), scope)
-			acc, optAcc := newTrainer(t, model, mk(), scope)
-			for i, mbs := range steps {
-				stOne, err := one.Step(join(mbs))
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := flatten(optOne.got)
-				stAcc, err := acc.Step(mbs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i < 10 && (name == "ps-clip-auto" || name == "ps-clip-quantile") {
-					continue // the warm-up: a median of each micro-batch's norms
-				}
-				assertClose(t, flatten(optAcc.got), want, 1e-5)
-				if stOne.Clipped != stAcc.Clipped || math.Abs(stOne.Loss-stAcc.Loss) > 1e-6 {
-					t.Errorf("%s, %v: one batch %+v, micro-batches %+v", name, scope, stOne, stAcc)
-				}
-				if name == "ps-clip-sgd α·k^1/β" && (stOne.Clipped == 0 || stOne.Clipped == 32) {
-					t.Errorf("%s: %d of 32 clipped: the test needs both kinds", name, stOne.Clipped)
-				}
+		model := mlp(8)
+		one, optOne := newTrainer(t, model, mk(), train.Global)
+		acc, optAcc := newTrainer(t, model, mk(), train.Global)
+		for i, mbs := range steps {
+			stOne, err := one.Step(join(mbs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := flatten(optOne.got)
+			stAcc, err := acc.Step(mbs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i < 10 && (name == "ps-clip-auto" || name == "ps-clip-quantile") {
+				continue // the warm-up: a median of each micro-batch's norms
+			}
+			assertClose(t, flatten(optAcc.got), want, 1e-5)
+			if stOne.Clipped != stAcc.Clipped || math.Abs(stOne.Loss-stAcc.Loss) > 1e-6 {
+				t.Errorf("%s: one batch %+v, micro-batches %+v", name, stOne, stAcc)
+			}
+			if name == "ps-clip-sgd α·k^1/β" && (stOne.Clipped == 0 || stOne.Clipped == 32) {
+				t.Errorf("%s: %d of 32 clipped: the test needs both kinds", name, stOne.Clipped)
 			}
 		}
 	}
@@ -407,6 +404,76 @@ func TestNewRefuses(t *testing.T) {
 	}
 }
 
+// New validates the estimator (struct literals that reverse, freeze or
+// poison training, which main accepted) and refuses settings that have no
+// effect, with a *setting.Error naming the field.
+func TestNewRefusesSettings(t *testing.T) {
+	model := mlp(10)
+	sgd, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1})
+	ps, _ := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
+	for _, tc := range []struct {
+		name  string
+		e     estimator.Estimator
+		edit  func(*train.Config)
+		field string
+	}{
+		{"ClipSGD{Gamma: -1}", estimator.ClipSGD{Gamma: -1}, nil, "Gamma"},
+		{"ClipSGD{}", estimator.ClipSGD{}, nil, "Gamma"},
+		{"AutoClip{}", estimator.AutoClip{}, nil, "R"},
+		{"zero PSAuto", &estimator.PSAuto{}, nil, "Window"},
+		{"zero Threshold", estimator.NewPSClip(estimator.Threshold{}), nil, "Gamma"},
+		{"MicroBatch with ps-clip-sgd", ps, func(c *train.Config) { c.Scope = train.MicroBatch }, "Scope"},
+		{"MicroBatchMean with auto-clip", estimator.AutoClip{R: 0.01}, func(c *train.Config) { c.Scope = train.MicroBatchMean }, "Scope"},
+		{"MicroBatch with sgd", estimator.SGD{}, func(c *train.Config) { c.Scope = train.MicroBatch }, "Scope"},
+		{"KeepNorms with clip-sgd", estimator.ClipSGD{Gamma: 1}, func(c *train.Config) { c.KeepNorms = true }, "KeepNorms"},
+		{"KeepNorms with sgd", estimator.SGD{}, func(c *train.Config) { c.KeepNorms = true }, "KeepNorms"},
+		{"unknown scope", estimator.SGD{}, func(c *train.Config) { c.Scope = 7 }, "Scope"},
+	} {
+		cfg := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: tc.e, Optimizer: sgd}
+		if tc.edit != nil {
+			tc.edit(&cfg)
+		}
+		tr, err := train.New(cfg)
+		var se *setting.Error
+		if !errors.As(err, &se) || se.Field != tc.field || tr != nil {
+			t.Errorf("%s: New = %v, want a *setting.Error for %s", tc.name, err, tc.field)
+		}
+	}
+	for _, cfg := range []train.Config{
+		{Model: model, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: sgd, KeepNorms: true},
+		{Model: model, Loss: nn.CrossEntropy, Estimator: estimator.ClipSGD{Gamma: 1}, Optimizer: sgd, Scope: train.MicroBatch},
+	} {
+		if _, err := train.New(cfg); err != nil {
+			t.Errorf("%s, %v, KeepNorms %v: %v", cfg.Estimator.Name(), cfg.Scope, cfg.KeepNorms, err)
+		}
+	}
+}
+
+// A NaN output predicts no class: a model whose outputs are NaN scores
+// accuracy 0 on targets of class 0 (main scored 1, taking NaN rows for
+// class 0), and its loss is NaN.
+func TestEvaluateNaN(t *testing.T) {
+	lin := nn.NewLinear("id", 3, 3, false)
+	for i := range lin.Weight.Value.Data {
+		lin.Weight.Value.Data[i] = float32(math.NaN())
+	}
+	x := tensor.From([]float32{1, 0, 0, 0, 1, 0}, 2, 3)
+	ev, err := train.Evaluate(lin, nn.CrossEntropy, train.Batch{X: x, Y: []int32{0, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Accuracy != 0 || !math.IsNaN(ev.Loss) {
+		t.Errorf("NaN outputs: accuracy %v, loss %v; want 0 and NaN", ev.Accuracy, ev.Loss)
+	}
+}
+
+// Evaluate with no batches says so, in words that fit it (ErrNoBatches).
+func TestEvaluateNoBatches(t *testing.T) {
+	if _, err := train.Evaluate(mlp(1), nn.CrossEntropy); !errors.Is(err, train.ErrNoBatches) || strings.Contains(err.Error(), "Step") {
+		t.Errorf("Evaluate() = %v, want ErrNoBatches, which does not speak of Step", err)
+	}
+}
+
 // Evaluate reports loss and accuracy with dropout off, and refuses bad
 // batches.
 func TestEvaluate(t *testing.T) {
@@ -442,7 +509,7 @@ func TestStepRefusesBadTokens(t *testing.T) {
 	}
 	opt, _ := optim.NewAdamW(optim.DecayGroups(m.Params(), 0.1), optim.AdamWConfig{LR: 1e-3})
 	ps, _ := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
-	tr, err := train.New(train.Config{Model: m, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: opt, Scope: train.MicroBatch})
+	tr, err := train.New(train.Config{Model: m, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: opt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,7 @@ import (
 	"github.com/psclip/psclip/internal/isnil"
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -108,8 +109,14 @@ import (
 // Targets are class indices, nn.CrossEntropy's convention: one per row of
 // the output's last dimension (one per sample for [B,C] outputs, one per
 // position for [B,T,V]), each in [0, C). Step checks them against the
-// model's output shape before it runs anything (see Trainer.Step).
+// model's output shape before it runs anything (see Trainer.Step). For
+// float targets (regression) see FloatLoss.
 type Loss func(out *tensor.Tensor, targets []int32) (losses []float32, dout *tensor.Tensor, err error)
+
+// FloatLoss is Loss for float targets, regression's: one target per value
+// of the output, in its order (Batch.T), each finite. nn.MSE is one. Step
+// checks their number and finiteness before it runs anything.
+type FloatLoss func(out *tensor.Tensor, targets []float32) (losses []float32, dout *tensor.Tensor, err error)
 
 // Optimizer updates the parameters from their gradients (Param.Grad).
 // optim.SGD and optim.AdamW are Optimizers.
@@ -156,25 +163,33 @@ func (s Scope) String() string {
 	return fmt.Sprintf("Scope(%d)", int(s))
 }
 
-// Batch is one micro-batch: the model input and the targets of the loss.
+// Batch is one micro-batch: the model input and the targets of the loss,
+// class indices (Y, for Config.Loss) or float targets (T, for
+// Config.FloatLoss); the other is nil.
 type Batch struct {
 	X *tensor.Tensor
 	Y []int32
+	T []float32
 }
 
 // Config configures a Trainer.
 type Config struct {
-	Model     nn.Layer
+	Model nn.Layer
+	// Loss scores class-index targets (Batch.Y); FloatLoss scores float
+	// targets (Batch.T). Exactly one is set.
 	Loss      Loss
+	FloatLoss FloatLoss
 	Estimator estimator.Estimator
 	Optimizer Optimizer
 	Scope     Scope
 	// Rand drives training randomness inside the model (dropout): Step
 	// draws one seed from it per step, and micro-batch j of the step draws
 	// its dropout masks from a PCG generator seeded with (seed, j). nil
-	// means a generator of the Trainer's own with a fixed seed: the same
-	// dropout masks on every run, but no state a checkpoint could save, so
-	// set it when a run is to resume exactly.
+	// means a generator of the Trainer's own with a fixed seed, the same
+	// dropout masks on every run, whose state Trainer.State carries (and
+	// package checkpoint saves), so that a resumed run draws what the
+	// uninterrupted one would. A Rand given here is the caller's to save:
+	// its source is out of the Trainer's reach.
 	Rand *rand.Rand
 	// Comm makes the Trainer one rank of a data-parallel job (see
 	// "Data parallelism" in the package documentation); nil means
@@ -183,7 +198,8 @@ type Config struct {
 	// Rand, and be given the same micro-batches.
 	Comm dist.Comm
 	// KeepNorms makes Step report every sample's gradient norm in
-	// Stats.Norms (per-sample estimators only).
+	// Stats.Norms. Only per-sample estimators have such norms: New refuses
+	// KeepNorms with any other.
 	KeepNorms bool
 	// Groups are parameter groups, each a list of the model's parameters
 	// (one group per layer, say), whose gradient norms Step reports in
@@ -194,7 +210,7 @@ type Config struct {
 	// expected number of samples per step, q·N under Poisson sampling
 	// (Opacus' convention), not the realised one, which would depend on
 	// the data. It is required with a noisy estimator and refused with
-	// any other.
+	// any other (*setting.Error).
 	ExpectedBatch float64
 }
 
@@ -247,8 +263,37 @@ type NormSummary struct {
 	Min, Median, P90, Max float64
 }
 
-// ErrNoBatches is Step's error when it is given no micro-batch.
-var ErrNoBatches = errors.New("train: Step needs at least one micro-batch")
+// ErrNoBatches is the error of Step and Evaluate when they are given no
+// micro-batch.
+var ErrNoBatches = errors.New("train: no micro-batch given, want at least one")
+
+// RanksError is Step's error in a data-parallel job (Config.Comm) given
+// fewer micro-batches than ranks: a rank would have none to compute and
+// sit idle, so the step is refused on every rank alike, before anything
+// runs. Give each step at least as many micro-batches as ranks (Split cuts
+// a batch into them). A noisy estimator's steps are exempt: Poisson
+// samples vary in size, down to none, and a rank without a micro-batch
+// adds nothing (or only rank 0's noise).
+type RanksError struct {
+	Batches, Ranks int
+}
+
+func (e *RanksError) Error() string {
+	return fmt.Sprintf("train: %d micro-batches for %d ranks: every rank needs at least one", e.Batches, e.Ranks)
+}
+
+// CheckRanks returns the *RanksError Step would return for steps of the
+// given number of micro-batches on comm (nil: one process), so that a run
+// can refuse its configuration before it starts.
+func CheckRanks(batches int, comm dist.Comm) error {
+	if isnil.IsNil(comm) {
+		return nil
+	}
+	if ranks := comm.Size(); batches < ranks {
+		return &RanksError{Batches: batches, Ranks: ranks}
+	}
+	return nil
+}
 
 // BatchError is Step's error for a micro-batch it refuses. Step returns it
 // before it runs anything, with the parameters, the optimizer's and the
@@ -265,6 +310,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 type Trainer struct {
 	cfg     Config
 	noisy   estimator.Noisy // the estimator, if it adds noise
+	own     *rand.PCG       // the generator of Config.Rand when it was nil, else nil
 	comm    dist.Comm
 	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
 	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
@@ -284,28 +330,42 @@ type Trainer struct {
 }
 
 // New validates cfg and returns a Trainer. It refuses a missing (nil, or
-// typed nil) model, loss, estimator or optimizer, a model without
-// parameters, an optimizer that updates no parameter or one that is not the
-// model's, and groups with parameters that are not the model's. An
-// optimizer may update a subset of the model's parameters (the others stay
-// frozen).
+// typed nil) model, loss or optimizer, an estimator estimator.Validate
+// refuses (nil, or one built as a struct literal with invalid settings), a
+// model without parameters, an optimizer that updates no parameter or one
+// that is not the model's, and groups with parameters that are not the
+// model's. An optimizer may update a subset of the model's parameters (the
+// others stay frozen). Like estimator.Spec, it refuses settings that would
+// have no effect, with a *setting.Error: a Scope other than Global with a
+// per-sample estimator or SGD (their Scale is 1, so where it is applied
+// changes nothing), and KeepNorms with an estimator that has no per-sample
+// norms.
 func New(cfg Config) (*Trainer, error) {
 	switch {
 	case isnil.IsNil(cfg.Model):
 		return nil, errors.New("train: no model")
-	case isnil.IsNil(cfg.Loss):
-		return nil, errors.New("train: no loss")
-	case isnil.IsNil(cfg.Estimator):
-		return nil, errors.New("train: no estimator")
+	case isnil.IsNil(cfg.Loss) == isnil.IsNil(cfg.FloatLoss):
+		return nil, errors.New("train: want exactly one of Loss (class targets) and FloatLoss (float targets)")
 	case isnil.IsNil(cfg.Optimizer):
 		return nil, errors.New("train: no optimizer")
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
-		return nil, fmt.Errorf("train: unknown scope %v", cfg.Scope)
+		return nil, setting.Errorf("Scope", cfg.Scope, "Global, MicroBatch or MicroBatchMean")
 	}
-	if noisy := estimator.NoisyOf(cfg.Estimator) != nil; noisy != (cfg.ExpectedBatch != 0) {
-		return nil, fmt.Errorf("train: ExpectedBatch %v with the estimator %s: a noisy estimator needs one, any other none", cfg.ExpectedBatch, cfg.Estimator.Name())
-	} else if noisy && (!(cfg.ExpectedBatch > 0) || math.IsInf(cfg.ExpectedBatch, 1) || cfg.Scope != Global) {
-		return nil, fmt.Errorf("train: the noisy estimator %s needs a finite ExpectedBatch > 0 (have %v) and the Global scope (have %v)", cfg.Estimator.Name(), cfg.ExpectedBatch, cfg.Scope)
+	if err := estimator.Validate(cfg.Estimator); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	_, sgd := cfg.Estimator.(estimator.SGD)
+	switch per := cfg.Estimator.PerSample(); {
+	case cfg.Scope != Global && (per || sgd):
+		return nil, setting.Unread("Scope", cfg.Scope, cfg.Estimator.Name()+" has no batch-level Scale to apply per micro-batch (its Scale is 1); use Global")
+	case !per && cfg.KeepNorms:
+		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
+	}
+	switch noisy := estimator.NoisyOf(cfg.Estimator) != nil; {
+	case !noisy && cfg.ExpectedBatch != 0:
+		return nil, setting.Unread("ExpectedBatch", cfg.ExpectedBatch, "only a noisy estimator (dp-sgd) divides by an expected batch size, not "+cfg.Estimator.Name())
+	case noisy && !(cfg.ExpectedBatch > 0 && !math.IsInf(cfg.ExpectedBatch, 1)):
+		return nil, setting.Errorf("ExpectedBatch", cfg.ExpectedBatch, "a finite expected batch size > 0 for %s", cfg.Estimator.Name())
 	}
 	if l := nilLayer(cfg.Model); l != "" {
 		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
@@ -315,7 +375,8 @@ func New(cfg Config) (*Trainer, error) {
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
 	t.noisy = estimator.NoisyOf(cfg.Estimator)
 	if t.cfg.Rand == nil {
-		t.cfg.Rand = rand.New(rand.NewPCG(0, 0x747261696e)) // "train"
+		t.own = rand.NewPCG(0, 0x747261696e) // "train"
+		t.cfg.Rand = rand.New(t.own)
 	}
 	t.comm = cfg.Comm
 	if isnil.IsNil(t.comm) {
@@ -374,6 +435,64 @@ func belongs(whose string, ps []*nn.Param, own map[*nn.Param]bool) error {
 // Params returns the model's parameters, in the model's order, each once.
 func (t *Trainer) Params() []*nn.Param { return t.params }
 
+// Optimizer returns the optimizer the Trainer updates the parameters with
+// (Config.Optimizer).
+func (t *Trainer) Optimizer() Optimizer { return t.cfg.Optimizer }
+
+// State is what a Trainer carries from one step to the next besides the
+// model's weights and the optimizer's state: what a checkpoint must hold
+// for a resumed run to continue bit for bit (package checkpoint's
+// SaveTrainer and RestoreTrainer save and restore it with the rest).
+type State struct {
+	// Estimator is the adaptive estimator's state (estimator.State), nil
+	// for a stateless estimator.
+	Estimator []byte `json:"estimator,omitempty"`
+	// Rand is the state of the Trainer's own generator (Config.Rand nil),
+	// nil when Config.Rand was given.
+	Rand []byte `json:"rand,omitempty"`
+}
+
+// State returns the Trainer's State after the steps made so far.
+func (t *Trainer) State() (State, error) {
+	var s State
+	var err error
+	if s.Estimator, err = estimator.State(t.cfg.Estimator); err != nil {
+		return State{}, fmt.Errorf("train: %w", err)
+	}
+	if t.own != nil {
+		if s.Rand, err = t.own.MarshalBinary(); err != nil {
+			return State{}, fmt.Errorf("train: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// SetState restores a State returned by State, so that the next Step is
+// the one the saving Trainer would have made. It refuses a State without
+// an adaptive estimator's state, or whose generator does not fit
+// Config.Rand (a state for the Trainer's own generator when Config.Rand
+// was given, or none when it was nil). On error the Trainer is unchanged.
+func (t *Trainer) SetState(s State) error {
+	var own rand.PCG
+	switch {
+	case t.own != nil && s.Rand == nil:
+		return errors.New("train: the state has no generator, and Config.Rand is nil: the dropout masks would restart (a state saved with Config.Rand given?)")
+	case t.own == nil && s.Rand != nil:
+		return errors.New("train: the state holds the Trainer's own generator, and Config.Rand is given: set Config.Rand nil, as the saving Trainer had it")
+	case t.own != nil:
+		if err := own.UnmarshalBinary(s.Rand); err != nil {
+			return fmt.Errorf("train: the state's generator: %w", err)
+		}
+	}
+	if err := estimator.SetState(t.cfg.Estimator, s.Estimator); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	if t.own != nil {
+		*t.own = own
+	}
+	return nil
+}
+
 // Step performs one optimizer update from the given micro-batches, which
 // together are one batch: the update is that of one batch of the same
 // samples in the same order, up to rounding, for every estimator (an
@@ -383,10 +502,11 @@ func (t *Trainer) Params() []*nn.Param { return t.params }
 //
 // Step first checks every micro-batch (at least one; an input the model
 // accepts, nn.CheckInput, with no empty dimension; the same sample shape in
-// every micro-batch; targets that fit the output, see Loss) and refuses a
-// bad one with a *BatchError (ErrNoBatches for none) before it runs
-// anything: the parameters, the optimizer's and the estimator's state are
-// then unchanged. A non-finite loss or gradient is not an error: it is
+// every micro-batch; targets that fit the output, see Loss and FloatLoss) and refuses a
+// bad one with a *BatchError (ErrNoBatches for none; a *RanksError for
+// fewer micro-batches than Config.Comm's ranks) before it runs anything:
+// the parameters, the optimizer's and the estimator's state are then
+// unchanged. A non-finite loss or gradient is not an error: it is
 // reported in Stats and kept out of the update.
 //
 // With Config.Comm, every rank calls Step with the same micro-batches and
@@ -403,8 +523,11 @@ func (t *Trainer) Params() []*nn.Param { return t.params }
 // that fails has still drawn its noise: the estimator's noise stream is not
 // restored (fresh noise is as private).
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
-	n, err := check(t.cfg.Model, batches)
+	n, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
 	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
+		return Stats{}, err
+	}
+	if err := CheckRanks(len(batches), t.comm); err != nil && t.noisy == nil {
 		return Stats{}, err
 	}
 	if t.dirty {
@@ -440,7 +563,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			t.ctx.BeginPerSample(b.X.Shape[0])
 		}
 		out := t.cfg.Model.Forward(&t.ctx, b.X)
-		losses, dout, err := t.cfg.Loss(out, b.Y)
+		losses, dout, err := t.cfg.loss(out, b)
 		if err == nil && len(losses) != b.X.Shape[0] {
 			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
@@ -556,9 +679,18 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	return st, nil
 }
 
+// loss scores the micro-batch b with the configured loss.
+func (c *Config) loss(out *tensor.Tensor, b Batch) ([]float32, *tensor.Tensor, error) {
+	if c.FloatLoss != nil {
+		return c.FloatLoss(out, b.T)
+	}
+	return c.Loss(out, b.Y)
+}
+
 // check validates the micro-batches of one step or evaluation of model
-// (see Step) and returns their number of samples.
-func check(model nn.Layer, batches []Batch) (int, error) {
+// (see Step), with float targets (Batch.T) or class targets (Batch.Y), and
+// returns their number of samples.
+func check(model nn.Layer, batches []Batch, float bool) (int, error) {
 	if len(batches) == 0 {
 		return 0, ErrNoBatches
 	}
@@ -571,7 +703,7 @@ func check(model nn.Layer, batches []Batch) (int, error) {
 		if first := batches[0].X.Shape; !slices.Equal(b.X.Shape[1:], first[1:]) {
 			return 0, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
 		}
-		if err := checkTargets(out, b.Y); err != nil {
+		if err := checkTargets(out, b, float); err != nil {
 			return 0, &BatchError{Batch: j, Err: err}
 		}
 		n += b.X.Shape[0]
@@ -579,9 +711,29 @@ func check(model nn.Layer, batches []Batch) (int, error) {
 	return n, nil
 }
 
-// checkTargets checks class-index targets against an output shape known to
-// be [rows…, classes] (Loss); nothing can be checked without it.
-func checkTargets(out []int, y []int32) error {
+// checkTargets checks b's targets against the output shape out, if it is
+// known (nil otherwise): float targets one finite value per output value
+// (FloatLoss), class indices one per row of [rows…, classes] (Loss). The
+// other kind must be absent.
+func checkTargets(out []int, b Batch, float bool) error {
+	if float {
+		if b.Y != nil {
+			return fmt.Errorf("%d class targets (Y) for a FloatLoss, which reads float targets (T)", len(b.Y))
+		}
+		for k, v := range b.T {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("float target %v at position %d is not finite", v, k)
+			}
+		}
+		if out != nil && len(b.T) != tensor.Numel(out) {
+			return fmt.Errorf("%d float targets for an output %v, want %d", len(b.T), out, tensor.Numel(out))
+		}
+		return nil
+	}
+	if b.T != nil {
+		return fmt.Errorf("%d float targets (T) for a Loss, which reads class targets (Y)", len(b.T))
+	}
+	y := b.Y
 	if len(out) < 2 {
 		return nil
 	}

@@ -144,7 +144,10 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	batches := train.Split(x, y, *accum)
+	batches, err := train.Split(train.Batch{X: x, Y: y}, *accum)
+	if err != nil {
+		return err
+	}
 	// One model and optimizer for all: the weights drift between steps,
 	// which does not change the work a step does.
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})

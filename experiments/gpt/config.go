@@ -284,10 +284,10 @@ func (c *Config) Unread() []string {
 		keys = append(keys, "clip_convention")
 	}
 	if c.ClipMode == ClipPerSample {
-		return append(keys, c.psSpec().Unread()...)
+		return append(keys, estimator.Keys(c.psSpec().Unread())...)
 	}
 	keys = append(keys, "ps_estimator")
-	for _, k := range (estimator.Spec{Estimator: "sgd"}).Unread() {
+	for _, k := range estimator.Keys((estimator.Spec{Estimator: "sgd"}).Unread()) {
 		if k != "clip" || c.ClipMode == ClipNone {
 			keys = append(keys, k)
 		}

@@ -111,6 +111,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	s.sched = optim.WarmupCosine{Peak: cfg.LR, Min: cfg.MinLR, Warmup: cfg.Warmup, Decay: cfg.Steps}
+	if err := train.CheckRanks(cfg.Accum, opts.Comm); err != nil {
+		return nil, setting.Errorf("Accum", cfg.Accum, "at least one micro-batch for each of the %d ranks", opts.Comm.Size())
+	}
 	est, scope, err := cfg.estimator()
 	if err != nil {
 		return nil, err
@@ -303,7 +306,9 @@ func (s *Run) runRecord() RunRecord {
 func (h hooks) Step(i int) (train.Stats, error) {
 	s := h.Run
 	lr := s.sched.LR(i)
-	s.opt.SetLR(lr)
+	if err := s.opt.SetLR(lr); err != nil {
+		return train.Stats{}, err
+	}
 	for _, b := range s.batches {
 		s.train.Next(s.x, b.Y)
 		setTokens(b.X, s.x)

@@ -359,13 +359,23 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.perSample = est.PerSample()
+	// Every step, the epoch's last (its remainder) included, must give
+	// every rank a micro-batch: Split makes min(Accum, images) of them.
+	// (DP-SGD's steps vary in size, down to none: its trainer is exempt.)
+	smallest := cfg.Batch
+	if rem := r.trainSet.Len() % cfg.Batch; rem != 0 {
+		smallest = rem
+	}
+	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil && !cfg.Private() {
+		return nil, setting.Errorf("Accum", cfg.Accum, "a micro-batch for each of the %d ranks in every step, the epoch's last of %d images included", opts.Comm.Size(), smallest)
+	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	id, err := data.Identity(cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.h, err = run.New(run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: id, Steps: r.TotalSteps(),
+		Kind: Kind, Config: cfg, MayDiffer: append(estimator.Keys(cfg.Unread()), mayDiffer...), Data: id, Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
 		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
@@ -678,7 +688,11 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	st, err := r.trainer.Step(r.microBatches(b)...)
+	batches, err := r.microBatches(b)
+	if err != nil {
+		return train.Stats{}, err
+	}
+	st, err := r.trainer.Step(batches...)
 	if err != nil {
 		clear(r.stepAcc)
 		return st, err
@@ -728,17 +742,17 @@ func (h hooks) Step(i int) (train.Stats, error) {
 // microBatches cuts a step's batch into its micro-batches: Accum of them,
 // or for a Poisson batch as many as MicroBatch allows (none for an empty
 // batch: a noise-only step).
-func (r *Run) microBatches(b train.Batch) []train.Batch {
+func (r *Run) microBatches(b train.Batch) ([]train.Batch, error) {
 	n := b.X.Dim(0)
 	switch {
 	case r.cfg.sampling() == SamplingShuffle:
-		return train.Split(b.X, b.Y, max(r.cfg.Accum, 1))
+		return train.Split(b, max(r.cfg.Accum, 1))
 	case n == 0:
-		return nil
+		return nil, nil
 	case r.cfg.MicroBatch == 0:
-		return []train.Batch{b}
+		return []train.Batch{b}, nil
 	}
-	return train.Split(b.X, b.Y, (n+r.cfg.MicroBatch-1)/r.cfg.MicroBatch)
+	return train.Split(b, (n+r.cfg.MicroBatch-1)/r.cfg.MicroBatch)
 }
 
 // epsilon is the ε the run has spent at its δ, NaN without dp-sgd.

@@ -234,7 +234,9 @@ func simulate(c Config, p float64, r int, norms, phat, sigma [][]float64, sample
 					return err
 				}
 			}
-			ws.Direction(ests[m], y, dir)
+			if _, err := ws.Direction(ests[m], y, dir); err != nil {
+				return err
+			}
 			for j := range x {
 				x[j] -= etas[m] * dir[j]
 			}

@@ -15,19 +15,60 @@
 //
 // The checks compute in float64, independently of the kernels the layers
 // use, with tolerances that float32 layers meet and real mistakes (a
-// missing term, a wrong index, a norm of the wrong sample) do not.
+// missing term, a wrong index, a norm of the wrong sample) do not. A
+// failure names the parameter it concerns: a gradient entry, a sample's
+// gradient of one parameter, and for a wrong per-sample norm the layer
+// (inside nn.Sequential and nn.Residual) whose norm term is wrong, by its
+// parameters.
+//
+// The checks report to a T, which *testing.T and *testing.B are; outside
+// go test (a program checking layers of its own) a Recorder collects the
+// failures.
 package nntest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"testing"
+	"strings"
 
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/tensor"
 )
+
+// T is what the checks report failures to: *testing.T, *testing.B and
+// *Recorder are one. A check that cannot go on (a gradient of the wrong
+// shape, a loss that fails) reports it with Errorf and returns.
+type T interface {
+	// Helper marks the calling function as a helper (testing.T.Helper).
+	Helper()
+	// Errorf reports a failure.
+	Errorf(format string, args ...any)
+}
+
+// Recorder is a T for use outside go test: it records every failure.
+type Recorder struct {
+	Failures []string
+}
+
+// Helper does nothing: a Recorder reports no source lines.
+func (*Recorder) Helper() {}
+
+// Errorf records a failure.
+func (r *Recorder) Errorf(format string, args ...any) {
+	r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
+}
+
+// Err returns the failures as one error, one per line, or nil if there
+// were none.
+func (r *Recorder) Err() error {
+	if len(r.Failures) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(r.Failures, "\n"))
+}
 
 // Loss is the shape of a loss, train.Loss's: per-sample losses and the
 // gradient of their sum with respect to the model output. nn.CrossEntropy
@@ -58,7 +99,7 @@ type Options struct {
 // to every parameter of l. The forward passes run in training mode with the
 // same dropout mask every time. Each gradient entry must agree to Tol
 // relative to its own size plus the gradient's root mean square.
-func CheckGradients(t testing.TB, l nn.Layer, x *tensor.Tensor, opt Options) {
+func CheckGradients(t T, l nn.Layer, x *tensor.Tensor, opt Options) {
 	t.Helper()
 	tol, h := opt.Tol, opt.Step
 	if tol == 0 {
@@ -82,7 +123,8 @@ func CheckGradients(t testing.TB, l nn.Layer, x *tensor.Tensor, opt Options) {
 	fd := func(what string, v, an []float32) {
 		t.Helper()
 		if len(an) != len(v) {
-			t.Fatalf("%s: gradient has %d entries, want %d", what, len(an), len(v))
+			t.Errorf("%s: gradient has %d entries, want %d", what, len(an), len(v))
+			return
 		}
 		rms := math.Sqrt(dot(an, an)/float64(len(an))) + 1e-6
 		bad := 0
@@ -109,7 +151,8 @@ func CheckGradients(t testing.TB, l nn.Layer, x *tensor.Tensor, opt Options) {
 	}
 	if !opt.NoInput {
 		if dx == nil || !dx.SameShape(x) {
-			t.Fatalf("input gradient %v for input %v", dx, x)
+			t.Errorf("input gradient %v for input %v", dx, x)
+			return
 		}
 		fd("input", x.Data, slices.Clone(dx.Data))
 	}
@@ -123,7 +166,12 @@ func SquareLoss(r *tensor.Tensor) Loss {
 		n := out.Dim(0)
 		per := out.Len() / n
 		if len(y) != n || r.Len() != per*r.Dim(0) {
-			panic("nntest: SquareLoss needs one sample id per sample and rows of r shaped like out's")
+			return nil, nil, fmt.Errorf("nntest: SquareLoss of %d ids for output %v and references %v: want one id per sample and rows shaped like a sample's output", len(y), out, r)
+		}
+		for _, id := range y {
+			if id < 0 || int(id) >= r.Dim(0) {
+				return nil, nil, fmt.Errorf("nntest: SquareLoss: sample id %d outside the %d references", id, r.Dim(0))
+			}
 		}
 		d := tensor.New(out.Shape...)
 		losses := make([]float32, n)
@@ -169,7 +217,7 @@ func MedianClip(norms []float64) []float32 {
 // Backward, norms from SqNorms, Finish) to relative error 1e-4. It also checks the plain full-batch gradient
 // against Σ_i g_i. Dropout is off. x's first dimension is the batch; y (may
 // be nil) is split evenly among the samples.
-func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss, clip func(norms []float64) []float32) {
+func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss, clip func(norms []float64) []float32) {
 	t.Helper()
 	n := x.Dim(0)
 	params := uniqueParams(model)
@@ -188,7 +236,8 @@ func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, l
 		out := model.Forward(ctx, xi)
 		_, d, err := loss(out, yi)
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("sample %d alone: the loss: %v", i, err)
+			return
 		}
 		zeroGrads(model)
 		model.Backward(ctx, d)
@@ -205,7 +254,8 @@ func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, l
 	out := model.Forward(ctx, x)
 	_, d, err := loss(out, y)
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("the batch: the loss: %v", err)
+		return
 	}
 	zeroGrads(model)
 	model.Backward(ctx, d)
@@ -223,29 +273,133 @@ func CheckPerSample(t testing.TB, model nn.Layer, x *tensor.Tensor, y []int32, l
 		out = model.Forward(ctx, x)
 		_, d, err = loss(out, y)
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("the batch, per-sample mode: the loss: %v", err)
+			return
 		}
 		zeroGrads(model)
 		if !early {
 			ctx.BeginPerSample(n)
 		}
 		model.Backward(ctx, d)
+		wrong := false
 		for i, sq := range ctx.SqNorms() {
 			if got := math.Sqrt(sq); !(math.Abs(got-norms[i]) <= 1e-4*norms[i]+1e-12) {
 				t.Errorf("begun before Forward %v: sample %d: norm %.8g, brute force %.8g", early, i, got, norms[i])
+				wrong = true
 			}
 		}
 		ctx.Finish(c)
 		ctx.EndPerSample()
 		compareAggregate(t, fmt.Sprintf("clipped, begun before Forward %v", early), params, grads, c)
+		if wrong {
+			blameNorms(t, model, x, y, loss, params, grads)
+		}
 	}
+	// Every sample alone through Finish (factor 1 for it, 0 for the
+	// others): each parameter's per-sample gradient, named if wrong.
+	for i := range n {
+		onehot := make([]float32, n)
+		onehot[i] = 1
+		ctx.BeginPerSample(n)
+		out = model.Forward(ctx, x)
+		if _, d, err = loss(out, y); err != nil {
+			t.Errorf("the batch, per-sample mode: the loss: %v", err)
+			return
+		}
+		zeroGrads(model)
+		model.Backward(ctx, d)
+		ctx.Finish(onehot)
+		ctx.EndPerSample()
+		compareAggregate(t, fmt.Sprintf("sample %d's per-sample gradient:", i), params, grads, onehot)
+	}
+}
+
+// blameNorms names the layers whose per-sample norm terms are wrong: it
+// runs the per-sample backward pass again with every parametrised layer
+// inside model's nn.Sequential and nn.Residual containers wrapped, so that
+// each one's contribution to SqNorms is seen, and compares it with the
+// brute-force squared norms of that layer's parameters.
+func blameNorms(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss, params []*nn.Param, grads [][][]float32) {
+	t.Helper()
+	probed, probes := probe(model)
+	n := x.Dim(0)
+	ctx := &nn.Context{}
+	ctx.BeginPerSample(n)
+	defer ctx.EndPerSample()
+	out := probed.Forward(ctx, x)
+	_, d, err := loss(out, y)
+	if err != nil {
+		t.Errorf("the batch, per-sample mode: the loss: %v", err)
+		return
+	}
+	zeroGrads(model)
+	probed.Backward(ctx, d)
+	for _, p := range probes {
+		var names []string
+		for _, q := range uniqueParams(p) {
+			names = append(names, q.Name)
+		}
+		for i := range n {
+			var want float64
+			for k, q := range params {
+				if slices.Contains(p.Params(), q) {
+					want += dot(grads[i][k], grads[i][k])
+				}
+			}
+			if got := p.terms[i]; !(math.Abs(got-want) <= 1e-4*want+1e-12) {
+				t.Errorf("sample %d: the per-sample squared-norm term of the layer with parameters %s is %.8g, brute force %.8g", i, strings.Join(names, ", "), got, want)
+			}
+		}
+	}
+}
+
+// termProbe wraps a parametrised layer and records its Backward's
+// contribution to every sample's squared norm.
+type termProbe struct {
+	nn.Layer
+	terms []float64
+}
+
+func (p *termProbe) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
+	before := slices.Clone(ctx.SqNorms())
+	dx := p.Layer.Backward(ctx, dy)
+	p.terms = slices.Clone(ctx.SqNorms())
+	for i, b := range before {
+		p.terms[i] -= b
+	}
+	return dx
+}
+
+// probe returns l with every parametrised layer inside its nn.Sequential
+// and nn.Residual containers wrapped in a termProbe (l itself if it is no
+// container), and the probes; the layers and parameters are l's own.
+func probe(l nn.Layer) (nn.Layer, []*termProbe) {
+	switch l := l.(type) {
+	case nn.Sequential:
+		out := make(nn.Sequential, len(l))
+		var all []*termProbe
+		for i, c := range l {
+			var ps []*termProbe
+			out[i], ps = probe(c)
+			all = append(all, ps...)
+		}
+		return out, all
+	case *nn.Residual:
+		f, ps := probe(l.F)
+		return &nn.Residual{F: f}, ps
+	}
+	if len(l.Params()) == 0 {
+		return l, nil
+	}
+	p := &termProbe{Layer: l}
+	return p, []*termProbe{p}
 }
 
 // CheckLayer runs CheckGradients on l with input x (its first dimension the
 // batch, at least two samples), then CheckPerSample with SquareLoss against
 // random references and MedianClip. A layer whose input has no gradient
 // (token ids) needs CheckGradients with Options.NoInput instead.
-func CheckLayer(t testing.TB, l nn.Layer, x *tensor.Tensor) {
+func CheckLayer(t T, l nn.Layer, x *tensor.Tensor) {
 	t.Helper()
 	CheckGradients(t, l, x, Options{})
 	out := l.Forward(&nn.Context{}, x)
@@ -256,7 +410,7 @@ func CheckLayer(t testing.TB, l nn.Layer, x *tensor.Tensor) {
 
 // compareAggregate checks every parameter's gradient against Σ_i c_i·g_i
 // (samples with c_i = 0 left out) to relative error 1e-4.
-func compareAggregate(t testing.TB, what string, params []*nn.Param, grads [][][]float32, c []float32) {
+func compareAggregate(t T, what string, params []*nn.Param, grads [][][]float32, c []float32) {
 	t.Helper()
 	var total float64
 	want := make([][]float64, len(params))

@@ -2,34 +2,23 @@ package nntest
 
 import (
 	"math/rand/v2"
-	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/tensor"
 )
 
-// recorder is a testing.TB that counts failures instead of failing.
-type recorder struct {
-	testing.TB
-	failures int
-}
-
-func (r *recorder) Helper()               {}
-func (r *recorder) Errorf(string, ...any) { r.failures++ }
-func (r *recorder) Fatal(...any)          { r.failures++; runtime.Goexit() }
-func (r *recorder) Fatalf(string, ...any) { r.failures++; runtime.Goexit() }
-
-// failures runs CheckLayer on l and returns how many failures it reported.
-func failures(t *testing.T, l nn.Layer, x *tensor.Tensor) int {
-	r := &recorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		CheckLayer(r, l, x)
-	}()
-	<-done
-	return r.failures
+// failures runs CheckLayer on l with a Recorder, as a program outside go
+// test would, and returns how many failures it reported.
+func failures(_ *testing.T, l nn.Layer, x *tensor.Tensor) int {
+	var r Recorder
+	CheckLayer(&r, l, x)
+	if (r.Err() == nil) != (len(r.Failures) == 0) {
+		panic("Recorder.Err disagrees with Failures")
+	}
+	return len(r.Failures)
 }
 
 // scale is y = x ⊙ w per feature, with a bug chosen by bug.
@@ -136,6 +125,46 @@ func TestCheckLayer(t *testing.T) {
 	}{{"input gradient", inputGrad}, {"weight gradient", paramGrad}, {"norm of the wrong sample", wrongSample}, {"factors ignored", noFactors}} {
 		if n := failures(t, newScale(bug.bug), x); n == 0 {
 			t.Errorf("%s: not caught", bug.name)
+		}
+	}
+}
+
+// A wrong per-sample term inside a model is blamed on its parameter: the
+// norm of the wrong sample (gradients right) by the layer's norm term, and
+// factors ignored by the per-sample gradient, both naming "mid.w" and never
+// the correct layers around it.
+func TestFailuresNameTheParameter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, tc := range []struct {
+		bug  int
+		want string // what a failure naming mid.w says
+	}{{wrongSample, "squared-norm term"}, {noFactors, "per-sample gradient"}} {
+		mid := &scale{w: nn.NewParam("mid.w", 4), bug: tc.bug}
+		for i := range mid.w.Value.Data {
+			mid.w.Value.Data[i] = float32(1 + 0.5*rng.NormFloat64())
+		}
+		model := nn.Sequential{nn.NewLinear("a", 4, 4, true), mid, nn.NewLinear("b", 4, 3, true)}
+		for _, p := range model.Params() {
+			if p != mid.w {
+				for i := range p.Value.Data {
+					p.Value.Data[i] = float32(0.5 * rng.NormFloat64())
+				}
+			}
+		}
+		x := RandTensor(rng, 5, 4)
+		r := RandTensor(rng, 5, 3)
+		var rec Recorder
+		CheckPerSample(&rec, model, x, IDs(5), SquareLoss(r), MedianClip)
+		named := slices.ContainsFunc(rec.Failures, func(f string) bool {
+			return strings.Contains(f, "mid.w") && strings.Contains(f, tc.want)
+		})
+		if !named {
+			t.Errorf("bug %d: no failure names mid.w's %s: %q", tc.bug, tc.want, rec.Failures)
+		}
+		for _, f := range rec.Failures {
+			if (strings.Contains(f, "a.") || strings.Contains(f, "b.")) && !strings.Contains(f, "clipped") && !strings.Contains(f, "plain") {
+				t.Errorf("bug %d: a correct layer is blamed: %s", tc.bug, f)
+			}
 		}
 	}
 }
