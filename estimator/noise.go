@@ -22,9 +22,10 @@ import (
 // The draws are the same bits on every architecture: the polar method needs
 // only a logarithm (detmath.Log), a square root and products, each rounded
 // before it is used. Each draw is formed in float64 and rounded once to
-// float32. The generator costs about as much per value as the parameter
-// update (see BenchmarkGaussianAdd), which is why it fills whole slices in
-// one loop rather than through an interface call per value.
+// float32. It fills whole slices in one loop on the concrete generator, with
+// no interface call per value: about 30 ns of CPU a value on the shared
+// 2-core EPYC (BenchmarkGaussianAdd), 0.8 ms for the 26,010 parameters of
+// the tanh CNN, 0.1 % of its batch-2048 DP-SGD step.
 type Gaussian struct {
 	src   rand.ChaCha8
 	fixed bool
