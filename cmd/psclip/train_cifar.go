@@ -178,6 +178,9 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
+	if c.Private() {
+		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(s.Epsilon), s.Delta)
+	}
 	return nil
 }
 
