@@ -54,3 +54,36 @@ func TestInterleave(t *testing.T) {
 		t.Errorf("error %v, want boom", err)
 	}
 }
+
+// TestAlternateGemm checks that every GEMM runs on the same operands with
+// the leading dimensions of compact storage, in rotating order, and that
+// one duration per round comes back for each.
+func TestAlternateGemm(t *testing.T) {
+	var order []int
+	var operands [][]float32
+	gemm := func(id int) Gemm {
+		return func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+			if transA || !transB || m != 3 || n != 4 || k != 5 || lda != 5 || ldb != 5 || ldc != 4 ||
+				len(a) != 15 || len(b) != 20 || len(c) != 12 || alpha != 1 || beta != 0 {
+				t.Fatalf("gemm %d: transA %v transB %v %d×%d×%d lda %d ldb %d ldc %d", id, transA, transB, m, n, k, lda, ldb, ldc)
+			}
+			if len(order) == 0 || order[len(order)-1] != id {
+				order = append(order, id)
+				operands = append(operands, append(slices.Clone(a), b...))
+			}
+		}
+	}
+	ms := AlternateGemm([]Gemm{gemm(0), gemm(1), gemm(2)}, false, true, 3, 4, 5, 3)
+	// Runs of calls of one GEMM (warm-up and timed), round by round.
+	if want := []int{0, 1, 2, 1, 2, 0, 2, 0, 1}; !slices.Equal(order, want) {
+		t.Errorf("order of calls %v, want %v", order, want)
+	}
+	for i, o := range operands {
+		if !slices.Equal(o, operands[0]) {
+			t.Errorf("call %d saw other operands", i)
+		}
+	}
+	if len(ms) != 3 || len(ms[0]) != 3 || len(ms[1]) != 3 || len(ms[2]) != 3 {
+		t.Errorf("durations %v, want 3 for each of 3", ms)
+	}
+}

@@ -121,6 +121,15 @@ func (e *ConfigError) Error() string {
 	return "checkpoint: the run's configuration differs from the checkpoint's: " + strings.Join(e.Diffs, ", ")
 }
 
+// ForeignError is a safetensors file that is no psclip checkpoint (it has
+// none of a checkpoint's metadata): another program's weights, say. It is
+// the wrong input, not a damaged checkpoint.
+type ForeignError struct{ Path string }
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("checkpoint: %s: no checksum: a safetensors file, but not a psclip checkpoint", e.Path)
+}
+
 // CheckConfig returns a *ConfigError listing every setting in which current
 // and the checkpoint's configuration differ, ignoring the keys in mayDiffer
 // (settings such as the number of epochs or the output directory that a
@@ -140,11 +149,13 @@ func (m *Meta) CheckConfig(current map[string]string, mayDiffer ...string) error
 		now, inNew := current[k]
 		switch {
 		case !inOld:
-			diffs = append(diffs, fmt.Sprintf("%s=%q is not in the checkpoint", k, now))
+			diffs = append(diffs, fmt.Sprintf("%s=%s is not in the checkpoint", k, now))
 		case !inNew:
-			diffs = append(diffs, fmt.Sprintf("%s (checkpoint %q) is not set now", k, was))
+			diffs = append(diffs, fmt.Sprintf("%s (checkpoint %s) is not set now", k, was))
 		case was != now:
-			diffs = append(diffs, fmt.Sprintf("%s=%q (checkpoint %q)", k, now, was))
+			// The values as they are: the run layer's are JSON, whose
+			// strings carry their own quotes.
+			diffs = append(diffs, fmt.Sprintf("%s=%s (checkpoint %s)", k, now, was))
 		}
 	}
 	if diffs != nil {
@@ -324,7 +335,7 @@ func decode(path string, f *safetensors.File) (*Loaded, error) {
 	}
 	sum, ok := f.Metadata[checksumKey]
 	if !ok {
-		return nil, bad("no checksum: not a psclip checkpoint")
+		return nil, &ForeignError{Path: path}
 	}
 	if got := digest(f.Tensors, f.Metadata); got != sum {
 		return nil, bad("checksum mismatch: the file is corrupt")

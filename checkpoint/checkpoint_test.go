@@ -161,6 +161,21 @@ func TestModelOnly(t *testing.T) {
 	}
 }
 
+// Issue 26: a safetensors file of another program (no checkpoint
+// metadata) is a *ForeignError, wrong input, not a damaged checkpoint.
+func TestForeignSafetensors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(path, w, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	var fe *ForeignError
+	if !errors.As(err, &fe) || fe.Path != path {
+		t.Errorf("Load of a foreign file: %v, want a *ForeignError naming it", err)
+	}
+}
+
 // Every truncation and every single-byte change of a checkpoint is detected.
 func TestDamageIsDetected(t *testing.T) {
 	dir := t.TempDir()
@@ -381,15 +396,17 @@ func TestSaveRemovesTemporariesOfKilledSaves(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	m := Meta{Config: map[string]string{"lr": "0.1", "epochs": "10", "out": "run1"}}
-	if err := m.CheckConfig(map[string]string{"lr": "0.1", "epochs": "20", "out": "run2"}, "epochs", "out"); err != nil {
+	m := Meta{Config: map[string]string{"lr": "0.1", "epochs": "10", "out": "run1", "mode": `"global"`}}
+	if err := m.CheckConfig(map[string]string{"lr": "0.1", "epochs": "20", "out": "run2", "mode": `"global"`}, "epochs", "out"); err != nil {
 		t.Fatal(err)
 	}
-	err := m.CheckConfig(map[string]string{"lr": "0.2", "epochs": "10", "seed": "1"}, "out")
-	want := `lr="0.2" (checkpoint "0.1"), seed="1" is not in the checkpoint`
+	// Issue 26: values print as they are, a JSON string with its own
+	// quotes once, not quoted again.
+	err := m.CheckConfig(map[string]string{"lr": "0.2", "epochs": "10", "seed": "1", "mode": `"none"`}, "out")
+	want := `lr=0.2 (checkpoint 0.1), mode="none" (checkpoint "global"), seed=1 is not in the checkpoint`
 	var ce *ConfigError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || len(ce.Diffs) != 2 {
-		t.Fatalf("err = %v, want a *ConfigError of 2 settings containing %s", err, want)
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || len(ce.Diffs) != 3 {
+		t.Fatalf("err = %v, want a *ConfigError of 3 settings containing %s", err, want)
 	}
 	if err := m.RestoreRNG("nope", rand.NewPCG(1, 1)); err == nil {
 		t.Fatal("missing RNG state accepted")

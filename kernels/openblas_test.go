@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/psclip/psclip/kernels/internal/openblas"
+	"github.com/psclip/psclip/internal/openblas"
 )
 
 // Run with:

@@ -8,6 +8,7 @@
 package provenance
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,8 +27,9 @@ type Record struct {
 	// base name.
 	Command []string `json:"command"`
 	// Commit is the VCS revision the binary was built from, with
-	// "+dirty" when the tree had changes; "unknown" for a binary built
-	// without VCS information (go run, go test).
+	// "+dirty" when the tree had changes; for a binary built without VCS
+	// information (go run, go test, GOFLAGS=-buildvcs=false) the commit
+	// set at link time (buildCommit), or "unknown".
 	Commit string `json:"commit"`
 	// GoVersion, GOOS and GOARCH describe the build.
 	GoVersion string `json:"go_version"`
@@ -78,10 +80,19 @@ func (r *Record) Finish() {
 	r.Finished = time.Now().UTC().Truncate(time.Second)
 }
 
+// buildCommit names the commit where the binary carries no VCS
+// information (GOFLAGS=-buildvcs=false, a build outside git): set it at
+// link time with
+//
+//	go build -ldflags "-X github.com/psclip/psclip/provenance.buildCommit=$(git rev-parse HEAD)"
+//
+// as bench/evidence/run.sh does.
+var buildCommit string
+
 func commit() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return cmp.Or(buildCommit, "unknown")
 	}
 	rev, dirty := "", false
 	for _, s := range bi.Settings {
@@ -93,7 +104,7 @@ func commit() string {
 		}
 	}
 	if rev == "" {
-		return "unknown"
+		return cmp.Or(buildCommit, "unknown")
 	}
 	if dirty {
 		rev += "+dirty"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/dist"
+	"github.com/psclip/psclip/internal/atomicfile"
 )
 
 // The files of a run directory.
@@ -24,14 +25,20 @@ const (
 	CheckpointFile = "ckpt.safetensors"
 	// ResultFile is a finished run's result (Run.Finish).
 	ResultFile = "result.json"
-	// LockFile holds the lock of the process using the directory and its
-	// PID. It is never removed: removing a lock file another process has
-	// open would let two processes hold "the" lock.
+	// LockFile holds the lock of the process using the directory, its PID
+	// and, on a second line, the kind of the directory (Options.Kind). It
+	// is never removed: removing a lock file another process has open
+	// would let two processes hold "the" lock.
 	LockFile = "psclip.lock"
 )
 
-// runFiles are the files that make a directory hold a run.
-var runFiles = []string{LogFile, CheckpointFile, checkpoint.PrevPath(CheckpointFile), ResultFile}
+// runFiles are the files that make a directory hold a run, and
+// experimentFiles those that make it hold an experiment: a directory holds
+// one or the other.
+var (
+	runFiles        = []string{LogFile, CheckpointFile, checkpoint.PrevPath(CheckpointFile), ResultFile}
+	experimentFiles = []string{ResultsFile, RunsDir}
+)
 
 // Options say where a run writes and how it reports: what every trainer's
 // run options hold.
@@ -60,6 +67,11 @@ type Options struct {
 	// the one that writes, which restore the same state and check the same
 	// data but leave the directory to it.
 	ReadOnly bool
+	// Kind is the kind of the directory Out, such as "gpt run" or "gpt
+	// experiment" (New sets a run's from Spec.Kind): recorded in its
+	// LockFile, it keeps the directory to runs of that kind (a
+	// *DirKindError). Empty: not checked, not recorded.
+	Kind string
 	// Comm makes the run data-parallel: its ranks train one model (each
 	// passes Comm to its train.Trainer), rank 0 writes the directory and
 	// reports progress, the others read it as with ReadOnly. nil: one
@@ -89,7 +101,10 @@ type Dir struct {
 // (neither o.Resume nor o.Restart) is refused with an *ExistsError when any
 // of them exists, o.Resume with a *NotResumableError when none does, and
 // either before anything is written. Another process holding the directory
-// is a *LockedError.
+// is a *LockedError. A directory of another kind than o.Kind (recorded in
+// its LockFile, or, for an older one, told by the files it holds: a run's
+// or an experiment's) is a *DirKindError. Once it holds the lock, it
+// removes the temporary files that a killed write of one of files left.
 func OpenDir(o Options, files ...string) (*Dir, error) {
 	if o.Resume && o.Restart {
 		return nil, errors.New("run: Resume and Restart exclude each other")
@@ -107,6 +122,9 @@ func OpenDir(o Options, files ...string) (*Dir, error) {
 	case err != nil:
 		return nil, &OutputError{o.Out, err}
 	}
+	if err := checkKind(o.Out, o.Kind); err != nil {
+		return nil, err
+	}
 	found := present(o.Out, files)
 	switch {
 	case !o.Resume && !o.Restart && len(found) > 0:
@@ -115,7 +133,7 @@ func OpenDir(o Options, files ...string) (*Dir, error) {
 		return nil, &NotResumableError{o.Out, "it holds no run (no checkpoint)"}
 	}
 	d := &Dir{Path: o.Out}
-	if d.lock, err = lock(filepath.Join(o.Out, LockFile)); err != nil {
+	if d.lock, err = lock(filepath.Join(o.Out, LockFile), o.Kind); err != nil {
 		var le *LockedError
 		if errors.As(err, &le) {
 			le.Dir = o.Out
@@ -129,7 +147,56 @@ func OpenDir(o Options, files ...string) (*Dir, error) {
 		d.Close()
 		return nil, &ExistsError{o.Out, found}
 	}
+	// Holding the lock, no other process writes these files: the
+	// temporary copies a killed write of one of them left are stale.
+	for _, f := range files {
+		if err := atomicfile.RemoveStale(filepath.Join(o.Out, f)); err != nil {
+			d.Close()
+			return nil, &OutputError{o.Out, err}
+		}
+	}
 	return d, nil
+}
+
+// checkKind refuses dir for a run or experiment of kind want (nothing to
+// check if empty) when it belongs to another kind: the one its LockFile
+// records, or, where it records none, a run when want is an experiment's
+// and the directory holds a run's files, or the other way round.
+func checkKind(dir, want string) error {
+	if want == "" {
+		return nil
+	}
+	if k := dirKind(dir); k != "" {
+		if k != want {
+			return &DirKindError{Dir: dir, Kind: k, Want: want}
+		}
+		return nil
+	}
+	other, what := experimentFiles, "an experiment"
+	if strings.HasSuffix(want, "experiment") {
+		other, what = runFiles, "a run"
+	}
+	if len(present(dir, other)) > 0 {
+		return &DirKindError{Dir: dir, Kind: what, Want: want}
+	}
+	return nil
+}
+
+// dirKind is the kind of directory its LockFile records; "" if none.
+func dirKind(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, LockFile))
+	if err != nil {
+		return ""
+	}
+	return lockKind(b)
+}
+
+// lockKind is the kind a lock file's content b records on its second
+// line; "" if none.
+func lockKind(b []byte) string {
+	_, rest, _ := strings.Cut(string(b), "\n")
+	kind, _, _ := strings.Cut(rest, "\n")
+	return strings.TrimSpace(kind)
 }
 
 // present lists the files of names that exist in dir.
@@ -170,15 +237,29 @@ func holder(path string) int {
 	if err != nil {
 		return 0
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(first))
 	return pid
 }
 
-// writePID records this process as the lock's holder in f.
-func writePID(f *os.File) error {
+// writePID records this process as the lock's holder in f and, if kind is
+// set, the kind of the directory; a kind recorded earlier is kept when
+// kind is empty.
+func writePID(f *os.File, kind string) error {
+	if kind == "" {
+		b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<10))
+		if err != nil {
+			return err
+		}
+		kind = lockKind(b)
+	}
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	s := strconv.Itoa(os.Getpid()) + "\n"
+	if kind != "" {
+		s += kind + "\n"
+	}
+	_, err := f.WriteAt([]byte(s), 0)
 	return err
 }

@@ -114,6 +114,42 @@ func TestRanksAgreeOnFailures(t *testing.T) {
 	}
 }
 
+// Issue 26: ranks that differ in how they use the run directory (another
+// directory, a resume or a restart on one rank only, norms logged on one)
+// are refused on every rank alike, before anything is written: a fresh
+// directory stays empty, not even a lock file.
+func TestRanksDifferInOptions(t *testing.T) {
+	cfg := toyConfig{Steps: 4}
+	for _, tc := range []struct {
+		name  string
+		rank1 func(o *Options)
+		want  string
+	}{
+		{"another --out", func(o *Options) { o.Out = filepath.Join(o.Out, "elsewhere") }, "rank 1: the output directory differs from rank 0's"},
+		{"--resume on rank 1", func(o *Options) { o.Resume = true }, "rank 1: the start (fresh, resumed or restarted) differs from rank 0's"},
+		{"--restart on rank 1", func(o *Options) { o.Restart = true }, "rank 1: the start (fresh, resumed or restarted) differs from rank 0's"},
+		{"norms on rank 1", func(o *Options) { o.LogNorms = true }, "rank 1: the logging of per-sample norms differs from rank 0's"},
+	} {
+		dir := t.TempDir()
+		errs := onRanks(2, func(c dist.Comm) error {
+			o := Options{Out: dir}
+			if c.Rank() == 1 {
+				tc.rank1(&o)
+			}
+			_, err := toyOnRank(t, c, cfg, toyData, o, -1, 0)
+			return err
+		})
+		for r, err := range errs {
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%s: rank %d: %v, want %q", tc.name, r, err, tc.want)
+			}
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s: the directory holds %v, want nothing", tc.name, entries)
+		}
+	}
+}
+
 // Every rank ends a run alike whether or not its last step is one the
 // trainer checkpoints at (the toy's every third): no rank is left waiting in
 // a collective operation the others skipped.

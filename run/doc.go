@@ -13,6 +13,12 @@
 //     taken before anything is written, and a second process is refused at
 //     once with a *LockedError naming the holder's PID; the lock dies with
 //     its process, so a killed run leaves no stale lock;
+//   - one kind of run per directory: the lock file records the directory's
+//     kind (Options.Kind: "gpt run", "gpt experiment", …), and a run or
+//     experiment of another kind is refused with a *DirKindError;
+//   - the ranks of a data-parallel run compare their data, configuration
+//     and options (directory, resume, restart, norm logging) before
+//     anything is written, so that a refusal leaves nothing behind;
 //   - the checkpoint holds, besides the weights and the optimizer state,
 //     the run state: the configuration, the identity of the data (Data),
 //     the adaptive estimator's state, the trainer's random streams and
@@ -25,6 +31,10 @@
 // directory per run; a resumed experiment reads finished runs back, on the
 // same configuration and data only (Reuse, Train). The non-writing
 // processes of a data-parallel run open their run ReadOnly.
+//
+// A command's outputs that are no run's go into a fresh place (PrepareDir,
+// PrepareFile): a new or empty directory, a new file, or, when asked, over
+// earlier outputs (*OverwriteError otherwise), never into a run directory.
 //
 // A trainer plugs in by describing itself in a Spec (its kind, its
 // configuration, data, parameters, optimizer, estimator, random streams and

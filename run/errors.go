@@ -108,3 +108,34 @@ func bytesString(b float64) string {
 	}
 	return fmt.Sprintf("%.1f %s", b, units[i])
 }
+
+// DirKindError is returned for a directory that belongs to another kind of
+// run than the one given it: a directory holds one kind of run or
+// experiment, and an output that is not a run's goes into none of them.
+type DirKindError struct {
+	Dir  string
+	Kind string // what the directory holds ("gpt run"); "" if unknown
+	Want string // what was to use it; "" for an output that is no run's
+}
+
+func (e *DirKindError) Error() string {
+	what := "a run directory"
+	if e.Kind != "" {
+		what = "the directory of " + article(e.Kind)
+	}
+	if e.Want == "" {
+		return fmt.Sprintf("%s is %s, which holds only its run's files", e.Dir, what)
+	}
+	return fmt.Sprintf("%s is %s, not of %s: a directory holds one kind of run", e.Dir, what, article(e.Want))
+}
+
+// article prefixes a kind with "a" or "an", unless it has one.
+func article(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "a "), strings.HasPrefix(kind, "an "):
+		return kind
+	case strings.ContainsRune("aeiou", rune(kind[0])):
+		return "an " + kind
+	}
+	return "a " + kind
+}

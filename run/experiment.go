@@ -29,11 +29,15 @@ type Experiment struct {
 // OpenExperiment checks the experiment with check (its errors are
 // returned as they are) and opens the experiment directory o.Out: a fresh
 // experiment (neither o.Resume nor o.Restart) into one that holds an
-// experiment is refused with an *ExistsError, and another process holding
-// it is a *LockedError.
+// experiment is refused with an *ExistsError, a directory of another kind
+// than o.Kind (default "experiment") with a *DirKindError, and another
+// process holding it is a *LockedError.
 func OpenExperiment(o Options, check func() error) (*Experiment, error) {
 	if err := check(); err != nil {
 		return nil, err
+	}
+	if o.Kind == "" {
+		o.Kind = "experiment"
 	}
 	d, err := OpenDir(o, ResultsFile, RunsDir)
 	if err != nil {

@@ -10,10 +10,11 @@ import (
 )
 
 // lock takes an exclusive advisory lock (flock) on the file at path,
-// creating it, without waiting: a lock another process holds is a
+// creating it, and records this process and kind in it (writePID),
+// without waiting: a lock another process holds is a
 // *LockedError with its PID. The kernel releases the lock when the process
 // ends, however it ends, so a killed run leaves no stale lock.
-func lock(path string) (*os.File, error) {
+func lock(path, kind string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func lock(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if err := writePID(f); err != nil {
+	if err := writePID(f, kind); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -166,22 +166,28 @@ type Run struct {
 // log belong together. Nothing is written before Train; a Run that will not
 // train must be closed.
 //
-// With Options.Comm every rank of the job calls New alike: rank 0 opens the
-// directory, the others read it as with ReadOnly, and all of them return
-// the same error if any failed (dist.AgreeError), or if their data or
-// configuration differs from rank 0's.
+// With Options.Comm every rank of the job calls New alike: they first
+// check that they run the same run (the data, the configuration, the run
+// directory and whether it is resumed, restarted or logs norms: all of
+// them as rank 0's), before anything is written, so that a refusal leaves
+// nothing behind; then rank 0 opens the directory, the others read it as
+// with ReadOnly, and all of them return the same error if any failed
+// (dist.AgreeError).
 func New(spec Spec, opts Options) (*Run, error) {
 	if isnil.IsNil(opts.Comm) {
 		opts.Comm = dist.Local{}
+	}
+	if opts.Kind == "" {
+		opts.Kind = spec.Kind + " run"
+	}
+	if err := sameOnRanks(opts.Comm, spec, opts); err != nil {
+		return nil, err
 	}
 	if opts.Comm.Rank() != 0 {
 		opts.ReadOnly, opts.Progress = true, nil
 	}
 	r, err := open(spec, opts)
-	if err = dist.AgreeError(opts.Comm, err); err == nil {
-		err = sameOnRanks(opts.Comm, spec)
-	}
-	if err != nil {
+	if err = dist.AgreeError(opts.Comm, err); err != nil {
 		if r != nil {
 			r.Close()
 		}
@@ -191,8 +197,9 @@ func New(spec Spec, opts Options) (*Run, error) {
 }
 
 // sameOnRanks checks that every rank trains on the same data (its content:
-// the source may lie elsewhere) with the same configuration as rank 0.
-func sameOnRanks(c dist.Comm, spec Spec) error {
+// the source may lie elsewhere) with the same configuration as rank 0, into
+// the same run directory used alike: every setting that shapes the run.
+func sameOnRanks(c dist.Comm, spec Spec, opts Options) error {
 	if c.Size() == 1 {
 		return nil
 	}
@@ -208,7 +215,29 @@ func sameOnRanks(c dist.Comm, spec Spec) error {
 	if b, err = json.Marshal(ConfigMap(spec.Config)); err != nil {
 		return err
 	}
-	return dist.Same(c, "the configuration", b)
+	if err := dist.Same(c, "the configuration", b); err != nil {
+		return err
+	}
+	out := opts.Out
+	if out != "" {
+		out = filepath.Clean(out)
+	}
+	for _, s := range []struct {
+		what string
+		v    any
+	}{
+		{"the output directory", out},
+		{"the start (fresh, resumed or restarted)", [2]bool{opts.Resume, opts.Restart}},
+		{"the logging of per-sample norms", opts.LogNorms},
+	} {
+		if b, err = json.Marshal(s.v); err != nil {
+			return err
+		}
+		if err := dist.Same(c, s.what, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // open is New on one rank.

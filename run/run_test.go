@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -318,22 +319,112 @@ func TestPrepareOutput(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
 	var oe *OutputError
-	for _, err := range []error{PrepareDir(file), PrepareDir(filepath.Join(file, "sub")), PrepareFile(dir)} {
+	for _, err := range []error{PrepareDir(file, true), PrepareDir(filepath.Join(file, "sub"), true), PrepareFile(dir, true)} {
 		if !errors.As(err, &oe) {
 			t.Errorf("%v, want an *OutputError", err)
 		}
 	}
-	if err := PrepareDir(filepath.Join(dir, "a", "b")); err != nil {
+	if err := PrepareDir(filepath.Join(dir, "a", "b"), false); err != nil {
 		t.Error(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
 		t.Error("PrepareDir created the directory")
 	}
-	if err := PrepareFile(filepath.Join(dir, "new.jsonl")); err != nil {
+	if err := PrepareFile(filepath.Join(dir, "new.jsonl"), false); err != nil {
 		t.Error(err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("%d entries left, want only the file", len(entries))
+	}
+}
+
+// Issue 26: an output goes into a fresh place, replaces files only when
+// asked, and never into a run directory, even when asked.
+func TestPrepareOutputRefusesOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(p string) string {
+		p = filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := filepath.Dir(mk("full/old.json"))
+	file := mk("file.jsonl")
+	rd := t.TempDir()
+	d, err := OpenDir(Options{Out: rd, Kind: "gpt run"}, runFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := os.WriteFile(filepath.Join(rd, LogFile), nil, 0o644); err != nil { // a run's log
+		t.Fatal(err)
+	}
+	var (
+		ow *OverwriteError
+		dk *DirKindError
+	)
+	for _, c := range []struct {
+		name string
+		err  error
+		want any // nil: no error
+	}{
+		{"empty dir", PrepareDir(t.TempDir(), false), nil},
+		{"non-empty dir", PrepareDir(full, false), &ow},
+		{"non-empty dir, replace", PrepareDir(full, true), nil},
+		{"run dir", PrepareDir(rd, false), &dk},
+		{"run dir, replace", PrepareDir(rd, true), &dk},
+		{"existing file", PrepareFile(file, false), &ow},
+		{"existing file, replace", PrepareFile(file, true), nil},
+		{"a run's log", PrepareFile(filepath.Join(rd, LogFile), true), &dk},
+		{"new file in a run dir", PrepareFile(filepath.Join(rd, "new.jsonl"), true), &dk},
+	} {
+		switch {
+		case c.want == nil && c.err != nil:
+			t.Errorf("%s: %v", c.name, c.err)
+		case c.want != nil && !errors.As(c.err, c.want):
+			t.Errorf("%s: %v, want a %T", c.name, c.err, c.want)
+		}
+	}
+	if !strings.Contains(PrepareDir(rd, true).Error(), "the directory of a gpt run") {
+		t.Errorf("%v: does not name the run's kind", PrepareDir(rd, true))
+	}
+}
+
+// Issue 26: a directory holds one kind of run: the kind its lock file
+// records, or, for an older directory, the kind its files tell.
+func TestDirKindsDoNotMix(t *testing.T) {
+	recorded := t.TempDir()
+	d, err := OpenDir(Options{Out: recorded, Kind: "gpt run"}, runFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	oldRun, oldExp := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(oldRun, LogFile), nil, 0o644)
+	os.Mkdir(filepath.Join(oldExp, RunsDir), 0o755)
+	var dk *DirKindError
+	for _, c := range []struct {
+		dir, kind string
+		ok        bool
+		files     []string
+	}{
+		{recorded, "gpt run", true, runFiles},
+		{recorded, "cifar run", false, runFiles},
+		{recorded, "gpt experiment", false, experimentFiles},
+		{oldRun, "gpt experiment", false, experimentFiles},
+		{oldExp, "cifar run", false, runFiles},
+		{oldExp, "", true, runFiles}, // no kind: not checked
+	} {
+		d, err := OpenDir(Options{Out: c.dir, Kind: c.kind, Restart: true}, c.files...)
+		if c.ok != (err == nil) || !c.ok && !errors.As(err, &dk) {
+			t.Errorf("%s as a %q: %v", c.dir, c.kind, err)
+		}
+		d.Close()
+	}
+	if b, _ := os.ReadFile(filepath.Join(recorded, LockFile)); !strings.HasSuffix(string(b), "\ngpt run\n") {
+		t.Errorf("the lock file holds %q, want the PID and the kind", b)
 	}
 }
 
@@ -379,5 +470,37 @@ func TestReadOnly(t *testing.T) {
 	}
 	if snapshot(t, parts) != before {
 		t.Error("a read-only run wrote to the directory")
+	}
+}
+
+// TestOpenDirRemovesStaleTemps: a run killed while writing its result or
+// rewriting its log leaves a temporary copy; the next session that locks
+// the directory removes it, and nothing else.
+func TestOpenDirRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	stale := []string{"." + ResultFile + ".tmp123", "." + LogFile + ".tmp4567"}
+	kept := []string{".notes.tmp1", "." + ResultFile + ".tmpx", "other.json"}
+	for _, n := range append(slices.Clone(stale), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, LogFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDir(Options{Out: dir, Resume: true}, runFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stale %s still there (%v)", n, err)
+		}
+	}
+	for _, n := range kept {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s, not a temporary of a run file, was removed: %v", n, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	be "encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/psclip/psclip/safetensors"
 )
 
 // badCase is one invocation that must fail: exit status code, and a single
@@ -36,6 +39,10 @@ const (
 	fxNoVal    = "@noval"    // token directory without val.bin
 	fxIDX      = "@idx"      // a good IDX directory (MNIST layout)
 	fxIDXTrunc = "@idxtrunc" // IDX directory whose train-images-idx3-ubyte ends early
+	fxIDXSize  = "@idxsize"  // IDX directory whose test images are 20×20, the training images 28×28
+	fxIDX200   = "@idx200"   // IDX directory with one training label of 200 (the others 0…3)
+	fxIDXOne   = "@idxone"   // IDX directory whose images all have label 0
+	fxForeign  = "@foreign"  // a safetensors file of another program, no psclip checkpoint
 )
 
 // badInputs lists, for every psclip command, invocations with bad flags,
@@ -47,6 +54,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--n", "-1"}, 2, "--n -1"},
 		{[]string{"--runs", "0"}, 2, "--runs 0"},
 		{[]string{"--threads", "0"}, 2, "--threads 0"},
+		// Issue 26: sizes whose product overflows, and too many threads.
+		{[]string{"--m", "9223372036854775807", "--n", "2", "--k", "2"}, 2, "an operand would exceed"},
+		{[]string{"--m", "2", "--n", "4611686018427387904", "--k", "4"}, 2, "an operand would exceed"},
+		{[]string{"--threads", "100000"}, 2, "--threads 100000: want at most 1024"},
 	},
 	"bench step": {
 		{[]string{"--batch", "0"}, 2, "--batch 0"},
@@ -66,6 +77,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--clip-modes", "global,global"}, 2, "--clip-modes: global is listed twice"},
 		{[]string{"--estimators", "sgd,nsgd", "--gamma", "2"}, 2, "--gamma applies to none"},
 		{[]string{"--gamma", "1e39"}, 2, "--gamma = 1e+39"},
+		// Issue 26: --estimators beside --clip-modes, which replaces it.
+		{[]string{"--estimators", "sgd", "--clip-modes", "global"}, 2, "--estimators and --clip-modes exclude each other"},
 	},
 	"data synth-cifar": {
 		{[]string{}, 2, "--out is required"},
@@ -97,6 +110,11 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--grid-betas", "2,2"}, 2, "--grid-betas = 2, want each value once"},
 		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--window", "512"}, 2, "--window applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxData, "--lr", "1e39"}, 2, "--lr = 1e+39"},
+		// Issue 26: a threshold of a method not selected.
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--ps-gamma", "5"}, 2, "--ps-gamma applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd,clip-sgd=3", "--clip-sgd-gamma", "5"}, 2, "--clip-sgd-gamma applies to none of --methods sgd,clip-sgd=3"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--grid-betas", "", "--inc-alpha", "5"}, 2, "--inc-alpha applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxData, "--methods", "sgd", "--inc-beta", "1.5"}, 2, "--inc-beta applies to none of --methods sgd"},
 	},
 	"experiment images": {
 		{[]string{"--out", "out"}, 2, "--data is required"},
@@ -114,6 +132,13 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.2", "--label-noise-kind", "swap"}, 2, "--label-noise-kind = \"swap\""},
 		{[]string{"--out", "out", "--data", fxIDX, "--ps-gamma", "0"}, 2, "--ps-gamma = 0"},
 		{[]string{"--out", "out", "--data", fxIDX, "--paper"}, 2, "paper"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--ps-gamma", "5"}, 2, "--ps-gamma applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--clip-sgd-gamma", "5"}, 2, "--clip-sgd-gamma applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--inc-alpha", "5"}, 2, "--inc-alpha applies to none of --methods sgd"},
+		// Issue 26: image sets whose parts disagree.
+		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
+		{[]string{"--out", "out", "--data", fxIDX200}, 2, "have no training image"},
+		{[]string{"--out", "out", "--data", fxIDXOne}, 2, "a classifier needs at least 2 classes"},
 	},
 	"experiment gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -126,6 +151,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "-1"}, 2, "--lrs = -1"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "layer"}, 2, "layer"},
+		{[]string{"--out", "out", "--text", fxText, "--corpus-bytes", "100000"}, 2, "--corpus-bytes applies to the Go source corpus, not to --text or --data"},
 		// Issue 13: repeated entries, settings no run reads, float32 ranges.
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e-3,1e-3"}, 2, "--lrs = 0.001, want each value once"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "global,global"}, 2, "--clip-modes = global, want each value once"},
@@ -217,6 +243,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--splits", "val,"}, 2, "--splits"},
 		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
 		{[]string{"--ckpt", "out", "--seeds", "1,1"}, 2, "--seeds \"1,1\": seed 1 is listed twice"},
+		{[]string{"--ckpt", "out", "--splits", "val,val"}, 2, "--splits \"val,val\": split val is listed twice"},
+		{[]string{"--ckpt", fxForeign}, 2, "a safetensors file, but not a psclip checkpoint"},
 	},
 	"sample": {
 		{[]string{"--ckpt", "out"}, 2, "--ckpt out"},
@@ -225,14 +253,18 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "out", "--temperature", "0"}, 2, "--temperature = 0"},
 		{[]string{"--ckpt", "out", "--top-k", "-1"}, 2, "--top-k = -1"},
 		{[]string{"--ckpt", "out", "--temperature", "1e39"}, 2, "--temperature = 1e+39"},
+		// Issue 26: another program's safetensors file is bad input.
+		{[]string{"--ckpt", fxForeign}, 2, "a safetensors file, but not a psclip checkpoint"},
 	},
 	"tail": {
 		{[]string{}, 2, "--from is required"},
-		{[]string{"--from", "no-such.jsonl"}, 1, "no-such.jsonl"},
-		{[]string{"--from", fxEmpty}, 1, "no per-sample norms"},
-		{[]string{"--from", "file"}, 1, "file"},
+		// Issue 26: the log is input: missing or malformed, exit 2.
+		{[]string{"--from", "no-such.jsonl"}, 2, "--from no-such.jsonl: no such file or directory"},
+		{[]string{"--from", fxEmpty}, 2, "no per-sample norms"},
+		{[]string{"--from", "file"}, 2, "--from file: line 1: invalid character"},
 		{[]string{"--from", fxEmpty, "--rows", "0"}, 2, "--rows 0"},
 		{[]string{"--from", fxEmpty, "--window", "-1"}, 2, "--window -1"},
+		{[]string{"--from", fxEmpty, "--window", "1"}, 2, "--window 1: want 0 (4096) or at least 256"},
 		{[]string{"--from", fxEmpty, "--out", "file"}, 2, "--out file"},
 	},
 	"tail quadratic": {
@@ -310,6 +342,21 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--noise-multiplier", "1"}, 2, "--noise-multiplier does not apply to --estimator ps-clip-sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--sampling", "poisson"}, 2, "--sampling = \"poisson\", want unset: Poisson sampling is dp-sgd's"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--target-epsilon", "3"}, 2, "--target-epsilon does not apply to --estimator ps-clip-sgd"},
+		// Issue 26: image sets whose parts disagree.
+		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
+		{[]string{"--out", "out", "--data", fxIDX200}, 2, "the labels run to 200, but 196 of the classes 0…200 have no training image"},
+		{[]string{"--out", "out", "--data", fxIDXOne}, 2, "every training image has label 0; a classifier needs at least 2 classes"},
+		// Issue 26: more micro-batches than samples in a batch: the batch
+		// given, or the batch used (the 36 images of the training split).
+		{[]string{"--out", "out", "--data", fxIDX, "--batch", "8", "--accum", "9"}, 2, "--accum = 9, want at most the batch of 8"},
+		{[]string{"--out", "out", "--data", fxIDX, "--batch", "100", "--accum", "40"}, 2, "--accum = 40, want at most the 36 images of a batch"},
+		// Issue 26: label noise at the edges: a share that flips no image
+		// of a small subset, or every image, or that is 1 in float32, and
+		// noise on a one-class set.
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.01"}, 2, "--label-noise = 0.01, want at least 0.05: a share that replaces a label of the 10 training images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.97"}, 2, "--label-noise = 0.97, want below 0.95: a share that keeps a label of the 10 training images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.99999999"}, 2, "--label-noise = 0.99999999, want in [0, 1) in float32 as well"},
+		{[]string{"--out", "out", "--data", fxIDXOne, "--label-noise", "0.2"}, 2, "a classifier needs at least 2 classes"},
 	},
 	"train gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
@@ -335,6 +382,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--n-head", "3"}, 2, "--n-head = 3"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "layer"}, 2, "layer"},
 		{[]string{"--out", "out", "--text", fxText, "--vocab", "word"}, 2, "word"},
+		{[]string{"--out", "out", "--text", fxText, "--corpus-bytes", "100000"}, 2, "--corpus-bytes applies to the Go source corpus, not to --text or --data"},
 		{[]string{"--out", "out", "--text", fxText, "--steps", "10", "--warmup", "20"}, 2, "--warmup = 20"},
 		// Issue 13: a setting the clip mode does not read is refused, and
 		// every value is checked in float32, the precision it is used in.
@@ -403,6 +451,37 @@ func badFixtures(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	fx[fxIDXTrunc] = trunc
+	// Issue 26: image sets whose parts disagree.
+	size := writeIDX(t, filepath.Join(dir, "idxsize"), 40, 8)
+	testImages := be.BigEndian.AppendUint32(nil, 0x0803)
+	for _, d := range []int{8, 20, 20} {
+		testImages = be.BigEndian.AppendUint32(testImages, uint32(d))
+	}
+	write("idxsize/t10k-images-idx3-ubyte", append(testImages, make([]byte, 8*20*20)...))
+	fx[fxIDXSize] = size
+	labels := func(name string, f func(l []byte)) string {
+		d := writeIDX(t, filepath.Join(dir, name), 40, 8)
+		for _, file := range []string{"train-labels-idx1-ubyte", "t10k-labels-idx1-ubyte"} {
+			b, err := os.ReadFile(filepath.Join(d, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(b[8:])
+			write(filepath.Join(name, file), b)
+		}
+		return d
+	}
+	fx[fxIDX200] = labels("idx200", func(l []byte) {
+		if len(l) == 40 {
+			l[5] = 200
+		}
+	})
+	fx[fxIDXOne] = labels("idxone", func(l []byte) { clear(l) })
+	fx[fxForeign] = filepath.Join(dir, "foreign.safetensors")
+	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(fx[fxForeign], w, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
 	return fx
 }
 

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/psclip/psclip/bench"
 	"github.com/psclip/psclip/kernels"
+	"github.com/psclip/psclip/provenance"
 )
 
 func init() {
 	register(&command{
 		name:  "bench gemm",
-		short: "time the float32 GEMM kernel (median of several runs after a warm-up)",
+		short: "time the float32 GEMM kernel (median of several runs after a warm-up), or alternate it with OpenBLAS's",
 		run:   runBenchGemm,
 	})
 }
@@ -22,9 +24,50 @@ type gemmResult struct {
 	M        int     `json:"m"`
 	N        int     `json:"n"`
 	K        int     `json:"k"`
+	TransA   bool    `json:"trans_a"`
+	TransB   bool    `json:"trans_b"`
+	Runs     int     `json:"runs"`
 	GFLOPS   float64 `json:"gflops"`
 	MsMedian float64 `json:"ms_median"`
+	// Against is the other library's timing on the same operands, in the
+	// same process, alternating with psclip's (--against).
+	Against *againstResult `json:"against,omitempty"`
+	// Provenance names the command, commit, CPU, psclip's micro-kernel,
+	// the threads and the load.
+	Provenance provenance.Record `json:"provenance"`
 }
+
+// maxThreads bounds --threads: the GEMM splits its work into at most so
+// many goroutines, and far more than any machine's cores only adds
+// overhead (or exhausts memory).
+const maxThreads = 1024
+
+// againstResult is another library's side of "bench gemm --against".
+type againstResult struct {
+	// Library is "openblas"; Core the CPU core its kernels were chosen
+	// for (the vector width that ran) and Config its build line.
+	Library  string  `json:"library"`
+	Core     string  `json:"core"`
+	Config   string  `json:"config"`
+	GFLOPS   float64 `json:"gflops"`
+	MsMedian float64 `json:"ms_median"`
+	// Speed is the other library's median time over psclip's: above 1,
+	// psclip is faster.
+	Speed float64 `json:"speed"`
+}
+
+// library is another GEMM library as bench gemm --against calls it: its
+// GEMM, its thread setting, its core and its build line.
+type library struct {
+	sgemm      bench.Gemm
+	setThreads func(int)
+	core       func() string
+	config     func() string
+}
+
+// openBLAS is OpenBLAS in a binary built with -tags openblas
+// (bench_gemm_openblas.go), nil otherwise.
+var openBLAS *library
 
 // maxGemmElems bounds each operand (1 GiB of float32) so that a typo in a
 // dimension is an error rather than an out-of-memory crash.
@@ -36,8 +79,9 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 	k := fs.Int("k", 1024, "columns of op(A), rows of op(B)")
 	transA := fs.Bool("trans-a", false, "A is stored k×m and used transposed")
 	transB := fs.Bool("trans-b", false, "B is stored n×k and used transposed")
-	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "goroutines the GEMM may use (GOMAXPROCS)")
+	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "goroutines the GEMM may use (GOMAXPROCS), and the other library's threads")
 	runs := fs.Int("runs", 10, "timed runs; the median is reported")
+	against := fs.String("against", "", `time another library's GEMM too, alternating with psclip's in this process: "openblas" (needs a psclip built with CGO_ENABLED=1 -tags openblas)`)
 	asJSON := fs.Bool("json", false, "print JSON instead of a line of text")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -50,15 +94,41 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 			return usagef("--%s %d: need at least 1", d.name, d.v)
 		}
 	}
-	if *m**k > maxGemmElems || *k**n > maxGemmElems || *m**n > maxGemmElems {
+	// Divided, not multiplied: a product of two sizes may overflow.
+	if *m > maxGemmElems / *k || *k > maxGemmElems / *n || *m > maxGemmElems / *n {
 		return usagef("--m %d --n %d --k %d: an operand would exceed %d elements", *m, *n, *k, maxGemmElems)
 	}
+	if *threads > maxThreads {
+		return usagef("--threads %d: want at most %d", *threads, maxThreads)
+	}
+	switch {
+	case *against != "" && *against != "openblas":
+		return usagef("--against %q: the only other library is openblas", *against)
+	case *against == "openblas" && openBLAS == nil:
+		return usagef("--against openblas: this psclip was built without OpenBLAS (build it with CGO_ENABLED=1 go build -tags openblas)")
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*threads))
-	med := kernels.TimeSgemm(*transA, *transB, *m, *n, *k, *runs)
-	res := gemmResult{M: *m, N: *n, K: *k, MsMedian: med.Seconds() * 1e3,
-		GFLOPS: 2 * float64(*m) * float64(*n) * float64(*k) / med.Seconds() / 1e9}
+	rec := provenance.New()
+	flops := 2 * float64(*m) * float64(*n) * float64(*k)
+	res := gemmResult{M: *m, N: *n, K: *k, TransA: *transA, TransB: *transB, Runs: *runs}
+	if *against == "" {
+		med := kernels.TimeSgemm(*transA, *transB, *m, *n, *k, *runs)
+		res.MsMedian = med.Seconds() * 1e3
+	} else {
+		openBLAS.setThreads(*threads)
+		ms := bench.AlternateGemm([]bench.Gemm{kernels.Sgemm, openBLAS.sgemm}, *transA, *transB, *m, *n, *k, *runs)
+		res.MsMedian = bench.Median(ms[0])
+		o := bench.Median(ms[1])
+		res.Against = &againstResult{Library: "openblas", Core: openBLAS.core(), Config: openBLAS.config(),
+			MsMedian: o, GFLOPS: flops / o / 1e6, Speed: o / res.MsMedian}
+	}
+	res.GFLOPS = flops / res.MsMedian / 1e6
+	rec.Finish()
+	res.Provenance = rec
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(res)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
 	}
 	op := func(t bool) string {
 		if t {
@@ -68,5 +138,10 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 	}
 	_, err := fmt.Fprintf(stdout, "sgemm %s%s %d×%d×%d, %d threads: %.3f ms median of %d, %.1f GFLOP/s\n",
 		op(*transA), op(*transB), res.M, res.N, res.K, *threads, res.MsMedian, *runs, res.GFLOPS)
+	if err == nil && res.Against != nil {
+		a := res.Against
+		_, err = fmt.Fprintf(stdout, "openblas (%s core): %.3f ms median, %.1f GFLOP/s; psclip %.2f× OpenBLAS's speed\n",
+			a.Core, a.MsMedian, a.GFLOPS, a.Speed)
+	}
 	return err
 }

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -85,6 +83,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return usagef("--steps %d: need at least 1", *steps)
 	case *warmup < 0:
 		return usagef("--warmup %d: must not be negative", *warmup)
+	case world.Size() > *accum:
+		return usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", *accum, world.Size(), world.Size())
 	}
 	type config struct {
 		est   estimator.Estimator
@@ -93,6 +93,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if err := m.check(fs); err != nil {
 		return err
+	}
+	if *modes != "" && flagSet(fs, "estimators") {
+		return usagef("--estimators and --clip-modes exclude each other: --clip-modes times clip modes instead of estimators")
 	}
 	var cfgs []config
 	readsGamma := false
@@ -137,6 +140,11 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "noise-multiplier") && !slices.ContainsFunc(cfgs, func(c config) bool { return estimator.NoisyOf(c.est) != nil }) {
 		return usagef("--noise-multiplier applies to none of the estimators timed (dp-sgd's)")
 	}
+	// Under mpirun every rank times the same steps in step with the
+	// others: their flags, which name no files, must be rank 0's.
+	if err := dist.Same(world, "the command line", []byte(strings.Join(args, "\x00"))); err != nil {
+		return err
+	}
 	if err := m.checkMemory(*b, *accum, 1); err != nil {
 		return err
 	}
@@ -179,8 +187,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if world.Rank() != 0 {
 		progress = io.Discard
 	}
-	load := loadAvg()
-	prov := provenance.New()
+	rec := provenance.New()
 	timed, err := bench.Interleave(stepFns, *warmup, *steps, func(done, total int) {
 		fmt.Fprintf(progress, "\rbench step: round %d/%d", done, total)
 	})
@@ -188,7 +195,6 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	fmt.Fprintln(progress)
-	prov.Finish()
 	cpus := make([][]float64, len(timed))
 	for i, t := range timed {
 		cpus[i] = t.CPUMs
@@ -217,6 +223,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			res[i].ImagesPerS = items / med * 1000
 		}
 	}
+	rec.Finish()
 	if *asJSON {
 		report := struct {
 			Model      string            `json:"model"`
@@ -228,7 +235,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			PeakRSSMB  float64           `json:"peak_rss_mb,omitempty"`
 			Results    []stepResult      `json:"results"`
 			Provenance provenance.Record `json:"provenance"`
-		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{load, loadAvg()}, peakRSSMB(), res, prov}
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), res, rec}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
@@ -244,8 +251,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if rss := peakRSSMB(); rss > 0 {
 		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}
-	if l := loadAvg(); l > 0 {
-		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load, l)
+	if rec.LoadAfter > 0 {
+		fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", rec.LoadBefore, rec.LoadAfter)
 	}
 	if world.Size() > 1 {
 		fmt.Fprintf(stdout, "%d ranks of GOMAXPROCS %d (CPU ms: all ranks')\n", world.Size(), runtime.GOMAXPROCS(0))
@@ -265,19 +272,4 @@ func (c benchCase) label() string {
 func peakRSSMB() float64 {
 	kb, _ := procfs.Field("/proc/self/status", "VmHWM:")
 	return kb / 1024
-}
-
-// loadAvg is the system's one-minute load average, or 0 where /proc does not
-// tell: timings on a shared machine mean little without it.
-func loadAvg() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	l, _ := strconv.ParseFloat(f[0], 64)
-	return l
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/psclip/psclip/provenance"
 )
 
 // bench step --json times every model it builds: AlexNet-CIFAR (narrow)
@@ -23,6 +25,7 @@ func TestBenchStepJSON(t *testing.T) {
 				StepMsMedian float64 `json:"step_ms_median"`
 				ImagesPerS   float64 `json:"images_per_s"`
 			} `json:"results"`
+			Provenance provenance.Record `json:"provenance"`
 		}
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatalf("%v: %v in %q", model, err, out)
@@ -34,6 +37,9 @@ func TestBenchStepJSON(t *testing.T) {
 			if !(r.StepMsMedian > 0 && r.ImagesPerS > 0) {
 				t.Errorf("%v: %s: step %g ms, %g images/s", model, r.Estimator, r.StepMsMedian, r.ImagesPerS)
 			}
+		}
+		if p := res.Provenance; len(p.Command) == 0 || p.Kernel == "" || p.Threads < 1 || p.Finished.IsZero() {
+			t.Errorf("%v: provenance %+v: want a command line, a kernel, the threads and a finish time", model, p)
 		}
 	}
 }

@@ -318,7 +318,8 @@ func damage(t *testing.T, path string, f func([]byte) []byte) {
 // TestInterruptSavesAndResumes stops each trainer with SIGINT (Ctrl-C), and
 // the GPT trainer with SIGHUP (a closed terminal) too, in the middle of its
 // run: it must save a checkpoint of the step in flight,
-// say so, and exit with status 1; resuming must then end exactly where an
+// say so, and exit with 128 + the signal's number as shells expect (issue
+// 26: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP); resuming must then end exactly where an
 // uninterrupted run does. For CIFAR the interrupt lands mid-epoch, so the
 // epoch's running statistics and data position are restored too.
 func TestInterruptSavesAndResumes(t *testing.T) {
@@ -339,6 +340,7 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 			"--augment", "cropflip", "--estimator", "ps-clip-sgd", "--clip", "1"}, 1, 150 * time.Millisecond, os.Interrupt},
 		{"gpt", gptArgs, 20, 0, os.Interrupt},
 		{"gpt SIGHUP", gptArgs, 20, 0, syscall.SIGHUP},
+		{"gpt SIGTERM", gptArgs, 20, 0, syscall.SIGTERM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, _ := timed(t, tc.args...)
@@ -365,8 +367,9 @@ func TestInterruptSavesAndResumes(t *testing.T) {
 			time.Sleep(tc.after)
 			cmd.Process.Signal(tc.sig)
 			<-done
-			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errOut.String(), "interrupted; checkpoint saved") {
-				t.Fatalf("interrupted run: exit %d, stderr %q", code, errOut.String())
+			want := 128 + int(tc.sig.(syscall.Signal))
+			if code := cmd.ProcessState.ExitCode(); code != want || !strings.Contains(errOut.String(), "interrupted; checkpoint saved") {
+				t.Fatalf("interrupted run: exit %d, stderr %q; want %d", code, errOut.String(), want)
 			}
 			l, err := checkpoint.Load(filepath.Join(dir, ckptName))
 			if err != nil {

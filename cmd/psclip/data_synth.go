@@ -16,7 +16,8 @@ func init() {
 }
 
 func runDataSynthCIFAR(fs *flag.FlagSet, args []string) error {
-	out := fs.String("out", "", "output `directory` (created if needed; train.bin, test.bin and label-name files)")
+	out := fs.String("out", "", "output `directory`, new or empty (created if needed; train.bin, test.bin and label-name files)")
+	force := fs.Bool("force", false, forceUsage)
 	cfg := cifar.SynthConfig{}
 	fs.IntVar(&cfg.Train, "train", 50000, "number of training images")
 	fs.IntVar(&cfg.Test, "test", 10000, "number of test images")
@@ -38,7 +39,7 @@ func runDataSynthCIFAR(fs *flag.FlagSet, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
 	s, err := cifar.Synthesize(cfg)

@@ -77,11 +77,11 @@ func TestDataSynthCIFAROutputErrors(t *testing.T) {
 	if b, _ := os.ReadFile(file); code != 2 || !strings.Contains(errOut, "is a file") || strings.Count(errOut, "\n") != 1 || string(b) != "keep" {
 		t.Errorf("--out a file: exit %d, stderr %q, file now %q", code, errOut, b)
 	}
-	// test.bin cannot be written: train.bin must not be left behind alone,
-	// nor any temporary file.
+	// test.bin cannot be written (--force: the directory is not empty):
+	// train.bin must not be left behind alone, nor any temporary file.
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "test.bin", "x"), 0o755)
-	code, _, errOut = runCLI(append([]string{"data", "synth-cifar", "--out", dir}, small...)...)
+	code, _, errOut = runCLI(append([]string{"data", "synth-cifar", "--out", dir, "--force"}, small...)...)
 	entries, _ := os.ReadDir(dir)
 	if code != 1 || len(entries) != 1 || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("unwritable test.bin: exit %d, stderr %q, %d entries left", code, errOut, len(entries))

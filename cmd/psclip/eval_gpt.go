@@ -2,17 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/internal/stats"
 	runlayer "github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 )
 
 func init() {
@@ -70,20 +71,30 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		draws = append(draws, v)
 	}
 	names := strings.Split(*splits, ",")
-	for _, s := range names {
+	for i, s := range names {
 		if s != "val" && s != "train" {
 			return usagef("--splits %q: unknown split %q (want val or train)", *splits, s)
+		}
+		if slices.Contains(names[:i], s) {
+			return usagef("--splits %q: split %s is listed twice", *splits, s)
 		}
 	}
 	m, err := loadGPT(*ckpt)
 	if err != nil {
 		return err
 	}
-	corpus, err := gpt.LoadCorpus(d)
+	corpus, err := loadCorpus(d)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	res := evalResult{Ckpt: *ckpt, Step: m.Step, EvalIters: *iters, Mean: map[string]sd{}}
+	// The estimates stream out as they are made (the table's rows; JSON
+	// at the end), with a progress line on stderr about once a second.
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%s after %d steps, %d batches of %d × %d tokens per estimate\n",
+			*ckpt, m.Step, *iters, m.Config.MicroBatch, m.Config.BlockSize)
+		fmt.Fprintf(stdout, "%-6s %-20s %s\n", "split", "seed", "loss")
+	}
 	for _, split := range names {
 		tokens := corpus.Val
 		if split == "train" {
@@ -91,12 +102,16 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		}
 		var losses []float64
 		for _, seed := range draws {
-			l, err := m.Loss(corpus, tokens, *iters, seed)
+			p := newProgress(fmt.Sprintf("eval gpt: %s, seed %d", split, seed), "batches", *iters)
+			l, err := m.Loss(corpus, tokens, *iters, seed, p.update)
 			if err != nil {
-				return usage(err)
+				return corpusMismatch(err)
 			}
 			losses = append(losses, l)
 			res.Losses = append(res.Losses, evalLoss{split, seed, l})
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%-6s %-20d %.4f\n", split, seed, l)
+			}
 		}
 		mean, dev := stats.MeanSD(losses)
 		res.Mean[split] = sd{mean, dev}
@@ -106,17 +121,40 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(stdout, "%s after %d steps, %d batches of %d × %d tokens per estimate\n",
-		*ckpt, m.Step, *iters, m.Config.MicroBatch, m.Config.BlockSize)
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "split\tseed\tloss")
-	for _, l := range res.Losses {
-		fmt.Fprintf(w, "%s\t%d\t%.4f\n", l.Split, l.Seed, l.Loss)
-	}
 	for _, split := range names {
-		fmt.Fprintf(w, "%s\tmean ± sd\t%.4f ± %.4f\n", split, float64(res.Mean[split].Mean), float64(res.Mean[split].SD))
+		fmt.Fprintf(stdout, "%-6s %-20s %.4f ± %.4f\n", split, "mean ± sd", float64(res.Mean[split].Mean), float64(res.Mean[split].SD))
 	}
-	return w.Flush()
+	return nil
+}
+
+// corpusMismatch is the usage error of a corpus that does not fit the
+// checkpoint: a setting of the model (which eval gpt has no flag for) that
+// the corpus does not allow is said in words, with the flags that choose
+// the corpus.
+func corpusMismatch(err error) error {
+	var se *setting.Error
+	if !errors.As(err, &se) {
+		return usage(err)
+	}
+	what := map[string]string{"VocabSize": "vocabulary size", "BlockSize": "block size"}[se.Field]
+	if what == "" {
+		what = se.Field
+	}
+	return usagef("the corpus does not fit the checkpoint: the model's %s is %v, want %s; evaluate on the corpus the model was trained on (--text, --data, --vocab)", what, se.Value, se.Want)
+}
+
+// loadCorpus reads the corpus the data flags name; its errors are usage
+// errors. --corpus-bytes cuts only the Go source corpus, so it is refused
+// beside --text or --data, where nothing would read it.
+func loadCorpus(d gpt.DataSpec) (*text.Corpus, error) {
+	if d.MaxBytes != 0 && (d.Text != "" || d.Dir != "") {
+		return nil, usagef("--corpus-bytes applies to the Go source corpus, not to --text or --data")
+	}
+	corpus, err := gpt.LoadCorpus(d)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return corpus, nil
 }
 
 // dataFlags binds the flags that choose a GPT corpus.

@@ -43,17 +43,24 @@ func TestEvalGPT(t *testing.T) {
 	// A different text has a different vocabulary: scoring it would be
 	// meaningless.
 	other := writeCorpus(t, strings.Repeat("xyz uvw\n", 100))
+	wider := writeCorpus(t, strings.Repeat("ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz 0123456789!?\n", 40))
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--text", other}, "vocabulary"},
+		// Issue 26: the message names the real problem, not a flag eval
+		// gpt does not have; a split listed twice and --corpus-bytes
+		// beside --text, which nothing would read, are refused.
+		{[]string{"--text", wider}, "the corpus does not fit the checkpoint: the model's vocabulary size is"},
+		{[]string{"--text", corpus, "--splits", "val,train,val"}, `--splits "val,train,val": split val is listed twice`},
+		{[]string{"--text", corpus, "--corpus-bytes", "1000"}, "--corpus-bytes applies to the Go source corpus, not to --text or --data"},
 		{[]string{"--text", corpus, "--splits", "test"}, "--splits"},
 		{[]string{"--text", corpus, "--seeds", "1,x"}, "--seeds"},
 		{[]string{"--text", corpus, "--eval-iters", "0"}, "--eval-iters"},
 	} {
 		code, _, stderr := runCLI(append([]string{"eval", "gpt", "--ckpt", out}, tc.args...)...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "--vocab-size") {
 			t.Errorf("%v: exit %d, %q; want 2 naming %q", tc.args, code, stderr, tc.want)
 		}
 	}

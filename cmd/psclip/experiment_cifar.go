@@ -128,6 +128,9 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	if name := unreadFlag(fs, nil, adaptiveFields, reads); name != "" {
 		return usagef("--%s applies to none of --methods %s", name, f.methods)
 	}
+	if name := unreadThreshold(fs, f); name != "" {
+		return usagef("--%s applies to none of --methods %s", name, f.methods)
+	}
 	var err error
 	switch {
 	case f.full:
@@ -181,6 +184,33 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	}
 	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
 	return nil
+}
+
+// unreadThreshold returns the first threshold flag given that no method of
+// --methods reads: --clip-sgd-gamma and --ps-gamma are the thresholds of
+// clip-sgd and ps-clip-sgd without their own =γ, --inc-alpha and
+// --inc-beta inc-ps-clip-sgd's, --inc-alpha also the grid's α unless
+// --grid-alphas or --full-grid gives it; "" if none.
+func unreadThreshold(fs *flag.FlagSet, f experimentCIFARFlags) string {
+	var methods []string
+	for _, m := range strings.Split(f.methods, ",") {
+		methods = append(methods, strings.TrimSpace(m))
+	}
+	inc := slices.Contains(methods, "inc-ps-clip-sgd")
+	for _, t := range []struct {
+		flag  string
+		reads bool
+	}{
+		{"clip-sgd-gamma", slices.Contains(methods, "clip-sgd")},
+		{"ps-gamma", slices.Contains(methods, "ps-clip-sgd")},
+		{"inc-alpha", inc || f.betas != "" && f.alphas == "" && !f.full},
+		{"inc-beta", inc},
+	} {
+		if !t.reads && flagSet(fs, t.flag) {
+			return t.flag
+		}
+	}
+	return ""
 }
 
 // floats parses a comma-separated list of numbers given to --name.

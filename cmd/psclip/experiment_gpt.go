@@ -71,9 +71,9 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	d.VocabSize = c.VocabSize
-	corpus, err := gpt.LoadCorpus(d)
+	corpus, err := loadCorpus(d)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	if err := c.CheckCorpus(corpus); err != nil {
 		return err

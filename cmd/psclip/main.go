@@ -96,7 +96,8 @@ func main() {
 }
 
 // run executes one psclip invocation and returns the process exit status:
-// 0 on success, 1 when the work failed, 2 for a usage mistake.
+// 0 on success, 1 when the work failed, 2 for a usage mistake, 128 plus the
+// signal's number for a run a signal interrupted (after saving it).
 func run(args []string, out, errOut io.Writer) int {
 	stdout, stderr = out, errOut
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -131,6 +132,8 @@ func run(args []string, out, errOut io.Writer) int {
 		return 0
 	case isUsage(err):
 		line, code = fmt.Sprintf("psclip %s: %s (see 'psclip %s -h')", cmd.name, cmd.message(err), cmd.name), 2
+	case errors.Is(err, loop.ErrInterrupted):
+		line, code = fmt.Sprintf("psclip %s: %s", cmd.name, cmd.message(err)), interruptedStatus()
 	default:
 		line = fmt.Sprintf("psclip %s: %s", cmd.name, cmd.message(err))
 	}
@@ -176,6 +179,8 @@ func lookup(args []string) (*command, []string) {
 // arguments or input files: a usageError, an error of flag.FlagSet.Parse,
 // a setting out of range (*setting.Error), a rank of a data-parallel run
 // whose data or configuration differs from rank 0's (*dist.DifferError),
+// a safetensors file given as a checkpoint that is none
+// (*checkpoint.ForeignError),
 // or a resume that does not fit its run directory (isRunUsage). Anything else, a damaged checkpoint
 // included, is a failure of the work.
 func isUsage(err error) bool {
@@ -184,9 +189,10 @@ func isUsage(err error) bool {
 		pe flagParseError
 		se *setting.Error
 		ce *checkpoint.ConfigError
-		de *dist.DifferError // a rank's data or flags differ from rank 0's
+		fe *checkpoint.ForeignError // a safetensors file of another program
+		de *dist.DifferError        // a rank's data or flags differ from rank 0's
 	)
-	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &de) || isRunUsage(err)
+	return errors.As(err, &u) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &de) || isRunUsage(err)
 }
 
 // flagParseError wraps an error returned by flag.FlagSet.Parse.

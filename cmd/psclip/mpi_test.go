@@ -281,10 +281,84 @@ func TestMPIBadInputOnOneRank(t *testing.T) {
 		if r.code != tc.code || len(lines) != 2 || lines[0] != lines[1] || !strings.HasSuffix(lines[0], tc.suffix) {
 			t.Errorf("%s: exit %d, psclip's lines %q; want %d and the same line ending in %q from both ranks\n%s", tc.name, r.code, lines, tc.code, tc.suffix, r.stderr)
 		}
-		if entries := dirEntries(t, dir); len(entries) > 1 || len(entries) == 1 && entries[0] != "psclip.lock" {
-			t.Errorf("%s: the run directory holds %v, want nothing written", tc.name, entries)
+		if entries := dirEntries(t, dir); len(entries) > 0 {
+			t.Errorf("%s: the run directory holds %v, want nothing written, not even a lock file", tc.name, entries)
 		}
 	}
+}
+
+// Issue 26: ranks that disagree on how they use the run directory are
+// refused on every rank alike before anything is written: a resume on
+// rank 0 only of a finished run (which once trained on with the ranks in
+// different states, overwrote the checkpoint and log, and panicked), a
+// resume against a restart, another --out on rank 1. The directories are
+// left byte for byte as they were, no lock file added.
+func TestMPIRanksDisagree(t *testing.T) {
+	args := gptTiny(t, "global")
+	done := t.TempDir()
+	mustRun(t, nil, append(args, "--out", done)...)
+	for _, tc := range []struct {
+		name         string
+		rank0, rank1 []string
+		suffix       string
+	}{
+		{"--resume on rank 0 only", []string{"--out", done, "--resume"}, []string{"--out", done}, "rank 1: the start (fresh, resumed or restarted) differs from rank 0's"},
+		{"--resume against --restart", []string{"--out", done, "--resume"}, []string{"--out", done, "--restart"}, "rank 1: the start (fresh, resumed or restarted) differs from rank 0's"},
+		{"another --out on rank 1", []string{"--out", filepath.Join(t.TempDir(), "a")}, []string{"--out", filepath.Join(t.TempDir(), "b")}, "rank 1: the output directory differs from rank 0's"},
+	} {
+		dirs := []string{tc.rank0[1], tc.rank1[1]}
+		var before [][]string
+		for _, d := range dirs {
+			before = append(before, snapshotIf(t, d))
+		}
+		r := mpirun(t, 1, append(slices.Clone(args), tc.rank0...), append(slices.Clone(args), tc.rank1...))
+		var lines []string
+		for _, l := range strings.Split(r.stderr, "\n") {
+			if strings.HasPrefix(l, "psclip ") {
+				lines = append(lines, l)
+			}
+		}
+		if r.code != 2 || len(lines) != 2 || lines[0] != lines[1] || !strings.Contains(lines[0], tc.suffix) {
+			t.Errorf("%s: exit %d, psclip's lines %q; want 2 and the same line with %q from both ranks\n%s", tc.name, r.code, lines, tc.suffix, r.stderr)
+		}
+		for i, d := range dirs {
+			if after := snapshotIf(t, d); !slices.Equal(before[i], after) {
+				t.Errorf("%s: %s changed: %v, then %v", tc.name, d, before[i], after)
+			}
+		}
+	}
+}
+
+// Issue 26: bench step's ranks time the same steps in step, so a rank with
+// other flags is refused on every rank alike, and so are fewer
+// micro-batches than ranks (bad input, exit 2).
+func TestMPIBenchStepFlagsDiffer(t *testing.T) {
+	args := []string{"bench", "step", "--width-div", "16", "--batch", "4", "--accum", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd"}
+	other := slices.Clone(args)
+	other[slices.Index(other, "--batch")+1] = "8"
+	for _, tc := range []struct {
+		name string
+		r    result
+		want string
+	}{
+		{"other flags", mpirun(t, 1, args, other), "psclip bench step: rank 1: the command line differs from rank 0's (see 'psclip bench step -h')"},
+		{"--accum 1", mpirun(t, 2, append(slices.Clone(args), "--accum", "1")), "psclip bench step: --accum 1: 2 ranks share a step's micro-batches, so it needs at least 2 (see 'psclip bench step -h')"},
+	} {
+		if tc.r.code != 2 || strings.Count(tc.r.stderr, tc.want) != 2 {
+			t.Errorf("%s: exit %d, want 2 and %q from both ranks:\n%s", tc.name, tc.r.code, tc.want, tc.r.stderr)
+		}
+	}
+	if r := mpirun(t, 2, args); r.code != 0 {
+		t.Errorf("the same flags on both ranks: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// snapshotIf is snapshot of dir, or nil if it does not exist.
+func snapshotIf(t *testing.T, dir string) []string {
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	return snapshot(t, dir)
 }
 
 // A command that does not run on ranks refuses to, and so does a training

@@ -143,7 +143,8 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	defineModelFlags(fs, &m)
 	b := fs.Int("batch", 8, "samples in the batch")
 	seed := fs.Uint64("seed", 1, "seed of the initialisation and the batch")
-	out := fs.String("out", "", "output directory (created if missing)")
+	out := fs.String("out", "", "output `directory`: new or empty (created if missing)")
+	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
 	if err := m.checkMemory(*b, 1, 0); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/experiments/quadratic"
+	"github.com/psclip/psclip/provenance"
 )
 
 func init() {
@@ -38,14 +38,17 @@ func runQuadratic(fs *flag.FlagSet, args []string) error {
 // experiment's flags and the output flags.
 type quadraticCLI struct {
 	quadratic.Config
-	out  string
-	json bool
+	out   string
+	json  bool
+	force bool
+	// rec is the provenance of the result, begun when the flags are read.
+	rec provenance.Record
 }
 
 // quadraticFlags defines the experiments' flags on fs with defaults from
 // def, parses args and checks the values.
 func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*quadraticCLI, error) {
-	c := &quadraticCLI{Config: def}
+	c := &quadraticCLI{Config: def, rec: provenance.New()}
 	ps := floatList(def.P)
 	methods := strings.Join(def.Methods, ",")
 	fs.Var(&ps, "p", "comma-separated tail indices p > 1 of the symmetrized Pareto noise")
@@ -62,6 +65,7 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	fs.BoolVar(&c.Tuned, "tuned", false, "use the paper's tuned η, γ, α, β per p and method instead of --eta, --gamma and numeric --alpha, --beta")
 	fs.BoolVar(&c.json, "json", false, "print the JSON result to stdout instead of the table")
 	fs.StringVar(&c.out, "out", "", "if set, write the JSON result and the figure (PNG, SVG) into this `directory`")
+	fs.BoolVar(&c.force, "force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -80,7 +84,7 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	if err := c.Validate(); err != nil {
 		return nil, usage(err)
 	}
-	if err := checkOutDir(c.out); err != nil {
+	if err := checkOutDir(c.out, c.force); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -97,9 +101,8 @@ func (c *quadraticCLI) emit(res any, table func(io.Writer) error, save func(dir 
 		}
 	}
 	if c.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		c.rec.Finish()
+		return encodeWithProvenance(stdout, res, c.rec)
 	}
 	return table(stdout)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/psclip/psclip/safetensors"
 )
 
 // Small runs of each trainer, for the run-layer tests.
@@ -142,16 +144,31 @@ func TestCheckpointOfAnotherCommand(t *testing.T) {
 	refusedWith(t, "sample --ckpt on a CIFAR run", r, 2, "is a cifar checkpoint, not a gpt one")
 }
 
+// Issue 26: a resume from another program's safetensors file (no psclip
+// checkpoint) is bad input, exit 2, as it is for sample and eval gpt.
+func TestResumeFromForeignSafetensors(t *testing.T) {
+	dir := t.TempDir()
+	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(filepath.Join(dir, "ckpt.safetensors"), w, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := psclip(t, "", nil, append(tinyGPT(t, textCorpus(t), 4), "--out", dir, "--resume")...)
+	refusedWith(t, "train gpt --resume from a foreign file", r, 2, "a safetensors file, but not a psclip checkpoint")
+}
+
 // TestSizesThatCannotFit: sizes beyond the machine's memory are refused
 // in one line with the estimate and the machine's memory, at once and
-// without a Go stack trace.
+// without a Go stack trace. (A batch larger than the training split is
+// the split, and fits: TestBatchLargerThanData.)
 func TestSizesThatCannotFit(t *testing.T) {
 	gpt := tinyGPT(t, textCorpus(t), 5)
 	for _, tc := range [][]string{
 		append(slices.Clone(gpt), "--n-embd", "200000", "--n-head", "1"),
 		append(slices.Clone(gpt), "--micro-batch", "100000000"),
 		append(slices.Clone(gpt), "--n-layer", "100000000"),
-		append(tinyCIFAR(t), "--batch", "100000000"),
 		{"persample", "--batch", "100000000"},
 		{"bench", "step", "--batch", "100000000"},
 	} {
@@ -239,5 +256,50 @@ func TestResumeRefusesForeignLog(t *testing.T) {
 		}
 		r := psclip(t, "", nil, append(args, "--out", dir, "--resume")...)
 		refusedWith(t, "--resume with a log "+tc.what, r, 2, tc.want, "--restart")
+	}
+}
+
+// Issue 26: a directory belongs to one kind of run: a training run into an
+// experiment's directory, an experiment into a training run's, a run of
+// one trainer into another's are refused (exit 2) and change nothing,
+// whether the directory records its kind (its lock file) or tells it by
+// its files (an older one).
+func TestDirKindsDoNotMix(t *testing.T) {
+	idxData := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 40, 8)
+	gptExp := []string{"experiment", "gpt", "--text", textCorpus(t), "--n-layer", "1", "--n-embd", "16", "--n-head", "2", "--block-size", "16",
+		"--micro-batch", "2", "--steps", "2", "--warmup", "1", "--lrs", "1e-3", "--seeds", "1", "--clip-modes", "global"}
+	imagesRun := []string{"train", "images", "--data", idxData, "--epochs", "1", "--batch", "8"}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		args  []string
+		want  string
+	}{
+		{"train images into an experiment", map[string]string{"psclip.lock": "1\ncifar experiment\n", "results.json": "{}"}, imagesRun, "is the directory of a cifar experiment, not of a cifar run"},
+		{"train images into an older experiment", map[string]string{"results.json": "{}", "runs/x": ""}, imagesRun, "is the directory of an experiment, not of a cifar run"},
+		{"train images into a gpt run", map[string]string{"psclip.lock": "1\ngpt run\n"}, imagesRun, "is the directory of a gpt run, not of a cifar run"},
+		{"experiment gpt into a gpt run", map[string]string{"psclip.lock": "1\ngpt run\n", "log.jsonl": "{}\n"}, gptExp, "is the directory of a gpt run, not of a gpt experiment"},
+		{"experiment gpt into an older run", map[string]string{"log.jsonl": "{}\n"}, gptExp, "is the directory of a run, not of a gpt experiment"},
+		{"experiment gpt into an images experiment", map[string]string{"psclip.lock": "1\ncifar experiment\n"}, gptExp, "is the directory of a cifar experiment, not of a gpt experiment"},
+	} {
+		dir := t.TempDir()
+		for name, b := range c.files {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := snapshot(t, dir)
+		for _, start := range []string{"--restart", "--resume", ""} {
+			args := append(append([]string{}, c.args...), "--out", dir)
+			if start != "" {
+				args = append(args, start)
+			}
+			r := psclip(t, "", nil, args...)
+			refusedWith(t, c.name+" "+start, r, 2, "--out "+dir+" "+c.want)
+		}
+		if after := snapshot(t, dir); !slices.Equal(before, after) {
+			t.Errorf("%s: changed the directory: %v, then %v", c.name, before, after)
+		}
 	}
 }

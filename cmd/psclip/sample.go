@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/psclip/psclip/experiments/gpt"
@@ -39,11 +40,37 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	text, err := m.Sample(*prompt, o)
-	if err != nil {
+	// The text streams out token by token, after the prompt, once the
+	// checkpoint and the prompt have proved usable; unless it goes to a
+	// terminal, where it shows itself, a progress line goes to stderr
+	// about once a second: a long sample is never silent.
+	var p *progress
+	if !stdoutIsTerminal() {
+		p = newProgress("sample", "tokens", o.Tokens)
+	}
+	done := 0
+	var writeErr error // stdout's: a failure of the work, not bad input
+	o.Each = func(t int32) error {
+		s, err := m.Vocab.Decode([]int32{t})
+		if err != nil {
+			return err
+		}
+		if done == 0 {
+			s = *prompt + s
+		}
+		done++
+		if _, writeErr = io.WriteString(stdout, s); writeErr != nil {
+			return writeErr
+		}
+		p.update(done)
+		return nil
+	}
+	if _, err := m.Sample(*prompt, o); err != nil {
+		if writeErr != nil {
+			return writeErr
+		}
 		return usage(err)
 	}
-	fmt.Fprint(stdout, *prompt+text)
 	return nil
 }
 

@@ -4,15 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"slices"
 
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/regfile"
-	runlayer "github.com/psclip/psclip/run"
 )
 
 func init() {
@@ -34,6 +34,7 @@ func runTail(fs *flag.FlagSet, args []string) error {
 	rows := fs.Int("rows", 20, "about this many table rows")
 	asJSON := fs.Bool("json", false, "print the JSON result to stdout instead of the table")
 	out := fs.String("out", "", "if set, write tail.json and the figure tail.png, tail.svg into this `directory`")
+	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -42,20 +43,25 @@ func runTail(fs *flag.FlagSet, args []string) error {
 		return usagef("--from is required")
 	case *rows <= 0:
 		return usagef("--rows %d: want > 0", *rows)
-	case *window < 0:
-		return usagef("--window %d: want ≥ 0", *window)
+	case *window < 0 || *window > 0 && *window < estimator.MinTailSamples:
+		return usagef("--window %d: want 0 (%d) or at least %d", *window, estimator.DefaultWindow, estimator.MinTailSamples)
 	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
+	// The log is the user's input: a missing or malformed one is bad
+	// input (exit 2), as a bad flag is.
 	f, _, err := regfile.Open(*from)
+	if pe := (*iofs.PathError)(nil); errors.As(err, &pe) {
+		return usagef("--from %s: %v", *from, pe.Err)
+	}
 	if err != nil {
-		return err
+		return usagef("--from %v", err)
 	}
 	defer f.Close()
 	res, err := tail.Trace(f, *window)
 	if err != nil {
-		return fmt.Errorf("%s: %w", *from, err)
+		return usagef("--from %s: %v", *from, err)
 	}
 	return emitTail(*out, *asJSON, res, res.Save, func(w io.Writer) error { return res.WriteTable(w, *rows) })
 }
@@ -72,7 +78,8 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	window := fs.Int("window", 0, "per-sample norms ps-clip-auto estimates p̂, σ̂ from (0: 4096)")
 	asJSON := fs.Bool("json", false, "print the JSON result to stdout instead of the table")
 	out := fs.String("out", "", "if set, write tail-quadratic.json and the figures (PNG, SVG) into this `directory`")
-	normsLog := fs.String("norms-log", "", "if set, also write run 0's per-sample norms at the first --p, as ps-clip-auto at η=0.01 sees them, to this JSON-lines `file` (input for psclip tail --from)")
+	normsLog := fs.String("norms-log", "", "if set, also write run 0's per-sample norms at the first --p, as ps-clip-auto at η=0.01 sees them, to this new JSON-lines `file` (input for psclip tail --from)")
+	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -85,14 +92,11 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	if err := c.Validate(); err != nil {
 		return usage(err)
 	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
-	if *normsLog != "" {
-		var oe *runlayer.OutputError
-		if err := runlayer.PrepareFile(*normsLog); errors.As(err, &oe) {
-			return usagef("--norms-log %s %v", oe.Path, oe.Err)
-		}
+	if err := checkOutFile("norms-log", *normsLog, *force); err != nil {
+		return err
 	}
 	res, err := tail.Run(c)
 	if err != nil {

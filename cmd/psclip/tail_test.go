@@ -53,9 +53,10 @@ func TestTailBadInput(t *testing.T) {
 		{[]string{"tail"}, 2, "--from is required"},
 		{[]string{"tail", "--from", file, "--rows", "0"}, 2, "--rows 0"},
 		{[]string{"tail", "--from", file, "--out", file}, 2, "is a file"},
-		{[]string{"tail", "--from", filepath.Join(dir, "missing")}, 1, "missing"},
-		{[]string{"tail", "--from", file}, 1, "no per-sample norms"},
-		{[]string{"tail", "--from", truncated}, 1, "line 1"},
+		// Issue 26: a missing or malformed log is bad input: exit 2.
+		{[]string{"tail", "--from", filepath.Join(dir, "missing")}, 2, "missing: no such file or directory"},
+		{[]string{"tail", "--from", file}, 2, "no per-sample norms"},
+		{[]string{"tail", "--from", truncated}, 2, "line 1"},
 		{[]string{"tail", "quadratic", "--p", "1.3"}, 2, "no tuned ps-clip-sgd at p = 1.3"},
 		{[]string{"tail", "quadratic", "--window", "10"}, 2, "--window = 10"},
 		{[]string{"tail", "quadratic", "--T", "0"}, 2, "T = 0"},

@@ -181,9 +181,9 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
 	}
 	d.VocabSize = c.VocabSize
-	corpus, err := gpt.LoadCorpus(d)
+	corpus, err := loadCorpus(d)
 	if err != nil {
-		return c, nil, f, usage(err)
+		return c, nil, f, err
 	}
 	return c, corpus, f, c.CheckCorpus(corpus)
 }

@@ -220,7 +220,7 @@ func TestResumeExitStatus(t *testing.T) {
 		t.Fatalf("psclip %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
 	}
 	r := psclip(t, "", nil, append(args, "--resume", "--lr", "2e-3", "--min-lr", "2e-4")...)
-	if r.code != 2 || !strings.Contains(r.stderr, `lr="0.002" (checkpoint "0.001")`) {
+	if r.code != 2 || !strings.Contains(r.stderr, `lr=0.002 (checkpoint 0.001)`) {
 		t.Errorf("resume with another --lr: exit %d, %q; want 2 naming lr", r.code, r.stderr)
 	}
 	for _, name := range []string{"ckpt.safetensors", "ckpt.prev.safetensors"} {

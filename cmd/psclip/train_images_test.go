@@ -244,3 +244,15 @@ func TestTrainImagesDPSGD(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26: a batch larger than the training split is the whole split, and
+// the memory check counts the batch used, not the one asked for: a
+// million-image batch on 36 images trains.
+func TestBatchLargerThanData(t *testing.T) {
+	data := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 40, 8)
+	out := filepath.Join(t.TempDir(), "out")
+	r := psclip(t, "", nil, "train", "images", "--data", data, "--batch", "1000000", "--epochs", "1", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -84,43 +84,87 @@ func Load(dir string) (train, test *cifar.Dataset, err error) {
 
 // Load reads the four files as grey datasets of 32×32 images: each split's
 // images and labels must agree in count, and every image must fit in
-// 32×32 pixels. The number of classes of both is one more than the
-// largest label of either.
+// 32×32 pixels. The splits must agree with each other: their images of
+// one size (each is centred in 32×32 alike), and the labels a set of
+// classes 0…C−1 that the training split covers, every test label one of
+// them. The number of classes of both is C, one more than the largest
+// training label. A disagreement is a *SplitError.
 func (f Files) Load() (train, test *cifar.Dataset, err error) {
-	if train, err = readSplit(f.TrainImages, f.TrainLabels); err != nil {
+	train, trainSize, err := readSplit(f.TrainImages, f.TrainLabels)
+	if err != nil {
 		return nil, nil, err
 	}
-	if test, err = readSplit(f.TestImages, f.TestLabels); err != nil {
+	test, testSize, err := readSplit(f.TestImages, f.TestLabels)
+	if err != nil {
 		return nil, nil, err
 	}
-	classes := max(train.Classes, test.Classes)
-	train.Classes, test.Classes = classes, classes
+	if trainSize != testSize {
+		return nil, nil, &SplitError{f.TestImages, fmt.Sprintf("%d×%d images, but the training images (%s) are %d×%d", testSize[0], testSize[1], f.TrainImages, trainSize[0], trainSize[1])}
+	}
+	seen := make([]bool, train.Classes)
+	for _, l := range train.Labels {
+		seen[l] = true
+	}
+	if missing := countFalse(seen); missing > 0 {
+		first := 0
+		for seen[first] {
+			first++
+		}
+		return nil, nil, &SplitError{f.TrainLabels, fmt.Sprintf("the labels run to %d, but %d of the classes 0…%d have no training image (the first: %d); want the classes 0…C−1", train.Classes-1, missing, train.Classes-1, first)}
+	}
+	for i, l := range test.Labels {
+		if int(l) >= train.Classes {
+			return nil, nil, &SplitError{f.TestLabels, fmt.Sprintf("test image %d has label %d, a class no training image has (0…%d)", i, l, train.Classes-1)}
+		}
+	}
+	test.Classes = train.Classes
 	return train, test, nil
 }
 
+// SplitError is a data set whose training and test splits disagree: in
+// the size of their images, or in their labels.
+type SplitError struct {
+	Path   string // the file at fault
+	Reason string
+}
+
+func (e *SplitError) Error() string { return fmt.Sprintf("idx: %s: %s", e.Path, e.Reason) }
+
+// countFalse counts the false values of b.
+func countFalse(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if !v {
+			n++
+		}
+	}
+	return n
+}
+
 // readSplit reads an image file and its label file into a grey dataset
-// whose Classes is one more than its largest label.
-func readSplit(imagePath, labelPath string) (*cifar.Dataset, error) {
+// whose Classes is one more than its largest label, and returns the size
+// of its images (rows, columns).
+func readSplit(imagePath, labelPath string) (*cifar.Dataset, [2]int, error) {
 	labels, err := ReadFile(labelPath)
 	if err != nil {
-		return nil, err
+		return nil, [2]int{}, err
 	}
 	if len(labels.Dims) != 1 {
-		return nil, fmt.Errorf("idx: %s: %d dimensions %v, want 1 for labels", labelPath, len(labels.Dims), labels.Dims)
+		return nil, [2]int{}, fmt.Errorf("idx: %s: %d dimensions %v, want 1 for labels", labelPath, len(labels.Dims), labels.Dims)
 	}
 	images, err := ReadFile(imagePath)
 	if err != nil {
-		return nil, err
+		return nil, [2]int{}, err
 	}
 	if len(images.Dims) != 3 {
-		return nil, fmt.Errorf("idx: %s: %d dimensions %v, want 3 for images (count, rows, columns)", imagePath, len(images.Dims), images.Dims)
+		return nil, [2]int{}, fmt.Errorf("idx: %s: %d dimensions %v, want 3 for images (count, rows, columns)", imagePath, len(images.Dims), images.Dims)
 	}
 	n, h, w := images.Dims[0], images.Dims[1], images.Dims[2]
 	if h > cifar.Side || w > cifar.Side {
-		return nil, fmt.Errorf("idx: %s: %d×%d images, larger than %d×%d", imagePath, h, w, cifar.Side, cifar.Side)
+		return nil, [2]int{}, fmt.Errorf("idx: %s: %d×%d images, larger than %d×%d", imagePath, h, w, cifar.Side, cifar.Side)
 	}
 	if n != labels.Dims[0] {
-		return nil, fmt.Errorf("idx: %s holds %d images but %s holds %d labels", imagePath, n, labelPath, labels.Dims[0])
+		return nil, [2]int{}, fmt.Errorf("idx: %s holds %d images but %s holds %d labels", imagePath, n, labelPath, labels.Dims[0])
 	}
 	d := &cifar.Dataset{Images: make([]byte, n*cifar.Side*cifar.Side), Labels: labels.Data, Grey: true}
 	top, left := (cifar.Side-h)/2, (cifar.Side-w)/2
@@ -133,5 +177,5 @@ func readSplit(imagePath, labelPath string) (*cifar.Dataset, error) {
 	for _, l := range d.Labels {
 		d.Classes = max(d.Classes, int(l)+1)
 	}
-	return d, nil
+	return d, [2]int{h, w}, nil
 }

@@ -8,6 +8,7 @@ package images
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/psclip/psclip/data/cifar"
 	"github.com/psclip/psclip/data/idx"
@@ -67,12 +68,32 @@ func Detect(dir string) (Source, error) {
 	return Source{}, &NotFoundError{dir}
 }
 
-// Load reads the training and test sets of s.
+// Load reads the training and test sets of s. A training set whose images
+// all have one label is refused (*OneClassError): a classifier learns
+// nothing from it.
 func (s Source) Load() (train, test *cifar.Dataset, err error) {
 	if s.Format == IDX {
-		return idx.Load(s.Dir)
+		train, test, err = idx.Load(s.Dir)
+	} else {
+		train, test, err = cifar.Load(s.Dir)
 	}
-	return cifar.Load(s.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(train.Labels) > 0 && !slices.ContainsFunc(train.Labels, func(l uint8) bool { return l != train.Labels[0] }) {
+		return nil, nil, &OneClassError{Dir: s.Dir, Label: int(train.Labels[0])}
+	}
+	return train, test, nil
+}
+
+// OneClassError is a data set whose training images all have one label.
+type OneClassError struct {
+	Dir   string
+	Label int
+}
+
+func (e *OneClassError) Error() string {
+	return fmt.Sprintf("images: %s: every training image has label %d; a classifier needs at least 2 classes", e.Dir, e.Label)
 }
 
 // Load detects the format of dir and reads its training and test sets.

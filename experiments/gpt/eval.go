@@ -13,8 +13,10 @@ import (
 // the configuration's micro-batch size drawn from tokens by a sampler seeded
 // with seed (text.EvalSeed draws the batches training evaluates on), with
 // dropout off. It checks the corpus against the checkpoint first: a
-// different vocabulary would score the wrong characters.
-func (m *Model) Loss(corpus *text.Corpus, tokens []uint16, iters int, seed uint64) (float64, error) {
+// different vocabulary would score the wrong characters. progress, if not
+// nil, is called after every batch with the number done, for a long
+// evaluation's progress line.
+func (m *Model) Loss(corpus *text.Corpus, tokens []uint16, iters int, seed uint64, progress func(done int)) (float64, error) {
 	if iters <= 0 {
 		return 0, fmt.Errorf("%d evaluation batches: want at least one", iters)
 	}
@@ -28,19 +30,22 @@ func (m *Model) Loss(corpus *text.Corpus, tokens []uint16, iters int, seed uint6
 	if err != nil {
 		return 0, err
 	}
-	return meanLoss(m.GPT, s, iters)
+	return meanLoss(m.GPT, s, iters, progress)
 }
 
 // meanLoss is the mean per-token loss of model over the next iters batches
-// of s, with dropout off.
-func meanLoss(model nn.Layer, s *text.Sampler, iters int) (float64, error) {
+// of s, with dropout off; progress, if not nil, follows every batch.
+func meanLoss(model nn.Layer, s *text.Sampler, iters int, progress func(done int)) (float64, error) {
 	b, t := s.Shape()
 	ids, targets := make([]int32, b*t), make([]int32, b*t)
 	x := tensor.New(b, t)
 	ctx := &nn.Context{}
 	var sum float64
 	var n int
-	for range iters {
+	for i := range iters {
+		if progress != nil && i > 0 {
+			progress(i)
+		}
 		s.Next(ids, targets)
 		setTokens(x, ids)
 		losses, _, err := nn.CrossEntropy(model.Forward(ctx, x), targets)
@@ -51,6 +56,9 @@ func meanLoss(model nn.Layer, s *text.Sampler, iters int) (float64, error) {
 			sum += float64(l)
 		}
 		n += len(losses)
+	}
+	if progress != nil {
+		progress(iters)
 	}
 	return sum / float64(n), nil
 }

@@ -133,6 +133,7 @@ type Row struct {
 // and corpus only; o.Restart starts every run over. o.Progress, if not nil,
 // receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run.Options) (*Results, error) {
+	o.Kind = Kind + " experiment" // a directory holds one kind of run
 	x, err := run.OpenExperiment(o, e.Check)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,10 @@ type GenerateOptions struct {
 	TopK int
 	// Seed seeds the sampling; equal seeds give equal text.
 	Seed uint64
+	// Each, if set, receives every new token as soon as it is drawn, so
+	// that a long generation can be streamed; an error it returns stops
+	// the generation and is returned.
+	Each func(token int32) error
 }
 
 // Check reports the first invalid option as a *setting.Error naming the
@@ -61,6 +65,11 @@ func Generate(model nn.Layer, blockSize int, prompt []int32, o GenerateOptions) 
 		logits := out.Data[len(out.Data)-v:]
 		probs = nextTokenProbs(probs, logits, o.Temperature, o.TopK)
 		seq = append(seq, int32(draw(rng, probs)))
+		if o.Each != nil {
+			if err := o.Each(seq[len(seq)-1]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return seq[len(prompt):], nil
 }

@@ -351,7 +351,7 @@ func (s *Run) evaluate(done int) error {
 // valLoss is the mean loss over EvalIters validation batches.
 func (s *Run) valLoss() (float64, error) {
 	s.eval.Reset()
-	return meanLoss(s.model, s.eval, s.cfg.EvalIters)
+	return meanLoss(s.model, s.eval, s.cfg.EvalIters, nil)
 }
 
 // setTokens writes token ids into a model input. They need no check: the

@@ -266,6 +266,9 @@ func (c *Config) Validate() error {
 	); err != nil {
 		return err
 	}
+	if c.Accum > c.Batch {
+		return setting.Errorf("Accum", c.Accum, "at most the batch of %d: every micro-batch needs a sample", c.Batch)
+	}
 	if _, err := ParseAugment(c.Augment); err != nil {
 		return err
 	}
@@ -327,6 +330,9 @@ func (c *Config) validateModelData() error {
 	}
 	if err := setting.First(setting.NonNegative("TrainSubset", c.TrainSubset), setting.Fraction("LabelNoise", c.LabelNoise)); err != nil {
 		return err
+	}
+	if float32(c.LabelNoise) >= 1 {
+		return setting.Errorf("LabelNoise", c.LabelNoise, "in [0, 1) in float32 as well (it rounds to 1)")
 	}
 	switch {
 	case c.LabelNoise == 0 && c.LabelNoiseKind != "":

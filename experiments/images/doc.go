@@ -23,9 +23,9 @@
 // checkpoint for atomic, checksummed checkpoints, and internal/loop for
 // progress, Ctrl-C and the bad-step limit:
 //
-//	data, _ := cifar.LoadData("cifar-100-binary")
-//	cfg := cifar.Default() // PS-Clip-SGD γ=45, the paper's recipe
-//	r, err := cifar.New(cfg, data, cifar.RunOptions{Out: "out"})
+//	data, _ := images.LoadData("cifar-100-binary")
+//	cfg := images.Default() // PS-Clip-SGD γ=45, the paper's recipe
+//	r, err := images.New(cfg, data, images.RunOptions{Out: "out"})
 //	...
 //	summary, err := r.Train(ctx)
 //

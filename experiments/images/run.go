@@ -32,7 +32,9 @@ import (
 // speed and memory, never the result.
 const EvalBatch = 250
 
-// Kind names this trainer in checkpoints (run.Spec.Kind).
+// Kind names this trainer in checkpoints (run.Spec.Kind). It keeps the
+// name the package had before it was experiments/images, so that earlier
+// checkpoints resume.
 const Kind = "cifar"
 
 // Data is a loaded data set: the training set (split into training and
@@ -114,6 +116,14 @@ func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
 		sp.labels[j] = d.Labels[i]
 	}
 	if c.LabelNoise > 0 {
+		// The share must flip some images and keep some: noise that
+		// flips none (a small split) or all is not the noise asked for.
+		switch k, n := c.noise().Count(len(ti)), len(ti); {
+		case k == 0:
+			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "at least %.3g: a share that replaces a label of the %d training images", 0.5/float64(n), n)
+		case k == n:
+			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "below %.3g: a share that keeps a label of the %d training images", (float64(n)-0.5)/float64(n), n)
+		}
 		if sp.noisy, err = labelnoise.Apply(sp.labels, d.Classes, c.noise()); err != nil {
 			return nil, err
 		}
@@ -317,14 +327,20 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err := cfg.checkChannels(channels); err != nil {
 		return nil, err
 	}
-	if err := cfg.checkMemory(data.Train.Classes, channels); err != nil {
-		return nil, err
-	}
-	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	sp, err := cfg.split(data.Train)
 	if err != nil {
 		return nil, err
 	}
+	// A batch holds at most the training split: the memory a run needs,
+	// and the micro-batches it can make, are those of the batch it uses.
+	batch := min(cfg.Batch, len(sp.train))
+	if cfg.Accum > batch {
+		return nil, setting.Errorf("Accum", cfg.Accum, "at most the %d images of a batch (the training split's)", batch)
+	}
+	if err := cfg.checkMemory(data.Train.Classes, channels, batch); err != nil {
+		return nil, err
+	}
+	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	r.trainSet, r.valSet = data.Train.Subset(sp.train), data.Train.Subset(sp.valid)
 	r.trainSet.Labels = sp.labels
 	if cfg.LabelNoise > 0 {
@@ -502,18 +518,18 @@ func (c *Config) checkChannels(channels int) error {
 	return nil
 }
 
-// checkMemory refuses a run whose model, momentum buffers and batch cannot
-// fit in this machine's memory (run.CheckMemory), before anything is
-// allocated.
-func (c *Config) checkMemory(classes, channels int) error {
-	need := c.alexNet(classes, channels).TrainingBytes(c.Batch, 1)
+// checkMemory refuses a run whose model, momentum buffers and batches of
+// batch images cannot fit in this machine's memory (run.CheckMemory),
+// before anything is allocated.
+func (c *Config) checkMemory(classes, channels, batch int) error {
+	need := c.alexNet(classes, channels).TrainingBytes(batch, 1)
 	switch c.Model {
 	case ModelSmallCNN:
-		need = c.smallCNN(classes, channels).TrainingBytes(c.Batch, 1)
+		need = c.smallCNN(classes, channels).TrainingBytes(batch, 1)
 	case ModelTanhCNN:
-		need = c.tanhCNN(classes).TrainingBytes(c.Batch, 1)
+		need = c.tanhCNN(classes).TrainingBytes(batch, 1)
 	}
-	need += max(float64(c.Batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
+	need += max(float64(batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
 	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
 }
 
@@ -678,7 +694,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		x, y, _ = r.it.Next()
 	}
 	if p := r.it.Position(); p.Epoch != i/r.batchesPerEpoch {
-		panic(fmt.Sprintf("cifar: step %d drew a batch of epoch %d", i, p.Epoch)) // a bookkeeping bug
+		panic(fmt.Sprintf("images: step %d drew a batch of epoch %d", i, p.Epoch)) // a bookkeeping bug
 	}
 	b := train.Batch{X: x, Y: y}
 	if r.beforeStep != nil {

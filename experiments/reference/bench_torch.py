@@ -181,6 +181,60 @@ class Stepper:
             sys.exit(f"bench_torch: unknown estimator {name!r}")
 
 
+def checkout_commit():
+    """The commit of this checkout, "+dirty" when tracked files differ from
+    it, or "unknown": taken when the work starts, as the checkout may move
+    while it runs."""
+    def git(*args):
+        try:
+            return subprocess.run(["git", "-C", HERE] + list(args), stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True).stdout.strip()
+        except OSError:
+            return ""
+    commit = git("rev-parse", "HEAD") or "unknown"
+    if commit != "unknown" and git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+dirty"
+    return commit
+
+
+def provenance(started, load_before, commit):
+    """The provenance record of psclip's results files (package provenance),
+    for a result of this script: the command, the commit of this checkout
+    when the work started, the CPU, the kernel that ran PyTorch's GEMMs
+    (Debian's torch calls OpenBLAS: its core type), the threads and the
+    load."""
+    return {"command": [os.path.basename(sys.argv[0])] + sys.argv[1:], "commit": commit,
+            "python": sys.version.split()[0], "torch": torch.__version__,
+            "cpu": cpu_name(), "kernel": openblas_core(),
+            "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
+            "env": {k: os.environ.get(k, "") for k in THREAD_ENV + KERNEL_ENV + ("OMP_WAIT_POLICY",)},
+            "load_before": load_before, "load_after": loadavg(),
+            "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+# KERNEL_ENV are the variables that change which OpenBLAS kernel runs or
+# how it blocks; provenance records them.
+KERNEL_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def openblas_core():
+    """The CPU core OpenBLAS chose its kernels for (its vector width), by
+    openblas_get_corename in the libopenblas that torch loaded, or
+    "unknown"."""
+    import ctypes
+    try:
+        for line in open("/proc/self/maps"):
+            path = line.split()[-1]
+            if "libopenblas" in path or "libblas" in path:
+                lib = ctypes.CDLL(path)
+                if hasattr(lib, "openblas_get_corename"):
+                    lib.openblas_get_corename.restype = ctypes.c_char_p
+                    return "openblas " + lib.openblas_get_corename().decode()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def loadavg():
     try:
         return float(open("/proc/loadavg").read().split()[0])
@@ -214,6 +268,8 @@ def run(a):
     torch.set_num_threads(a.threads)
     names = [n.strip() for n in a.estimators.split(",")]
     s = Stepper(a)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    commit = checkout_commit()
     load = loadavg()
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
@@ -241,7 +297,8 @@ def run(a):
     out = {"model": a.model, "batch": a.batch, "threads": a.threads, "torch": torch.__version__,
            "env": {k: os.environ.get(k, "") for k in THREAD_ENV + ("OMP_WAIT_POLICY",)},
            "vmap_chunk": s.chunk, "load_avg_1m": [load, loadavg()],
-           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "results": res}
+           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "results": res,
+           "provenance": provenance(started, load, commit)}
     if a.json:
         print(json.dumps(out, indent=2))
         return
@@ -275,7 +332,10 @@ def one(cmd, env):
 
 
 def compare(a):
-    rows = []
+    rows, medians = [], []
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    commit = checkout_commit()
+    load = loadavg()
     for cfg in a.configs.split(","):
         if cfg not in CONFIGS:
             sys.exit(f"bench_torch compare: unknown configuration {cfg!r}, want one of {', '.join(CONFIGS)}")
@@ -318,10 +378,14 @@ def compare(a):
         for t in (int(v) for v in a.threads.split(",")):
             rs = [r for r in rows if r["config"] == cfg and r["threads"] == t]
             m = {k: statistics.median(r[k] for r in rs) for k in rs[0] if k not in ("config", "threads", "round")}
-            print(fmt(dict(m, config=cfg, threads=t, round="med")))
+            m = dict(m, config=cfg, threads=t, rounds=len(rs))
+            medians.append(m)
+            print(fmt(dict(m, round="med")))
     if a.json:
+        prov = provenance(started, load, commit)
+        prov["threads"] = a.threads
         with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"rounds": rows, "medians": medians, "provenance": prov}, f, indent=1)
 
 
 def fmt(r):
@@ -373,7 +437,7 @@ def main():
     c.add_argument("--rounds", type=int, default=3)
     c.add_argument("--steps", type=int, default=0, help="timed steps per run (0: the configuration's)")
     c.add_argument("--estimators", default="sgd,ps-clip-sgd")
-    c.add_argument("--json", default="", help="also write every round's figures to this file")
+    c.add_argument("--json", default="", help="also write every round's figures, their medians and the provenance to this file")
     c.add_argument("--keep-env", action="store_true", help="run PyTorch with its default thread pools (run --keep-env)")
     a = ap.parse_args()
     {"run": run, "compare": compare}[a.cmd](a)

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Reproduces the speed evidence under bench/evidence/: the per-sample step
+# over the plain step and their peak memory (step/), psclip's GEMM against
+# OpenBLAS's (gemm/) and psclip against PyTorch (torch/). Every file carries
+# its provenance: command, commit, CPU, kernel, threads, load before and
+# after.
+#
+# Needs Go, and for gemm/ and torch/ Debian's libopenblas-dev and
+# python3-torch (apt-get install -y libopenblas-dev python3-torch). Runs
+# short (a few minutes on two cores) and one thread, so that it can share a
+# machine; the load it saw is in every file. Run it from anywhere:
+#
+#	bench/evidence/run.sh            # everything
+#	bench/evidence/run.sh step gemm  # some parts
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=bench/evidence
+# OpenBLAS chooses its kernels by the CPU unless told otherwise: let it, and
+# record which it chose (provenance's kernel, against.core).
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+bin=$(mktemp -d)/psclip
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+# One binary, with OpenBLAS linked in for gemm/ (psclip's own code is the
+# same as in the default pure-Go build).
+CGO_ENABLED=1 bench/evidence/build.sh "$bin" -tags openblas
+threads=${THREADS:-1}
+export GOMAXPROCS=$threads
+
+# The models and shapes of README's speed table: bench step's flags.
+alexnet=(--model alexnet-cifar --batch 64)
+char=(--model gpt --vocab-size 65 --batch 12)
+gpt6x384=(--model gpt --vocab-size 65 --n-layer 6 --n-head 6 --n-embd 384 --block-size 256 --batch 8)
+
+step() {
+	mkdir -p "$out/step"
+	local name
+	for name in alexnet char gpt6x384; do
+		local -n flags=$name
+		# PS-Clip-SGD and SGD interleaved in one process: the ratio.
+		"$bin" bench step "${flags[@]}" --estimators sgd,ps-clip-sgd --steps "${STEPS:-5}" --json >"$out/step/$name.json"
+		# Peak memory: one estimator per process.
+		local e
+		for e in sgd ps-clip-sgd; do
+			"$bin" bench step "${flags[@]}" --estimators "$e" --steps 2 --json >"$out/step/$name-memory-$e.json"
+		done
+	done
+}
+
+gemm() {
+	mkdir -p "$out/gemm"
+	# name m n k trans-a trans-b: the square product and the largest product
+	# of each model (kernels/bench_test.go's modelShapes).
+	local shapes=(
+		"square-1024 1024 1024 1024 false false"
+		"alexnet-fc1-fwd 64 4096 9216 false true"
+		"alexnet-conv2-fwd 192 256 1600 false false"
+		"gpt384-qkv-fwd 3072 1152 384 false true"
+		"gpt128-qkv-fwd 768 384 128 false true"
+	)
+	local s
+	for s in "${shapes[@]}"; do
+		read -r name m n k ta tb <<<"$s"
+		"$bin" bench gemm --m "$m" --n "$n" --k "$k" --trans-a="$ta" --trans-b="$tb" \
+			--threads "$threads" --runs "${RUNS:-9}" --against openblas --json >"$out/gemm/$name.json"
+	done
+}
+
+torch() {
+	mkdir -p "$out/torch"
+	/usr/bin/python3 experiments/reference/bench_torch.py compare --psclip "$bin" \
+		--configs "${CONFIGS:-char,alexnet,gpt6x384}" --threads "$threads" --rounds "${ROUNDS:-2}" \
+		--json "$out/torch/compare.json" | tee "$out/torch/compare.txt"
+}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(step gemm torch)
+for p in "${parts[@]}"; do
+	case $p in
+	step | gemm | torch) "$p" ;;
+	*)
+		echo "run.sh: unknown part $p (want step, gemm, torch)" >&2
+		exit 2
+		;;
+	esac
+done
