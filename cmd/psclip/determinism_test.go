@@ -40,6 +40,8 @@ func TestSameResultsOnOneAndTwoThreads(t *testing.T) {
 			[]string{ckptName, "log.jsonl"}},
 		{"train gpt micro-batch", append(gptArgs, "--clip-mode", "micro-batch", "--clip", "0.5", "--out", "OUT"), false,
 			[]string{ckptName, "log.jsonl"}},
+		{"train gpt corrupted", append(gptArgs, "--clip-mode", "per-sample", "--clip", "0.5", "--corrupt", "0.25", "--corrupt-layout", "clustered",
+			"--corrupt-kind", "repeat", "--out", "OUT"), false, []string{ckptName, "log.jsonl", "result.json"}},
 		{"quadratic", []string{"quadratic", "--runs", "3", "--T", "100", "--json",
 			"--methods", "sgd,clip-sgd,nsgd,ps-clip-sgd,ps-clip-auto,ps-clip-quantile,auto-clip"}, true, nil},
 		{"highprob", []string{"highprob", "--runs", "100", "--T", "30", "--json"}, true, nil},

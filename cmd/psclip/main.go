@@ -228,7 +228,11 @@ func printHelp(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0 // the longest name, so that two spaces always follow each
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-18s %s\n", n, commands[n].short)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].short)
 	}
 }

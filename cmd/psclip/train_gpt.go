@@ -47,12 +47,39 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	}
 	fs.StringVar((*string)(&c.ClipConvention), "clip-convention", string(c.ClipConvention),
 		"micro-batch mode: what --clip bounds, nanogpt (each micro-batch's share g_j/K of the accumulated gradient, as nanoGPT and the paper) or mean (each micro-batch's mean gradient g_j)")
+	fs.Float64Var(&c.Corrupt, "corrupt", c.Corrupt, "corrupt a share F of the training sequences: exactly round(F·n) of each step's n = M·K sequences (0 ≤ F < 1; validation text stays clean)")
+	if c.CorruptLayout == "" {
+		c.CorruptLayout = gpt.LayoutScattered
+	}
+	if c.CorruptKind == "" {
+		c.CorruptKind = gpt.KindRandom
+	}
+	fs.StringVar((*string)(&c.CorruptLayout), "corrupt-layout", string(c.CorruptLayout),
+		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences from a micro-batch's start, so that whole micro-batches are corrupt)")
+	fs.StringVar((*string)(&c.CorruptKind), "corrupt-kind", string(c.CorruptKind),
+		"--corrupt: what a corrupted sequence holds: random (uniform tokens), shuffle (a clean sequence's tokens permuted) or repeat (one of its tokens repeated)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
 	fs.IntVar(&c.EvalIters, "eval-iters", c.EvalIters, "validation batches per estimate")
 	fs.IntVar(&c.LogInterval, "log-interval", c.LogInterval, "steps between log.jsonl step records")
 	fs.IntVar(&c.CkptInterval, "ckpt-interval", c.CkptInterval, "steps between checkpoints (0: only at the end and on Ctrl-C)")
 	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
 	dataFlags(fs, d)
+}
+
+// corruptFlags finishes the corruption flags after parsing: without
+// --corrupt, --corrupt-layout and --corrupt-kind are refused if given and
+// their defaults cleared, since clean data reads neither.
+func corruptFlags(fs *flag.FlagSet, c *gpt.Config) error {
+	if c.Corrupt != 0 {
+		return nil
+	}
+	for _, name := range []string{"corrupt-layout", "corrupt-kind"} {
+		if flagSet(fs, name) {
+			return usagef("--%s applies only with --corrupt > 0", name)
+		}
+	}
+	c.CorruptLayout, c.CorruptKind = "", ""
+	return nil
 }
 
 // trainGPTFlags are the flags of "train gpt" beyond gptFlags.
@@ -152,6 +179,9 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	}
 	if !flagSet(fs, "min-lr") {
 		c.MinLR = c.LR / 10
+	}
+	if err := corruptFlags(fs, &c); err != nil {
+		return c, nil, f, err
 	}
 	var err error
 	if c.ClipMode, err = gpt.ParseClipMode(f.mode); err != nil {

@@ -156,6 +156,15 @@ type Config struct {
 	// so that checkpoints of older runs keep their configuration.
 	estimator.Spec
 
+	// Corruption corrupts round(Corrupt·n) of each step's n training
+	// sequences (CorruptPerStep), laid out and filled as CorruptLayout and
+	// CorruptKind say, drawn from Seed on a stream of their own: the clean
+	// sequences are those of the same run without corruption, and Corrupt
+	// 0 is that run bit for bit. Validation and test text stay clean. It
+	// is part of the run's data identity, so a resume with another
+	// corruption is refused.
+	Corruption
+
 	// Validation loss is estimated on EvalIters batches every EvalInterval
 	// steps (and at the first and last step); a JSON record is logged every
 	// LogInterval steps; a checkpoint is written every CkptInterval steps (0:
@@ -168,8 +177,8 @@ type Config struct {
 	// an update because of non-finite gradients (0: never).
 	MaxBadSteps int `json:"max_bad_steps"`
 
-	// Seed determines the initialisation, the data order and the dropout
-	// masks; nothing else does, so runs that differ only in ClipMode or LR
+	// Seed determines the initialisation, the data order, the dropout
+	// masks and the corruption; nothing else does, so runs that differ only in ClipMode or LR
 	// see the same data in the same order from the same initial weights.
 	Seed uint64 `json:"seed"`
 }
@@ -437,6 +446,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MinLR > c.LR {
 		return setting.Errorf("MinLR", c.MinLR, "at most the peak learning rate %v", c.LR)
+	}
+	if err := c.Corruption.Validate(); err != nil {
+		return err
 	}
 	return c.validateClip()
 }

@@ -40,6 +40,16 @@
 // (ps-clip-quantile), and RunOptions.LogNorms adds the step's per-sample
 // norms, the input of the tail command.
 //
+// Config.Corruption corrupts a share of the training sequences of every
+// step (random tokens, shuffled or repeated ones; scattered over the step
+// or clustered in whole micro-batches), drawn from the seed on its own
+// stream so that the clean sequences are those of the clean run; the step
+// records then score clipping as a detector of them (Detection).
+// RunCorruptionStudy compares every clip mode on corrupted text over
+// corruption settings, seeds and micro-batch counts, paired by seed against
+// global clipping (CorruptionStudy, StudyResults), the library side of
+// "psclip experiment gpt-corrupt".
+//
 // See README.md in this directory for the commands, the nanoGPT quality
 // check and the experiment's results.
 package gpt

@@ -121,6 +121,11 @@ type Row struct {
 	// ClipThreshold is the threshold the mode held mean gradients to
 	// (Config.ClipThreshold), null without clipping.
 	ClipThreshold Float `json:"clip_threshold"`
+	// Paired compares the mode's final validation loss with global
+	// clipping's at the same learning rate, paired by seed (mode − global:
+	// negative is lower); absent for global clipping and in experiments
+	// without it.
+	Paired *stats.Paired `json:"paired,omitempty"`
 }
 
 // RunExperiment trains every run of e on corpus in turn, each in its own
@@ -139,7 +144,6 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 		return nil, err
 	}
 	defer x.Close()
-	id := CorpusIdentity(corpus)
 	res := &Results{Experiment: e, Corpus: corpus.Name}
 	for _, lr := range e.LRs {
 		for _, m := range e.Modes {
@@ -147,7 +151,7 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 				c := e.config(lr, m, seed)
 				c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
 				ro := x.RunOptions(fmt.Sprintf("lr=%s %s seed=%d", fmtLR(lr), m, seed), "lr="+fmtLR(lr), string(m), fmt.Sprintf("seed=%d", seed))
-				s, err := run.Train[Summary](ctx, ro, c, id, func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
+				s, err := run.Train[Summary](ctx, ro, c, c.identity(corpus), func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
 				if err != nil {
 					return nil, err
 				}
@@ -186,6 +190,26 @@ func aggregate(runs []RunResult, label func(ClipMode) string) []Row {
 		rows[i].ValLoss, rows[i].ValLossSD = stats.MeanSD(loss)
 		rows[i].Seconds, rows[i].SecondsSD = stats.MeanSD(secs)
 		rows[i].ClippedFrac, _ = stats.MeanSD(frac)
+	}
+	// The runs of a learning rate and mode come in the order of the seeds,
+	// so the i-th losses of two rows are one seed's.
+	losses := func(lr float64, m ClipMode) []float64 {
+		var l []float64
+		for _, r := range runs {
+			if r.LR == lr && r.Mode == m {
+				l = append(l, float64(r.FinalValLoss))
+			}
+		}
+		return l
+	}
+	for i, row := range rows {
+		ref := losses(row.LR, ClipGlobal)
+		if row.Mode == ClipGlobal || ref == nil {
+			continue
+		}
+		if p, err := stats.Pair(losses(row.LR, row.Mode), ref); err == nil {
+			rows[i].Paired = &p
+		}
 	}
 	return rows
 }

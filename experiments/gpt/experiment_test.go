@@ -71,6 +71,16 @@ func TestExperiment(t *testing.T) {
 	if m, sd := stats.MeanSD(losses); row.N != 2 || row.ValLoss != m || row.ValLossSD != sd {
 		t.Errorf("row %+v does not aggregate the runs' losses %v", row, losses)
 	}
+	// The micro-batch row is paired with the global one by seed.
+	var ref []float64
+	for _, r := range res.Runs {
+		if r.LR == row.LR && r.Mode == ClipGlobal {
+			ref = append(ref, float64(r.FinalValLoss))
+		}
+	}
+	if p, d := row.Paired, (losses[0]-ref[0]+losses[1]-ref[1])/2; res.Table[0].Paired != nil || p == nil || p.N != 2 || math.Abs(float64(p.Mean)-d) > 1e-12 {
+		t.Errorf("paired %+v (global's %+v), want the mean difference %v", p, res.Table[0].Paired, d)
+	}
 	for _, f := range []string{run.ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("output %s: %v", f, err)

@@ -54,6 +54,10 @@ type StepRecord struct {
 	// (RunOptions.LogNorms; null for a non-finite one), as "psclip tail
 	// --from" reads them (experiments/tail.NormsRecord).
 	SampleNorms []Float `json:"sample_norms,omitempty"`
+	// Detection is the step's clipping as a detector of its corrupted
+	// sequences (corrupted data, micro-batch or per-sample mode, one
+	// process).
+	Detection *Detection `json:"detection,omitempty"`
 }
 
 // EvalRecord is the log line of one validation-loss estimate.

@@ -43,6 +43,13 @@ type Summary struct {
 	Clipped         int64   `json:"clipped"`
 	Clippable       int64   `json:"clippable"`
 	ClippedFraction float64 `json:"clipped_fraction"`
+	// CorruptPerStep is the number of corrupted sequences in every step
+	// (Config.CorruptPerStep), and Detection clipping as a detector of them
+	// over the run (with corrupted data, in micro-batch and per-sample
+	// mode, in one process: a rank of a data-parallel run sees only its
+	// share's decisions); both absent for clean data.
+	CorruptPerStep int        `json:"corrupt_per_step,omitempty"`
+	Detection      *Detection `json:"detection,omitempty"`
 }
 
 // Run is one training run, set up and ready to train.
@@ -57,6 +64,8 @@ type Run struct {
 	train   *text.Sampler // the training data order
 	eval    *text.Sampler // the same validation batches at every evaluation
 	dropout *rand.PCG     // dropout masks
+	corrupt *corrupter    // the corruption; nil for clean data
+	clips   *clipRecorder // the clip decisions, for Detection; nil without
 
 	batches []train.Batch
 	x, y    []int32 // sampler output for one micro-batch
@@ -72,6 +81,9 @@ type Run struct {
 type state struct {
 	Clipped   int64 `json:"clipped"`
 	Clippable int64 `json:"clippable"`
+	// Detection accumulates the steps' Detection (corrupted data and a clip
+	// mode that clips sequences or micro-batches).
+	Detection *Detection `json:"detection,omitempty"`
 }
 
 // dropoutStream is the PCG stream of the dropout masks. They, the data
@@ -125,10 +137,14 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
+	rngs := map[string]run.RNG{"sampler": s.train, "dropout": s.dropout}
+	if s.corrupt = newCorrupter(&cfg, corruptVocab(cfg, corpus)); s.corrupt != nil {
+		rngs["corrupt"] = s.corrupt
+	}
 	spec := run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: CorpusIdentity(corpus), Steps: cfg.Steps,
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: cfg.identity(corpus), Steps: cfg.Steps,
 		Params: s.model.Params(), Optimizer: s.opt, Estimator: est,
-		RNGs: map[string]run.RNG{"sampler": s.train, "dropout": s.dropout}, State: &s.st,
+		RNGs: rngs, State: &s.st,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.TokensPerStep(), ItemUnit: "tok",
 	}
 	if corpus.Vocab != nil {
@@ -141,8 +157,15 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if s.h, err = run.New(spec, opts); err != nil {
 		return nil, err
 	}
+	est = s.h.Estimator()
+	// Detection needs every sequence's or micro-batch's clip decision,
+	// which only a run in one process sees (a rank clips its share).
+	if s.corrupt != nil && (cfg.ClipMode == ClipPerSample || cfg.ClipMode == ClipMicroBatch) && s.h.Comm().Size() == 1 {
+		s.clips = &clipRecorder{Estimator: est}
+		est = s.clips
+	}
 	s.trainer, err = train.New(train.Config{
-		Model: s.model, Loss: nn.CrossEntropy, Estimator: s.h.Estimator(), Optimizer: s.opt, Scope: scope,
+		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
 		Rand: rand.New(s.dropout), Comm: s.h.Comm(),
 	})
 	if err != nil {
@@ -247,6 +270,7 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 	if s.st.Clippable > 0 {
 		sum.ClippedFraction = float64(s.st.Clipped) / float64(s.st.Clippable)
 	}
+	sum.CorruptPerStep, sum.Detection = s.cfg.CorruptPerStep(), s.st.Detection
 	return sum, s.h.Finish(sum)
 }
 
@@ -309,14 +333,24 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if err := s.opt.SetLR(lr); err != nil {
 		return train.Stats{}, err
 	}
-	for _, b := range s.batches {
-		s.train.Next(s.x, b.Y)
-		setTokens(b.X, s.x)
+	s.nextBatches()
+	if s.clips != nil {
+		s.clips.reset()
 	}
 	t0 := time.Now()
 	st, err := s.trainer.Step(s.batches...)
 	if err != nil {
 		return st, err
+	}
+	var det *Detection
+	if s.clips != nil {
+		if d, ok := s.clips.step(s.cfg.ClipMode, s.corrupt.mask, s.cfg.MicroBatch); ok {
+			det = &d
+			if s.st.Detection == nil {
+				s.st.Detection = &Detection{Unit: d.Unit}
+			}
+			s.st.Detection.merge(d)
+		}
 	}
 	dt := time.Since(t0).Seconds()
 	s.st.Clipped += int64(s.cfg.clipped(st))
@@ -326,7 +360,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		ClippedBatches: st.ClippedBatches, ClippedSamples: st.Clipped, DroppedSamples: st.Dropped,
 		SkippedBatches: st.SkippedBatches, Skipped: st.Skipped,
 		TokensPerSec: float64(s.cfg.TokensPerStep()) / dt, Elapsed: s.h.Elapsed(),
-		Diagnostics: s.h.Diagnostics(), SampleNorms: s.h.Norms(),
+		Diagnostics: s.h.Diagnostics(), SampleNorms: s.h.Norms(), Detection: det,
 	}
 	if (i+1)%s.cfg.LogInterval == 0 || i+1 == s.cfg.Steps {
 		if err := s.h.Log(s.last); err != nil {
@@ -334,6 +368,21 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// nextBatches draws the step's Accum micro-batches into s.batches and
+// corrupts the sequences the corruption chooses.
+func (s *Run) nextBatches() {
+	if s.corrupt != nil {
+		s.corrupt.draw()
+	}
+	for j, b := range s.batches {
+		s.train.Next(s.x, b.Y)
+		if s.corrupt != nil {
+			s.corrupt.apply(j, s.x, b.Y)
+		}
+		setTokens(b.X, s.x)
+	}
 }
 
 // evaluate estimates the validation loss after done steps on EvalIters

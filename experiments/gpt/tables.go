@@ -12,8 +12,8 @@ import (
 // gradients the mode clipped. The best mean at each learning rate is bold.
 func (r *Results) LossTable() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| learning rate | method | final val loss (mean ± sd over %s) | threshold on mean gradients | clipped |\n", r.seedsLabel())
-	b.WriteString("|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| learning rate | method | final val loss (mean ± sd over %s) | Δ vs global, paired [95 %% CI] (lower/higher) | threshold on mean gradients | clipped |\n", r.seedsLabel())
+	b.WriteString("|---|---|---|---|---|---|\n")
 	for i, row := range r.Table {
 		lr := fmtLR(row.LR)
 		if i > 0 && r.Table[i-1].LR == row.LR {
@@ -23,7 +23,11 @@ func (r *Results) LossTable() string {
 		if r.bestAt(row.LR) == i {
 			loss = "**" + loss + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", lr, row.Method, loss, thresholdLabel(row), clippedLabel(row))
+		delta := "—"
+		if p := row.Paired; p != nil {
+			delta = fmt.Sprintf("%s (%d/%d)", p.Format(4), p.Negative, p.Positive)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", lr, row.Method, loss, delta, thresholdLabel(row), clippedLabel(row))
 	}
 	return b.String()
 }
