@@ -12,8 +12,13 @@
 // materialising g_i: it computes the norms in the backward pass, asks for the
 // weights, and forms s directly.
 //
-// The estimators are SGD, ClipSGD, NSGD and PSClip (with a Threshold from
-// Constant, Increasing or HighProbability); a Spec names one with its
+// The estimators are SGD, ClipSGD, NSGD, PSClip (with a Threshold from
+// Constant, Increasing or HighProbability) and DPSGD, differentially
+// private SGD: PS-Clip-SGD's factors with a constant threshold C, Gaussian
+// noise of standard deviation σC added once per step to the sum of the
+// clipped gradients (a Gaussian source, secure by default), and the sum
+// divided by the expected batch size rather than the realised one (the
+// Noisy interface, which package train honours); a Spec names one with its
 // settings, checks them and builds it (Spec.New). Direction (or a Workspace, in loops) applies an
 // estimator to explicit per-sample gradients and returns the norms and clip
 // factors it computed.

@@ -292,7 +292,7 @@ func check(t *testing.T, what string, x float64, err error) {
 
 func TestNew(t *testing.T) {
 	for _, name := range Names {
-		e, err := Spec{Estimator: name, Clip: 1, Alpha: 1, Beta: 1.5}.Trim().New()
+		e, err := Spec{Estimator: name, Clip: 1, Alpha: 1, Beta: 1.5, NoiseMultiplier: 1}.Trim().New()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // Names lists the estimators' names, the values of Spec.Estimator.
-var Names = []string{"sgd", "clip-sgd", "nsgd", "ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip"}
+var Names = []string{"sgd", "clip-sgd", "nsgd", "ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip", "dp-sgd"}
 
 // Spec is an estimator and its settings: the one declaration of every
 // estimator setting, which configurations embed. A zero setting is unset
@@ -24,7 +24,7 @@ type Spec struct {
 	Estimator string `json:"estimator,omitempty"`
 	// Clip is the threshold γ: clip-sgd's, ps-clip-sgd's constant one
 	// (Beta 0), ps-clip-quantile's initial one (0: the first batch's
-	// median).
+	// median), dp-sgd's clipping norm C.
 	Clip float64 `json:"clip"`
 	// Alpha and Beta give ps-clip-sgd's increasing threshold α·k^(1/β);
 	// Beta 0 selects the constant threshold Clip instead.
@@ -44,11 +44,18 @@ type Spec struct {
 	QuantileRate   float64 `json:"quantile_rate,omitempty"`
 	// AutoClipR is auto-clip's stability constant r (0: DefaultAutoClipR).
 	AutoClipR float64 `json:"auto_clip_r,omitempty"`
+	// NoiseMultiplier is dp-sgd's σ: the noise added to the sum of the
+	// clipped gradients is N(0, σ²C²) per coordinate.
+	NoiseMultiplier float64 `json:"noise_multiplier,omitempty"`
+	// NoiseSeed seeds dp-sgd's noise (NewGaussian): 0 draws a key from
+	// crypto/rand, as privacy needs; any other seed makes the noise
+	// reproducible and the run not private (tests, reproductions).
+	NoiseSeed uint64 `json:"noise_seed,omitempty"`
 }
 
 // Fields lists the fields of Spec by name, in declaration order: the names
 // Reads takes and *setting.Error reports.
-var Fields = []string{"Estimator", "Clip", "Alpha", "Beta", "AutoAlpha", "AutoBeta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
+var Fields = []string{"Estimator", "Clip", "Alpha", "Beta", "AutoAlpha", "AutoBeta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR", "NoiseMultiplier", "NoiseSeed"}
 
 // increasing reports whether ps-clip-sgd's threshold is α·k^(1/β).
 func (s Spec) increasing() bool { return s.Beta != 0 || s.AutoBeta }
@@ -64,14 +71,15 @@ func (s Spec) automatic() bool {
 // with a constant threshold; Beta and AutoBeta for ps-clip-sgd; Alpha and
 // AutoAlpha for ps-clip-sgd with an increasing threshold; Window for the
 // automatic thresholds; TargetQuantile and QuantileRate for
-// ps-clip-quantile; AutoClipR for auto-clip. It reads no field that is not
-// one of Fields (a JSON key such as "clip" is not a field name).
+// ps-clip-quantile; AutoClipR for auto-clip; Clip, NoiseMultiplier and
+// NoiseSeed for dp-sgd. It reads no field that is not one of Fields (a JSON
+// key such as "clip" is not a field name).
 func (s Spec) Reads(field string) bool {
 	switch field {
 	case "Estimator":
 		return true
 	case "Clip":
-		return s.Estimator == "clip-sgd" || s.Estimator == "ps-clip-quantile" || (s.Estimator == "ps-clip-sgd" && !s.increasing())
+		return s.Estimator == "clip-sgd" || s.Estimator == "ps-clip-quantile" || s.Estimator == "dp-sgd" || (s.Estimator == "ps-clip-sgd" && !s.increasing())
 	case "Beta", "AutoBeta":
 		return s.Estimator == "ps-clip-sgd"
 	case "Alpha", "AutoAlpha":
@@ -82,6 +90,8 @@ func (s Spec) Reads(field string) bool {
 		return s.Estimator == "ps-clip-quantile"
 	case "AutoClipR":
 		return s.Estimator == "auto-clip"
+	case "NoiseMultiplier", "NoiseSeed":
+		return s.Estimator == "dp-sgd"
 	}
 	return false
 }
@@ -110,6 +120,10 @@ func (s Spec) Value(field string) (v any, set bool) {
 		return s.QuantileRate, s.QuantileRate != 0
 	case "AutoClipR":
 		return s.AutoClipR, s.AutoClipR != 0
+	case "NoiseMultiplier":
+		return s.NoiseMultiplier, s.NoiseMultiplier != 0
+	case "NoiseSeed":
+		return s.NoiseSeed, s.NoiseSeed != 0
 	}
 	return nil, false
 }
@@ -151,6 +165,10 @@ func (s *Spec) clear(field string) {
 		s.QuantileRate = 0
 	case "AutoClipR":
 		s.AutoClipR = 0
+	case "NoiseMultiplier":
+		s.NoiseMultiplier = 0
+	case "NoiseSeed":
+		s.NoiseSeed = 0
 	}
 }
 
@@ -180,15 +198,17 @@ func Keys(fields []string) []string {
 
 // readers says who reads a field, for the error about an unread setting.
 var readers = map[string]string{
-	"Clip":           "read by clip-sgd, ps-clip-quantile and ps-clip-sgd with a constant threshold (Beta unset)",
-	"Alpha":          "read by ps-clip-sgd with an increasing threshold (Beta set)",
-	"AutoAlpha":      "read by ps-clip-sgd with an increasing threshold (Beta set)",
-	"Beta":           "read by ps-clip-sgd only",
-	"AutoBeta":       "read by ps-clip-sgd only",
-	"Window":         "read by the automatic thresholds only (ps-clip-auto, ps-clip-sgd with AutoAlpha or AutoBeta)",
-	"TargetQuantile": "read by ps-clip-quantile only",
-	"QuantileRate":   "read by ps-clip-quantile only",
-	"AutoClipR":      "read by auto-clip only",
+	"Clip":            "read by clip-sgd, ps-clip-quantile, dp-sgd and ps-clip-sgd with a constant threshold (Beta unset)",
+	"NoiseMultiplier": "read by dp-sgd only",
+	"NoiseSeed":       "read by dp-sgd only",
+	"Alpha":           "read by ps-clip-sgd with an increasing threshold (Beta set)",
+	"AutoAlpha":       "read by ps-clip-sgd with an increasing threshold (Beta set)",
+	"Beta":            "read by ps-clip-sgd only",
+	"AutoBeta":        "read by ps-clip-sgd only",
+	"Window":          "read by the automatic thresholds only (ps-clip-auto, ps-clip-sgd with AutoAlpha or AutoBeta)",
+	"TargetQuantile":  "read by ps-clip-quantile only",
+	"QuantileRate":    "read by ps-clip-quantile only",
+	"AutoClipR":       "read by auto-clip only",
 }
 
 // Validate checks s: a known estimator, no setting it does not read, and
@@ -238,6 +258,11 @@ func (s Spec) Validate() error {
 	case s.QuantileRate != 0 && setting.Positive32("QuantileRate", s.QuantileRate) != nil:
 		return setting.Errorf("QuantileRate", s.QuantileRate, "0 (%g) or a positive normal float32", DefaultQuantileRate)
 	}
+	if s.Reads("NoiseMultiplier") {
+		if err := setting.Positive32("NoiseMultiplier", s.NoiseMultiplier); err != nil {
+			return err
+		}
+	}
 	return setting.NonNegative32("AutoClipR", s.AutoClipR)
 }
 
@@ -269,6 +294,8 @@ func (s Spec) New() (Estimator, error) {
 		return checked(NewPSAuto(0, 0, s.Window))
 	case "ps-clip-quantile":
 		return checked(NewQuantile(s.TargetQuantile, s.QuantileRate, s.Clip))
+	case "dp-sgd":
+		return checked(NewDPSGD(s.Clip, s.NoiseMultiplier, s.NoiseSeed))
 	}
 	return checked(NewAutoClip(s.AutoClipR))
 }
@@ -276,7 +303,8 @@ func (s Spec) New() (Estimator, error) {
 // Label is the estimator's name in tables and figures, the paper's where it
 // has one: "SGD", "Clip-SGD γ=15", "Normalized-SGD", "PS-Clip-SGD γ=45",
 // "Increasing-PS-Clip-SGD α=15 β=2" (α=auto, β=auto for the automatic
-// ones), "Auto-PS-Clip-SGD", "Quantile-PS-Clip-SGD q=0.5", "Auto-Clip
+// ones), "DP-SGD C=0.1 σ=2.15" (with " noise-seed=7" for a fixed seed
+// ), "Auto-PS-Clip-SGD", "Quantile-PS-Clip-SGD q=0.5", "Auto-Clip
 // r=0.01"; settings that differ from the defaults are appended
 // ("window=512", "rate=0.1", "γ0=3").
 func (s Spec) Label() string {
@@ -288,6 +316,12 @@ func (s Spec) Label() string {
 		return "Clip-SGD γ=" + num(s.Clip)
 	case s.Estimator == "nsgd":
 		return "Normalized-SGD"
+	case s.Estimator == "dp-sgd":
+		name = "DP-SGD C=" + num(s.Clip) + " σ=" + num(s.NoiseMultiplier)
+		if s.NoiseSeed != 0 {
+			name += fmt.Sprintf(" noise-seed=%d", s.NoiseSeed)
+		}
+		return name
 	case s.Estimator == "auto-clip":
 		return "Auto-Clip r=" + num(orDefault(s.AutoClipR, DefaultAutoClipR))
 	case s.Estimator == "ps-clip-quantile":

@@ -59,6 +59,13 @@ func TestSpecValidate(t *testing.T) {
 		{Spec{Estimator: "ps-clip-quantile", QuantileRate: -0.1}, "QuantileRate"},
 		{Spec{Estimator: "ps-clip-auto", Window: MinTailSamples - 1}, "Window"},
 		{Spec{Estimator: "auto-clip", AutoClipR: 1e-45}, "AutoClipR"},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15}, ""},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, NoiseSeed: 3}, ""},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1}, "NoiseMultiplier"},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: -1}, "NoiseMultiplier"},
+		{Spec{Estimator: "dp-sgd", NoiseMultiplier: 1}, "Clip"},
+		{Spec{Estimator: "ps-clip-sgd", Clip: 1, NoiseMultiplier: 1}, "NoiseMultiplier"},
+		{Spec{Estimator: "sgd", NoiseSeed: 1}, "NoiseSeed"},
 	}
 	for _, tt := range tests {
 		err := tt.s.Validate()
@@ -92,8 +99,9 @@ func TestSpecReads(t *testing.T) {
 		{Spec{Estimator: "ps-clip-auto"}, []string{"Window"}},
 		{Spec{Estimator: "ps-clip-quantile"}, []string{"Clip", "TargetQuantile", "QuantileRate"}},
 		{Spec{Estimator: "auto-clip"}, []string{"AutoClipR"}},
+		{Spec{Estimator: "dp-sgd"}, []string{"Clip", "NoiseMultiplier", "NoiseSeed"}},
 	}
-	all := Spec{Clip: 1, Alpha: 2, Beta: 3, AutoAlpha: true, AutoBeta: true, Window: 4, TargetQuantile: 0.5, QuantileRate: 0.6, AutoClipR: 0.7}
+	all := Spec{Clip: 1, Alpha: 2, Beta: 3, AutoAlpha: true, AutoBeta: true, Window: 4, TargetQuantile: 0.5, QuantileRate: 0.6, AutoClipR: 0.7, NoiseMultiplier: 0.8, NoiseSeed: 9}
 	allJSON, _ := json.Marshal(all)
 	for _, tt := range tests {
 		var got []string

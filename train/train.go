@@ -32,6 +32,18 @@
 // Config.KeepNorms) and per-group gradient norms (Config.Groups) to tune
 // thresholds from. Evaluate measures loss and accuracy with dropout off.
 //
+// # Differential privacy
+//
+// A noisy estimator (estimator.NoisyOf: DP-SGD) changes three things:
+// every sample's clipped gradient enters with weight 1/Config.ExpectedBatch
+// (q·N under Poisson sampling) instead of 1/N, no weight is raised for a
+// dropped sample, and the estimator's noise is added to the sum once per
+// step, whatever its micro-batches, by rank 0 before the ranks' sums are
+// added (so the job's sum holds it once). A step with no micro-batch, an
+// empty Poisson sample, is an update by the noise alone. A step's memory
+// is the per-sample engine's: the noise is drawn into the gradients in
+// place, with no per-sample gradient formed.
+//
 // # Data parallelism
 //
 // With Config.Comm, the Trainer is one rank of a job that trains one model
@@ -193,6 +205,13 @@ type Config struct {
 	// (one group per layer, say), whose gradient norms Step reports in
 	// Stats.GroupNorms, in this order.
 	Groups [][]*nn.Param
+	// ExpectedBatch is the divisor of a noisy estimator's
+	// (estimator.NoisyOf, DP-SGD) sum of clipped gradients and noise: the
+	// expected number of samples per step, q·N under Poisson sampling
+	// (Opacus' convention), not the realised one, which would depend on
+	// the data. It is required with a noisy estimator and refused with
+	// any other (*setting.Error).
+	ExpectedBatch float64
 }
 
 // Stats describes one training step.
@@ -252,7 +271,9 @@ var ErrNoBatches = errors.New("train: no micro-batch given, want at least one")
 // fewer micro-batches than ranks: a rank would have none to compute and
 // sit idle, so the step is refused on every rank alike, before anything
 // runs. Give each step at least as many micro-batches as ranks (Split cuts
-// a batch into them).
+// a batch into them). A noisy estimator's steps are exempt: Poisson
+// samples vary in size, down to none, and a rank without a micro-batch
+// adds nothing (or only rank 0's noise).
 type RanksError struct {
 	Batches, Ranks int
 }
@@ -288,7 +309,8 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // Trainer runs training steps. It is not safe for concurrent use.
 type Trainer struct {
 	cfg     Config
-	own     *rand.PCG // the generator of Config.Rand when it was nil, else nil
+	noisy   estimator.Noisy // the estimator, if it adds noise
+	own     *rand.PCG       // the generator of Config.Rand when it was nil, else nil
 	comm    dist.Comm
 	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
 	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
@@ -339,12 +361,19 @@ func New(cfg Config) (*Trainer, error) {
 	case !per && cfg.KeepNorms:
 		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
 	}
+	switch noisy := estimator.NoisyOf(cfg.Estimator) != nil; {
+	case !noisy && cfg.ExpectedBatch != 0:
+		return nil, setting.Unread("ExpectedBatch", cfg.ExpectedBatch, "only a noisy estimator (dp-sgd) divides by an expected batch size, not "+cfg.Estimator.Name())
+	case noisy && !(cfg.ExpectedBatch > 0 && !math.IsInf(cfg.ExpectedBatch, 1)):
+		return nil, setting.Errorf("ExpectedBatch", cfg.ExpectedBatch, "a finite expected batch size > 0 for %s", cfg.Estimator.Name())
+	}
 	if l := nilLayer(cfg.Model); l != "" {
 		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
 	}
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
+	t.noisy = estimator.NoisyOf(cfg.Estimator)
 	if t.cfg.Rand == nil {
 		t.own = rand.NewPCG(0, 0x747261696e) // "train"
 		t.cfg.Rand = rand.New(t.own)
@@ -484,12 +513,21 @@ func (t *Trainer) SetState(s State) error {
 // computes its share of them (see "Data parallelism"); a Loss error on any
 // rank makes every rank's Step fail with dist.AgreeError's *dist.RankError
 // (wrapping the *BatchError on the failing rank), its state unchanged.
+//
+// With a noisy estimator (estimator.Noisy: DP-SGD) the step is DP-SGD's:
+// every sample's clipped gradient enters with weight 1/ExpectedBatch, the
+// estimator's noise is added to the sum once (by rank 0, before the
+// ranks' gradients are summed), no weight is raised for dropped samples,
+// and the update is made whatever the batch: a step of no micro-batches
+// (a Poisson sample can be empty) is an update by the noise alone. A step
+// that fails has still drawn its noise: the estimator's noise stream is not
+// restored (fresh noise is as private).
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	n, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
-	if err != nil {
+	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
 		return Stats{}, err
 	}
-	if err := CheckRanks(len(batches), t.comm); err != nil {
+	if err := CheckRanks(len(batches), t.comm); err != nil && t.noisy == nil {
 		return Stats{}, err
 	}
 	if t.dirty {
@@ -507,6 +545,9 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	// Every micro-batch's gradient enters with weight 1/n, so that the sum
 	// is the step's mean; samples left out are made up for at the end.
 	inv := 1 / float32(n)
+	if t.noisy != nil {
+		inv = float32(1 / t.cfg.ExpectedBatch)
+	}
 	lo, hi := dist.Share(len(batches), t.comm.Rank(), t.comm.Size())
 	k0 := 0 // the micro-batch's first sample's index in the step
 	for _, b := range batches[:lo] {
@@ -584,6 +625,10 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	if t.cfg.Scope == Global {
 		grads = t.grads
 	}
+	if t.noisy != nil && t.comm.Rank() == 0 && failed == nil {
+		// Once per step, on one rank: the sum then holds it once.
+		t.noisy.AddNoise(grads, 1/t.cfg.ExpectedBatch)
+	}
 	t.comm.AllReduce(dist.Bufs{F32: grads, F64: [][]float64{sums.buf}})
 	if sums.count[countFailed] != 0 {
 		t.abort()
@@ -595,6 +640,9 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		t.summarise(&st)
 	}
 	used := int(sums.count[countUsed])
+	if t.noisy != nil {
+		used = max(n, 1) // the noise is an update even without a sample; no rescaling
+	}
 	if used == 0 {
 		st.Skipped = true
 		st.GradNorm = math.NaN() // no gradient was formed

@@ -67,7 +67,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	modes := fs.String("clip-modes", "", "comma-separated clip modes to time instead of --estimators (global, micro-batch, per-sample, none), as train gpt runs them")
 	steps := fs.Int("steps", 5, "timed steps per estimator")
 	warmup := fs.Int("warmup", 1, "untimed steps per estimator first")
-	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd, ps-clip-sgd and the clip modes")
+	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd, ps-clip-sgd, dp-sgd and the clip modes")
+	sigma := fs.Float64("noise-multiplier", 1, "dp-sgd's noise multiplier σ (secure noise; the expected batch is the step's samples)")
 	seed := fs.Uint64("seed", 1, "seed of the initialisation, batch and dropout")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parse(fs, args); err != nil {
@@ -118,7 +119,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	} else {
 		list := strings.Split(*names, ",")
 		for i, name := range list {
-			s := estimator.Spec{Estimator: strings.TrimSpace(name), Clip: *gamma}
+			s := estimator.Spec{Estimator: strings.TrimSpace(name), Clip: *gamma, NoiseMultiplier: *sigma}
 			if !slices.Contains(estimator.Names, s.Estimator) {
 				return usagef("--estimators: unknown estimator %q (want %s)", s.Estimator, strings.Join(estimator.Names, ", "))
 			}
@@ -135,6 +136,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if flagSet(fs, "gamma") && !readsGamma {
 		return usagef("--gamma applies to none of the estimators or clip modes timed")
+	}
+	if flagSet(fs, "noise-multiplier") && !slices.ContainsFunc(cfgs, func(c config) bool { return estimator.NoisyOf(c.est) != nil }) {
+		return usagef("--noise-multiplier applies to none of the estimators timed (dp-sgd's)")
 	}
 	// Under mpirun every rank times the same steps in step with the
 	// others: their flags, which name no files, must be rank 0's.
@@ -158,11 +162,16 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	items := float64(*b * *accum)
 	cases := make([]benchCase, len(cfgs))
 	stepFns := make([]func() error, len(cfgs))
 	for i, c := range cfgs {
-		tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
-			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world})
+		tc := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
+			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world}
+		if estimator.NoisyOf(c.est) != nil {
+			tc.ExpectedBatch = items
+		}
+		tr, err := train.New(tc)
 		if err != nil {
 			return err
 		}
@@ -191,7 +200,6 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		cpus[i] = t.CPUMs
 	}
 	world.AllReduce(dist.Bufs{F64: cpus}) // the job's CPU time: every rank's
-	items := float64(*b * *accum)
 	unit := "images/s"
 	if m.name == "gpt" {
 		items *= float64(x.Dim(1))

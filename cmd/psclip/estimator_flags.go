@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,14 +16,16 @@ import (
 // --beta take a number or "auto", which sets AutoAlpha or AutoBeta.
 func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage func(name, text string) string) {
 	text := map[string]string{
-		"estimator":       "gradient estimator: " + strings.Join(estimator.Names, ", "),
-		"clip":            "clipping threshold γ: clip-sgd's, ps-clip-sgd's constant one (no --beta), ps-clip-quantile's initial one (0: the first batch's median)",
-		"alpha":           "ps-clip-sgd threshold scale α of α·k^(1/β), or auto (σ̂ from the recent per-sample norms)",
-		"beta":            "ps-clip-sgd threshold exponent β (0: the constant threshold --clip), or auto (the tail index p̂, clamped to [1.05, 2])",
-		"window":          fmt.Sprintf("per-sample norms the automatic α and β are estimated from (0: %d)", estimator.DefaultWindow),
-		"target-quantile": fmt.Sprintf("ps-clip-quantile: target fraction of unclipped samples (0: %g)", estimator.DefaultTargetQuantile),
-		"quantile-rate":   fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
-		"auto-clip-r":     fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
+		"estimator":        "gradient estimator: " + strings.Join(estimator.Names, ", "),
+		"clip":             "clipping threshold γ: clip-sgd's, ps-clip-sgd's constant one (no --beta), ps-clip-quantile's initial one (0: the first batch's median)",
+		"alpha":            "ps-clip-sgd threshold scale α of α·k^(1/β), or auto (σ̂ from the recent per-sample norms)",
+		"beta":             "ps-clip-sgd threshold exponent β (0: the constant threshold --clip), or auto (the tail index p̂, clamped to [1.05, 2])",
+		"window":           fmt.Sprintf("per-sample norms the automatic α and β are estimated from (0: %d)", estimator.DefaultWindow),
+		"target-quantile":  fmt.Sprintf("ps-clip-quantile: target fraction of unclipped samples (0: %g)", estimator.DefaultTargetQuantile),
+		"quantile-rate":    fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
+		"auto-clip-r":      fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
+		"noise-multiplier": "dp-sgd: noise multiplier σ (noise N(0, σ²C²) on the sum of the clipped gradients, C = --clip)",
+		"noise-seed":       "dp-sgd: fixed seed of the noise, for reproductions and tests: the run is then NOT private (0: a key from crypto/rand)",
 	}
 	if fields == nil {
 		fields = specFields
@@ -50,12 +53,20 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage fu
 			fs.Float64Var(&s.QuantileRate, name, s.QuantileRate, t)
 		case "AutoClipR":
 			fs.Float64Var(&s.AutoClipR, name, s.AutoClipR, t)
+		case "NoiseMultiplier":
+			fs.Float64Var(&s.NoiseMultiplier, name, s.NoiseMultiplier, t)
+		case "NoiseSeed":
+			fs.Uint64Var(&s.NoiseSeed, name, s.NoiseSeed, t)
 		}
 	}
 }
 
 // specFields are the fields of specFlags, in order.
 var specFields = []string{"Estimator", "Clip", "Alpha", "Beta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR"}
+
+// cnnSpecFields are the estimator fields of the CNN training commands:
+// specFields and dp-sgd's.
+var cnnSpecFields = append(slices.Clone(specFields), "NoiseMultiplier", "NoiseSeed")
 
 // unreadFlag returns the flag of the first of fields that was given on the
 // command line although reads says it is not read, or "" if there is none:

@@ -8,10 +8,12 @@ var fieldFlags = map[string]string{
 	// estimator.Spec
 	"Estimator": "estimator", "Clip": "clip", "Alpha": "alpha", "Beta": "beta", "AutoAlpha": "alpha", "AutoBeta": "beta",
 	"Window": "window", "TargetQuantile": "target-quantile", "QuantileRate": "quantile-rate", "AutoClipR": "auto-clip-r",
+	"NoiseMultiplier": "noise-multiplier", "NoiseSeed": "noise-seed",
 	// cifar.Config, cifar.Experiment, cifar.RunOptions
 	"LR": "lr", "Momentum": "momentum", "WeightDecay": "weight-decay", "Batch": "batch", "Epochs": "epochs",
 	"EvalEvery": "eval-every", "WidthDiv": "width-div", "Dropout": "dropout", "Augment": "augment", "MaxBadSteps": "max-bad-steps",
 	"Model": "model", "Normalize": "normalize", "TrainSubset": "train-subset", "LabelNoise": "label-noise", "LabelNoiseKind": "label-noise-kind",
+	"Sampling": "sampling", "Delta": "delta", "Epsilon": "target-epsilon",
 	"LogNorms": "log-norms", "Methods": "methods", "Seeds": "seeds", "GridAlphas": "grid-alphas", "GridBetas": "grid-betas",
 	// gpt.Config, gpt.Experiment, gpt.DataSpec, gpt.GenerateOptions
 	"NLayer": "n-layer", "NHead": "n-head", "NEmbd": "n-embd", "BlockSize": "block-size", "VocabSize": "vocab-size",

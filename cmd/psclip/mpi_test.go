@@ -379,3 +379,31 @@ func TestMPICommandWithoutRanks(t *testing.T) {
 		}
 	}
 }
+
+// A dp-sgd run on two ranks (Poisson batches cut into micro-batches of at
+// most 16, which the ranks share; the noise of a fixed seed added once, by
+// rank 0) trains the weights of one process up to float32 summation order,
+// two such runs are bit-identical, and both report the same ε.
+func TestMPIDPSGDMatchesOneProcess(t *testing.T) {
+	args := []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "64", "--micro-batch", "16",
+		"--epochs", "2", "--lr", "0.05", "--augment", "cropflip", "--dropout", "0.5", "--noise-multiplier", "1", "--noise-seed", "3",
+		"--delta", "1e-3", "--estimator", "dp-sgd", "--clip", "1"}
+	one, two, again := t.TempDir(), t.TempDir(), t.TempDir()
+	mustRun(t, nil, append(args, "--out", one)...)
+	mustMPIRun(t, 2, append(args, "--out", two)...)
+	mustMPIRun(t, 2, append(args, "--out", again)...)
+	sameTensors(t, filepath.Join(two, ckptName), filepath.Join(again, ckptName))
+	closeTensors(t, filepath.Join(one, ckptName), filepath.Join(two, ckptName), 1e-5)
+	var eps []string
+	for _, dir := range []string{one, two} {
+		b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		i := bytes.Index(b, []byte(`"epsilon"`))
+		if err != nil || i < 0 {
+			t.Fatalf("%s/result.json has no ε (%v):\n%s", dir, err, b)
+		}
+		eps = append(eps, string(b[i:i+bytes.IndexByte(b[i:], ',')]))
+	}
+	if eps[0] != eps[1] {
+		t.Errorf("one process reports %s, two ranks %s", eps[0], eps[1])
+	}
+}

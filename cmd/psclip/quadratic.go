@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/quadratic"
 	"github.com/psclip/psclip/provenance"
 )
@@ -53,7 +52,7 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	ps := floatList(def.P)
 	methods := strings.Join(def.Methods, ",")
 	fs.Var(&ps, "p", "comma-separated tail indices p > 1 of the symmetrized Pareto noise")
-	fs.StringVar(&methods, "methods", methods, "comma-separated methods: "+strings.Join(estimator.Names, ", "))
+	fs.StringVar(&methods, "methods", methods, "comma-separated methods: "+strings.Join(quadratic.MethodNames, ", "))
 	fs.IntVar(&c.T, "T", def.T, "iterations per run")
 	fs.IntVar(&c.N, "n", def.N, "batch size")
 	fs.IntVar(&c.Dim, "d", def.Dim, "dimension of x")
@@ -73,8 +72,8 @@ func quadraticFlags(fs *flag.FlagSet, args []string, def quadratic.Config) (*qua
 	c.P = ps
 	c.Methods = strings.Split(methods, ",")
 	for _, m := range c.Methods {
-		if !slices.Contains(estimator.Names, m) {
-			return nil, usagef("--methods: unknown method %q (want %s)", m, strings.Join(estimator.Names, ", "))
+		if !slices.Contains(quadratic.MethodNames, m) {
+			return nil, usagef("--methods: unknown method %q (want %s)", m, strings.Join(quadratic.MethodNames, ", "))
 		}
 	}
 	// A flag no method reads (with --tuned: the numbers it replaces) is

@@ -179,6 +179,9 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
+	if c.Private() {
+		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(s.Epsilon), s.Delta)
+	}
 	return nil
 }
 
@@ -193,11 +196,16 @@ type trainCNNFlags struct {
 // preset p from the defaults c.
 func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) (images.Config, *images.Data, trainCNNFlags, error) {
 	var (
-		data string
-		f    trainCNNFlags
+		data      string
+		f         trainCNNFlags
+		targetEps float64
 	)
 	cnnFlags(fs, &c, &data, p)
-	addSpecFlags(fs, &c.Spec, nil, nil)
+	addSpecFlags(fs, &c.Spec, cnnSpecFields, nil)
+	fs.Float64Var(&targetEps, "target-epsilon", 0, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
+	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee, below 1/N (N training images); ε is logged every epoch and in result.json")
+	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "batches: poisson (each image joins a batch with probability batch/N; dp-sgd's default and only for it) or shuffle (fixed-size batches of a shuffled epoch; for dp-sgd the accounting then assumes Poisson)")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "poisson sampling: the most images per micro-batch, which bounds memory (0: the batch in one)")
 	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")
 	fs.StringVar(&f.out, "out", p.out, "output `directory`: log.jsonl, the checkpoint and result.json")
@@ -215,15 +223,37 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 			return c, nil, f, err
 		}
 	}
+	if c.Private() && !flagSet(fs, "normalize") {
+		c.Normalize = images.NormalizeNone // dp-sgd's inputs depend on no training image
+	}
 	if !slices.Contains(estimator.Names, c.Estimator) {
 		return c, nil, f, c.Spec.Validate() // names the estimators
 	}
 	// A flag the estimator does not read is refused; the defaults of the
 	// settings it does not read are cleared.
-	if name := unreadFlag(fs, nil, specFields, c.Reads); name != "" {
+	if name := unreadFlag(fs, nil, cnnSpecFields, c.Reads); name != "" {
 		return c, nil, f, usagef("--%s does not apply to --estimator %s (%s)", name, c.Estimator, c.Label())
 	}
 	c.Spec = c.Trim()
+	var d *images.Data
+	if flagSet(fs, "target-epsilon") {
+		switch {
+		case !c.Private():
+			return c, nil, f, usagef("--target-epsilon does not apply to --estimator %s (%s)", c.Estimator, c.Label())
+		case flagSet(fs, "noise-multiplier"):
+			return c, nil, f, usagef("--target-epsilon and --noise-multiplier exclude each other: σ is chosen for the ε")
+		}
+		var err error
+		if d, err = loadImages(data); err != nil {
+			return c, nil, f, err
+		}
+		if c.NoiseMultiplier, err = d.NoiseMultiplier(c, targetEps); err != nil {
+			return c, nil, f, err
+		}
+		if world.Rank() == 0 {
+			fmt.Fprintf(stderr, "dp-sgd: noise multiplier σ = %g for ε = %g at δ = %g\n", c.NoiseMultiplier, targetEps, c.Delta)
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return c, nil, f, err
 	}
@@ -235,8 +265,11 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 		return c, nil, f, usagef("--out is empty")
 	case f.resume && f.restart:
 		return c, nil, f, usagef("--resume and --restart exclude each other")
-	case world.Size() > max(c.Accum, 1):
-		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
+	case world.Size() > max(c.Accum, 1) && c.MicroBatch == 0:
+		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d (or, with poisson sampling, --micro-batch)", c.Accum, world.Size(), world.Size())
+	}
+	if d != nil {
+		return c, d, f, nil
 	}
 	d, err := loadImages(data)
 	return c, d, f, err

@@ -3,6 +3,7 @@ package main
 import (
 	be "encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -190,6 +191,57 @@ func TestExperimentImages(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "runs", "ps-clip-sgd_gamma=10", "seed=1", images.NoisyFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTrainImagesDPSGD trains tanh-cnn with dp-sgd on IDX files: with a
+// fixed noise seed the log says the run is not private, stdout and
+// result.json give ε at δ, every epoch logs its ε, and --sampling shuffle
+// says that the accounting assumes Poisson sampling; --target-epsilon
+// picks σ and says which.
+func TestTrainImagesDPSGD(t *testing.T) {
+	data := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 200, 40)
+	base := []string{"train", "images", "--data", data, "--model", "tanh-cnn", "--batch", "16", "--epochs", "2",
+		"--estimator", "dp-sgd", "--clip", "0.5", "--delta", "1e-3"}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr []string
+	}{
+		{"fixed seed", []string{"--noise-multiplier", "1", "--noise-seed", "4", "--micro-batch", "5"}, []string{"NOT private"}},
+		{"shuffle", []string{"--noise-multiplier", "1", "--sampling", "shuffle"}, []string{"assumes Poisson sampling"}},
+		{"target ε", []string{"--target-epsilon", "4"}, []string{"noise multiplier σ = ", "for ε = 4 at δ = 0.001"}},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		code, stdout, stderr := runCLI(append(append(slices.Clone(base), tc.args...), "--out", out)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		for _, want := range tc.stderr {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr does not say %q:\n%s", tc.name, want, stderr)
+			}
+		}
+		if tc.name != "fixed seed" && strings.Contains(stderr, "NOT private") {
+			t.Errorf("%s: a secure run says it is not private", tc.name)
+		}
+		var res struct {
+			Epsilon, Delta float64
+			Curve          []struct{ Epsilon float64 }
+		}
+		b, err := os.ReadFile(filepath.Join(out, "result.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &res)
+		}
+		if err != nil || res.Delta != 1e-3 || !(res.Epsilon > 0) || len(res.Curve) != 2 || !(res.Curve[0].Epsilon < res.Curve[1].Epsilon) || res.Curve[1].Epsilon != res.Epsilon {
+			t.Errorf("%s: result.json (%v): ε %v δ %v, epochs' ε %v", tc.name, err, res.Epsilon, res.Delta, res.Curve)
+		}
+		if !strings.Contains(stdout, fmt.Sprintf("ε = %.4g at δ = 0.001", res.Epsilon)) {
+			t.Errorf("%s: stdout does not give ε %v:\n%s", tc.name, res.Epsilon, stdout)
+		}
+		if tc.name == "target ε" && !(res.Epsilon <= 4 && res.Epsilon > 3.8) {
+			t.Errorf("target ε 4: spent %v", res.Epsilon)
+		}
 	}
 }
 

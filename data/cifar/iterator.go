@@ -2,6 +2,7 @@ package cifar
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -13,10 +14,17 @@ import (
 // IterConfig configures an Iterator.
 type IterConfig struct {
 	// Batch is the number of images per batch; the last batch of an epoch
-	// holds the remainder (PyTorch's drop_last=False).
+	// holds the remainder (PyTorch's drop_last=False). With Poisson it is
+	// the expected number.
 	Batch int
 	// Shuffle visits the images in a fresh random order every epoch.
 	Shuffle bool
+	// Poisson samples every batch afresh, as DP-SGD's accounting assumes:
+	// each image joins it independently with probability q = Batch/N (1
+	// for Batch ≥ N), so batch sizes vary and a batch may be empty; an
+	// epoch is BatchesPerEpoch batches, ⌈N/Batch⌉, and a batch's images
+	// come in ascending order. Shuffle must then be false.
+	Poisson bool
 	// Augment is applied to every image (the zero value: none).
 	Augment Augment
 	// Norm turns pixels into network inputs.
@@ -29,7 +37,7 @@ type IterConfig struct {
 }
 
 // Position is where an Iterator stands: Index images of epoch Epoch have
-// been delivered. All of an iterator's randomness is a function of its
+// been delivered (with Poisson sampling: Index batches). All of an iterator's randomness is a function of its
 // seed, the epoch and the image, so its Position is its entire state: an
 // iterator moved to a saved Position with Seek continues bit for bit as
 // the original would have.
@@ -47,6 +55,7 @@ type Iterator struct {
 	pos   Position
 	order []int // the current epoch's order of images
 	last  []int // the images of the batch Next returned last
+	drawn []int // Poisson sampling: the batch's images
 	bufs  [][2][ImageBytes]byte
 }
 
@@ -54,6 +63,9 @@ type Iterator struct {
 func NewIterator(d *Dataset, cfg IterConfig) (*Iterator, error) {
 	if cfg.Batch < 1 {
 		return nil, fmt.Errorf("cifar: batch size %d, want at least 1", cfg.Batch)
+	}
+	if cfg.Poisson && cfg.Shuffle {
+		return nil, fmt.Errorf("cifar: Poisson sampling draws every batch afresh; it does not shuffle")
 	}
 	if d.Len() == 0 {
 		return nil, fmt.Errorf("cifar: empty dataset")
@@ -78,9 +90,22 @@ func (it *Iterator) BatchesPerEpoch() int { return (it.d.Len() + it.cfg.Batch - 
 // Position returns where the iterator stands.
 func (it *Iterator) Position() Position { return it.pos }
 
+// SampleRate is the probability q with which an image joins a batch under
+// Poisson sampling, Batch/N (at most 1); 0 without Poisson sampling.
+func (it *Iterator) SampleRate() float64 {
+	if !it.cfg.Poisson {
+		return 0
+	}
+	return min(1, float64(it.cfg.Batch)/float64(it.d.Len()))
+}
+
 // Seek moves the iterator to p, typically one saved by Position.
 func (it *Iterator) Seek(p Position) error {
-	if p.Epoch < 0 || p.Index < 0 || p.Index > it.d.Len() {
+	end := it.d.Len()
+	if it.cfg.Poisson {
+		end = it.BatchesPerEpoch()
+	}
+	if p.Epoch < 0 || p.Index < 0 || p.Index > end {
 		return fmt.Errorf("cifar: position epoch %d index %d outside a %d-image epoch", p.Epoch, p.Index, it.d.Len())
 	}
 	it.startEpoch(p.Epoch)
@@ -107,12 +132,51 @@ func (it *Iterator) startEpoch(e int) {
 // [B, C, 32, 32] (C = 3, or 1 for a grey dataset) and the B labels. At the
 // end of an epoch it returns ok = false and moves to the start of the next
 // one. The returned tensor and labels are the caller's.
+//
+// With Poisson sampling the batch may be empty (x of shape [0, C, 32, 32]).
 func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
+	if it.cfg.Poisson {
+		return it.nextPoisson()
+	}
 	if it.pos.Index >= it.d.Len() {
 		it.startEpoch(it.pos.Epoch + 1)
 		return nil, nil, false
 	}
 	idx := it.order[it.pos.Index:min(it.pos.Index+it.cfg.Batch, it.d.Len())]
+	x, y = it.batch(idx)
+	it.pos.Index += len(idx)
+	return x, y, true
+}
+
+// nextPoisson is Next with Poisson sampling: batch b of epoch e holds the
+// images i for which draw i of the PCG stream (seed, e, b) is below
+// q·2⁶⁴, so it depends on nothing but the seed and its place.
+func (it *Iterator) nextPoisson() (x *tensor.Tensor, y []int32, ok bool) {
+	if it.pos.Index >= it.BatchesPerEpoch() {
+		it.startEpoch(it.pos.Epoch + 1)
+		return nil, nil, false
+	}
+	r := stream(it.cfg.Seed, tagPoisson, uint64(it.pos.Epoch), uint64(it.pos.Index))
+	n := it.d.Len()
+	idx := it.order // every image, in order
+	if it.cfg.Batch < n {
+		idx = it.drawn[:0]
+		// P(draw < below) = below/2⁶⁴ = ⌊Batch·2⁶⁴/N⌋/2⁶⁴, q to within 2⁻⁶⁴.
+		below, _ := bits.Div64(uint64(it.cfg.Batch), 0, uint64(n))
+		for i := range n {
+			if r.Uint64() < below {
+				idx = append(idx, i)
+			}
+		}
+		it.drawn = idx
+	}
+	x, y = it.batch(idx)
+	it.pos.Index++
+	return x, y, true
+}
+
+// batch assembles the images idx into a batch, and notes them for Indices.
+func (it *Iterator) batch(idx []int) (x *tensor.Tensor, y []int32) {
 	x = tensor.New(len(idx), it.d.Channels(), Side, Side)
 	y = make([]int32, len(idx))
 	workers := min(it.cfg.Workers, len(idx))
@@ -123,8 +187,7 @@ func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
 	}
 	wg.Wait()
 	it.last = idx
-	it.pos.Index += len(idx)
-	return x, y, true
+	return x, y
 }
 
 // Indices returns the positions in the dataset of the images of the batch

@@ -81,6 +81,49 @@ type Config struct {
 	// MaxBadSteps stops the run after that many consecutive steps without
 	// an update because of non-finite gradients (0: never).
 	MaxBadSteps int `json:"max_bad_steps"`
+
+	// Sampling is how training batches are drawn: SamplingShuffle (a
+	// fresh order every epoch, cut into batches of Batch) or
+	// SamplingPoisson (each training image joins each batch independently
+	// with probability q = Batch/N, as DP-SGD's accounting assumes; an
+	// epoch is ⌈N/Batch⌉ batches). "" is Poisson for dp-sgd, shuffle for
+	// the others; Poisson is for dp-sgd only. dp-sgd with shuffled batches
+	// is accounted as if they were Poisson samples, and its log says so.
+	Sampling string `json:"sampling,omitempty"`
+	// MicroBatch bounds the micro-batches a Poisson batch, of varying
+	// size, is cut into: ⌈B/MicroBatch⌉ of sizes that differ by at most
+	// one (Opacus' BatchMemoryManager; 0: the batch in one), which the
+	// ranks of a data-parallel run share. Poisson sampling only (shuffled
+	// batches use Accum).
+	MicroBatch int `json:"micro_batch,omitempty"`
+	// Delta is dp-sgd's δ, at which the run reports its ε
+	// (EpochRecord.Epsilon, Summary.Epsilon: privacy.Epsilon of the
+	// steps' history, RDP with Balle et al.'s conversion). Required by
+	// dp-sgd, which New refuses unless it is below 1/N (N training
+	// images); unset for the other estimators.
+	Delta float64 `json:"delta,omitempty"`
+}
+
+// The values of Config.Sampling.
+const (
+	SamplingPoisson = "poisson"
+	SamplingShuffle = "shuffle"
+)
+
+// Private reports whether the run trains with differential privacy
+// (dp-sgd) and accounts its ε.
+func (c *Config) Private() bool { return c.Estimator == "dp-sgd" }
+
+// sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
+// shuffle otherwise.
+func (c *Config) sampling() string {
+	if c.Sampling == "" && c.Private() {
+		return SamplingPoisson
+	}
+	if c.Sampling == "" {
+		return SamplingShuffle
+	}
+	return c.Sampling
 }
 
 // Paper thresholds for the real AlexNet on CIFAR-100 (the paper's section
@@ -236,7 +279,33 @@ func (c *Config) Validate() error {
 	if _, err := ParseAugment(c.Augment); err != nil {
 		return err
 	}
+	if err := c.validatePrivacy(); err != nil {
+		return err
+	}
 	return c.validateModelData()
+}
+
+// validatePrivacy checks the sampling and dp-sgd's settings.
+func (c *Config) validatePrivacy() error {
+	switch {
+	case c.Sampling != "" && c.Sampling != SamplingPoisson && c.Sampling != SamplingShuffle:
+		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s or %s", SamplingPoisson, SamplingShuffle)
+	case c.sampling() == SamplingPoisson && !c.Private():
+		return setting.Unread("Sampling", strconv.Quote(c.Sampling), "Poisson sampling is dp-sgd's, not "+c.Label()+"'s")
+	case c.MicroBatch != 0 && c.sampling() != SamplingPoisson:
+		return setting.Unread("MicroBatch", c.MicroBatch, "it bounds Poisson batches' micro-batches; shuffled batches use Accum")
+	case c.Accum != 0 && c.sampling() == SamplingPoisson:
+		return setting.Unread("Accum", c.Accum, "a Poisson batch's micro-batches are bounded by MicroBatch")
+	case c.Delta != 0 && !c.Private():
+		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
+	case c.Private() && !(c.Delta > 0 && c.Delta < 1):
+		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
+	case c.Private() && c.Normalize != NormalizeNone:
+		// The training split's statistics would be a release the
+		// accountant does not count.
+		return setting.Errorf("Normalize", strconv.Quote(cmp.Or(c.Normalize, NormalizeChannel)), "%s for dp-sgd: normalising by the training images' statistics spends privacy the accountant does not count", NormalizeNone)
+	}
+	return setting.NonNegative("MicroBatch", c.MicroBatch)
 }
 
 // validateModelData checks the model and the data settings.

@@ -20,6 +20,8 @@ import (
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/privacy"
+	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
@@ -187,8 +189,15 @@ type Summary struct {
 	TestAcc  Float `json:"test_acc"`
 	TestLoss Float `json:"test_loss"`
 	run.Summary
-	DroppedSamples int           `json:"dropped_samples"`
-	Curve          []EpochRecord `json:"curve"`
+	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
+	// Balle et al.'s conversion); both absent for the other estimators.
+	Epsilon        Float   `json:"epsilon,omitempty"`
+	Delta          float64 `json:"delta,omitempty"`
+	DroppedSamples int     `json:"dropped_samples"`
+	// Provenance is where and how the run's last session trained (the
+	// command, the binary's commit, the CPU, the threads, the load).
+	Provenance provenance.Record `json:"provenance"`
+	Curve      []EpochRecord     `json:"curve"`
 }
 
 // Run is one training run, set up and ready to train.
@@ -215,6 +224,9 @@ type Run struct {
 	dropout          *rand.PCG
 	perSample        bool
 	batchesPerEpoch  int
+	// sampleRate is dp-sgd's q, what every step adds to the privacy
+	// history (Batch/N, also for shuffled batches); 0 without dp-sgd.
+	sampleRate float64
 
 	h       *run.Run // the run layer: directory, log, checkpoints, loop
 	st      state
@@ -234,6 +246,8 @@ type state struct {
 	EpochStart float64  `json:"epoch_start"`
 	Epoch      epochAcc `json:"epoch_acc"`
 	Dropped    int      `json:"dropped_samples"` // in the epochs done
+	// Privacy is dp-sgd's history of steps, which ε is accounted from.
+	Privacy privacy.History `json:"privacy,omitempty"`
 }
 
 // epochAcc accumulates the current epoch's statistics.
@@ -336,9 +350,18 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		}
 	}
 	r.norm = cfg.normalizer(r.trainSet)
+	if cfg.Private() {
+		if err := cfg.checkDelta(len(sp.train)); err != nil {
+			return nil, err
+		}
+	}
 	aug, _ := ParseAugment(cfg.Augment)
-	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: true, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
+	poisson := cfg.sampling() == SamplingPoisson
+	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
 		return nil, err
+	}
+	if cfg.Private() {
+		r.sampleRate = min(1, float64(cfg.Batch)/float64(len(sp.train)))
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
 	if r.model, err = cfg.newModel(data.Train.Classes, channels); err != nil {
@@ -354,11 +377,12 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.perSample = est.PerSample()
 	// Every step, the epoch's last (its remainder) included, must give
 	// every rank a micro-batch: Split makes min(Accum, images) of them.
+	// (DP-SGD's steps vary in size, down to none: its trainer is exempt.)
 	smallest := cfg.Batch
 	if rem := r.trainSet.Len() % cfg.Batch; rem != 0 {
 		smallest = rem
 	}
-	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil {
+	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil && !cfg.Private() {
 		return nil, setting.Errorf("Accum", cfg.Accum, "a micro-batch for each of the %d ranks in every step, the epoch's last of %d images included", opts.Comm.Size(), smallest)
 	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
@@ -382,10 +406,15 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		r.clips = &clipRecorder{Estimator: est}
 		est = r.clips
 	}
-	r.trainer, err = train.New(train.Config{
+	tc := train.Config{
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
 		Comm: r.h.Comm(),
-	})
+	}
+	if cfg.Private() {
+		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
+		r.privacyNotes(opts)
+	}
+	r.trainer, err = train.New(tc)
 	if err == nil && r.h.Resumed() {
 		err = r.it.Seek(r.st.Pos)
 	}
@@ -394,6 +423,54 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// checkDelta refuses a δ that is not below 1/n, n the training images: at
+// δ ≥ 1/n a mechanism that publishes one random training image is
+// (0, δ)-private.
+func (c *Config) checkDelta(n int) error {
+	if !(c.Delta < 1/float64(n)) {
+		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d training images)", 1/float64(n), n)
+	}
+	return nil
+}
+
+// privacyNotes writes to the progress writer (rank 0) what a reader of
+// a dp-sgd run's ε must know: a fixed noise seed makes it not private,
+// and shuffled batches are accounted as Poisson samples.
+func (r *Run) privacyNotes(opts RunOptions) {
+	if opts.Progress == nil || r.h.Comm().Rank() != 0 {
+		return
+	}
+	if r.cfg.NoiseSeed != 0 {
+		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", r.cfg.NoiseSeed)
+	}
+	if r.cfg.sampling() == SamplingShuffle {
+		fmt.Fprintln(opts.Progress, "dp-sgd: shuffled fixed-size batches: the accounting assumes Poisson sampling at q = batch/N, which these batches are not")
+	}
+}
+
+// NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of
+// c on d spends targetEpsilon at c.Delta (privacy.NoiseMultiplier, RDP):
+// for its sample rate Batch/N and its Epochs·⌈N/Batch⌉ steps, N the
+// training split's images. c's own NoiseMultiplier is ignored; the rest of
+// c must be valid. Its errors are *setting.Error values.
+func (d *Data) NoiseMultiplier(c Config, targetEpsilon float64) (float64, error) {
+	c.NoiseMultiplier = 1 // any valid σ, so that the rest is checked
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
+	sp, err := c.split(d.Train)
+	if err != nil {
+		return 0, err
+	}
+	n := len(sp.train)
+	if err := c.checkDelta(n); err != nil {
+		return 0, err
+	}
+	q := min(1, float64(c.Batch)/float64(n))
+	steps := c.Epochs * ((n + c.Batch - 1) / c.Batch)
+	return privacy.NoiseMultiplier(q, steps, targetEpsilon, c.Delta, privacy.Options{})
 }
 
 // alexNet and smallCNN are the models of the run for data of the given
@@ -463,6 +540,9 @@ type clipRecorder struct {
 	estimator.Estimator
 	clipped []bool // the step's samples so far, in step order
 }
+
+// Unwrap returns the recorded estimator (estimator.NoisyOf).
+func (c *clipRecorder) Unwrap() estimator.Estimator { return c.Estimator }
 
 // Factors is the estimator's, recording its decisions.
 func (c *clipRecorder) Factors(k0 int, norms, f []float64) estimator.Stats {
@@ -559,16 +639,21 @@ func correct(logits *tensor.Tensor, y []int32) int {
 // once.
 func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	defer r.h.Close()
+	prov := provenance.New()
 	if err := r.h.Train(ctx, hooks{r}); err != nil {
 		return nil, err
 	}
 	acc, loss := r.evaluate(r.data.Test)
 	s := &Summary{
 		Config: r.cfg, Epochs: r.cfg.Epochs, TestAcc: Float(acc), TestLoss: Float(loss),
-		Summary: r.h.Summary(), DroppedSamples: r.st.Dropped, Curve: r.curve,
+		Summary: r.h.Summary(), DroppedSamples: r.st.Dropped, Curve: r.curve, Provenance: prov,
 	}
+	s.Provenance.Finish()
 	if n := len(r.curve); n > 0 {
 		s.TrainAcc, s.ValAcc = r.curve[n-1].TrainAcc, r.curve[n-1].ValAcc
+	}
+	if r.sampleRate > 0 {
+		s.Epsilon, s.Delta = r.epsilon(), r.cfg.Delta
 	}
 	return s, r.h.Finish(s)
 }
@@ -619,7 +704,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	batches, err := train.Split(b, max(r.cfg.Accum, 1))
+	batches, err := r.microBatches(b)
 	if err != nil {
 		return train.Stats{}, err
 	}
@@ -627,6 +712,9 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if err != nil {
 		clear(r.stepAcc)
 		return st, err
+	}
+	if r.sampleRate > 0 {
+		r.st.Privacy.Add(r.sampleRate, r.cfg.NoiseMultiplier, 1)
 	}
 	r.addStep()
 	e := &r.st.Epoch
@@ -667,6 +755,34 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	return st, nil
 }
 
+// microBatches cuts a step's batch into its micro-batches: Accum of them,
+// or for a Poisson batch as many as MicroBatch allows (none for an empty
+// batch: a noise-only step).
+func (r *Run) microBatches(b train.Batch) ([]train.Batch, error) {
+	n := b.X.Dim(0)
+	switch {
+	case r.cfg.sampling() == SamplingShuffle:
+		return train.Split(b, max(r.cfg.Accum, 1))
+	case n == 0:
+		return nil, nil
+	case r.cfg.MicroBatch == 0:
+		return []train.Batch{b}, nil
+	}
+	return train.Split(b, (n+r.cfg.MicroBatch-1)/r.cfg.MicroBatch)
+}
+
+// epsilon is the ε the run has spent at its δ, NaN without dp-sgd.
+func (r *Run) epsilon() Float {
+	if r.sampleRate == 0 {
+		return Float(math.NaN())
+	}
+	res, err := privacy.Epsilon(r.st.Privacy, r.cfg.Delta, privacy.Options{})
+	if err != nil {
+		panic(err) // q in (0, 1], σ > 0 and δ in (0, 1): checked in New
+	}
+	return Float(res.Epsilon)
+}
+
 // After ends an epoch when one is complete, and asks for a checkpoint then.
 func (h hooks) After(done int) (bool, error) {
 	if done%h.batchesPerEpoch != 0 {
@@ -682,11 +798,15 @@ func (h hooks) Describe(done int) string {
 			float64(ratio(e.LossSum, e.LossN)), 100*float64(e.Correct)/float64(e.Seen))
 	}
 	ep := h.curve[len(h.curve)-1] // an epoch has just ended
-	s := fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%", ep.Epoch, h.cfg.Epochs, float64(ep.TrainLoss), 100*float64(ep.TrainAcc))
-	if h.cfg.evaluates(ep.Epoch) {
-		s += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	d := fmt.Sprintf("epoch %d/%d  loss %.3f  acc %.1f %%", ep.Epoch, h.cfg.Epochs, float64(ep.TrainLoss), 100*float64(ep.TrainAcc))
+	if !h.cfg.evaluates(ep.Epoch) {
+		return d
 	}
-	return s
+	d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	if h.sampleRate > 0 {
+		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(ep.Epsilon), h.cfg.Delta)
+	}
+	return d
 }
 
 // endEpoch evaluates on the validation and the test set if the
@@ -720,6 +840,9 @@ func (r *Run) endEpoch(epoch int) error {
 	}
 	if r.clips != nil {
 		rec.Detection = e.Detection.record()
+	}
+	if r.sampleRate > 0 {
+		rec.Epsilon = r.epsilon()
 	}
 	r.st.Dropped += e.Dropped
 	r.st.Epoch = epochAcc{}

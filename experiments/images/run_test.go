@@ -71,6 +71,7 @@ func TestResumeIsExact(t *testing.T) {
 		{tinyConfig("clip-sgd"), 5},
 		{autoConfig("ps-clip-auto"), 18},
 		{autoConfig("ps-clip-quantile"), 18},
+		{dpConfig(7), 5},
 	} {
 		t.Run(tc.cfg.Estimator, func(t *testing.T) {
 			cfg := tc.cfg
@@ -116,6 +117,9 @@ func TestResumeIsExact(t *testing.T) {
 			if got.TestAcc != want.TestAcc || got.TestLoss != want.TestLoss || len(got.Curve) != cfg.Epochs {
 				t.Errorf("resumed test accuracy %v loss %v, %d epochs; uninterrupted %v %v", got.TestAcc, got.TestLoss, len(got.Curve), want.TestAcc, want.TestLoss)
 			}
+			if cfg.Private() != (want.Epsilon > 0) || got.Epsilon != want.Epsilon || got.Delta != cfg.Delta {
+				t.Errorf("resumed ε %v δ %v, uninterrupted ε %v", got.Epsilon, got.Delta, want.Epsilon)
+			}
 		})
 	}
 }
@@ -148,6 +152,15 @@ func sameCheckpoints(t *testing.T, a, b string) {
 			}
 		}
 	}
+}
+
+// dpConfig is tinyConfig for dp-sgd with the fixed noise seed (0: secure
+// noise): Poisson batches of 16 images expected of 180, cut into
+// micro-batches of at most 5, pixels in [0, 1].
+func dpConfig(noiseSeed uint64) Config {
+	c := tinyConfig("dp-sgd")
+	c.NoiseMultiplier, c.NoiseSeed, c.Delta, c.MicroBatch, c.Normalize = 1.1, noiseSeed, 1e-3, 5, NormalizeNone
+	return c
 }
 
 // autoConfig is tinyConfig for an adaptive estimator (no clipping
@@ -427,5 +440,52 @@ func TestTanhCNNRun(t *testing.T) {
 	var se *setting.Error
 	if !errors.As(err, &se) || se.Field != "Model" {
 		t.Errorf("tanh-cnn on RGB data: %v, want a *setting.Error naming Model", err)
+	}
+}
+
+// A dp-sgd run refuses the settings that would make its ε wrong, each with
+// a *setting.Error naming the field: δ not below 1/N (N = 180 training
+// images), pixels normalised by the training images' statistics; Poisson
+// sampling, micro-batch bounds and δ are dp-sgd's only. A run with secure
+// noise resumes (with fresh noise) and reports its ε.
+func TestDPSGDRun(t *testing.T) {
+	d := testData(t)
+	for _, tc := range []struct {
+		name  string
+		edit  func(c *Config)
+		field string
+	}{
+		{"δ = 1/N", func(c *Config) { c.Delta = 1.0 / 180 }, "Delta"},
+		{"no δ", func(c *Config) { c.Delta = 0 }, "Delta"},
+		{"channel statistics", func(c *Config) { c.Normalize = "" }, "Normalize"},
+		{"accum with poisson", func(c *Config) { c.Accum = 2 }, "Accum"},
+		{"micro-batch with shuffle", func(c *Config) { c.Sampling = SamplingShuffle }, "MicroBatch"},
+		{"unknown sampling", func(c *Config) { c.Sampling = "uniform" }, "Sampling"},
+		{"poisson for ps-clip-sgd", func(c *Config) { *c = tinyConfig("ps-clip-sgd"); c.Sampling = SamplingPoisson }, "Sampling"},
+		{"δ for ps-clip-sgd", func(c *Config) { *c = tinyConfig("ps-clip-sgd"); c.Delta = 1e-3 }, "Delta"},
+	} {
+		c := dpConfig(1)
+		tc.edit(&c)
+		_, err := New(c, d, RunOptions{})
+		var se *setting.Error
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("%s: %v, want a *setting.Error naming %s", tc.name, err, tc.field)
+		}
+	}
+	c := dpConfig(0)
+	c.Epochs = 1
+	dir := t.TempDir()
+	if _, err := trainRun(t, c, d, RunOptions{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	c.Epochs = 2
+	s, err := trainRun(t, c, d, RunOptions{Out: dir, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two epochs of 12 steps at q = 16/180, σ = 1.1.
+	want, err := d.NoiseMultiplier(c, float64(s.Epsilon))
+	if err != nil || math.Abs(want-c.NoiseMultiplier) > 0.02*c.NoiseMultiplier || len(s.Curve) != 2 || !(s.Curve[0].Epsilon < s.Curve[1].Epsilon) {
+		t.Errorf("ε %v after 2 epochs (curve %v, %v) gives back σ %v (%v), want %v", s.Epsilon, s.Curve[0].Epsilon, s.Curve[1].Epsilon, want, err, c.NoiseMultiplier)
 	}
 }

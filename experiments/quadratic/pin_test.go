@@ -4,8 +4,6 @@ import (
 	"hash/fnv"
 	"math"
 	"testing"
-
-	"github.com/psclip/psclip/estimator"
 )
 
 // bitsHash is an FNV-1a hash of the values' bits.
@@ -32,9 +30,9 @@ func TestResultsPinned(t *testing.T) {
 	tuned := small()
 	tuned.Tuned = true
 	all := small()
-	all.Methods = estimator.Names
+	all.Methods = MethodNames
 	odd := small()
-	odd.N, odd.Dim, odd.Methods = 37, 19, estimator.Names
+	odd.N, odd.Dim, odd.Methods = 37, 19, MethodNames
 	for _, tc := range []struct {
 		name          string
 		c             Config

@@ -45,11 +45,15 @@ import (
 	"github.com/psclip/psclip/setting"
 )
 
+// MethodNames are the estimators the experiment runs: estimator.Names but
+// dp-sgd, whose noise and accounting are package train's.
+var MethodNames = slices.DeleteFunc(slices.Clone(estimator.Names), func(m string) bool { return m == "dp-sgd" })
+
 // Config describes an experiment. The zero value is not useful: start from
 // DefaultConfig or DefaultHighProbConfig.
 type Config struct {
 	P       []float64 `json:"p"`       // tail indices of the noise, each > 1
-	Methods []string  `json:"methods"` // estimator names (estimator.Names)
+	Methods []string  `json:"methods"` // estimator names (MethodNames)
 	T       int       `json:"T"`       // iterations per run
 	N       int       `json:"n"`       // batch size
 	Dim     int       `json:"d"`       // dimension of x
@@ -156,8 +160,8 @@ func (c Config) Validate() error {
 	}
 	for i, m := range c.Methods {
 		switch {
-		case !slices.Contains(estimator.Names, m):
-			return setting.Errorf("Methods", strconv.Quote(m), "estimators among %s", strings.Join(estimator.Names, ", "))
+		case !slices.Contains(MethodNames, m):
+			return setting.Errorf("Methods", strconv.Quote(m), "estimators among %s", strings.Join(MethodNames, ", "))
 		case slices.Contains(c.Methods[:i], m):
 			return setting.Errorf("Methods", strconv.Quote(m), "each method once (it is listed twice)")
 		}
@@ -187,7 +191,7 @@ func (c Config) Reads(field string) bool {
 	return slices.ContainsFunc(c.Methods, func(name string) bool {
 		s := c.Spec
 		s.Estimator = name
-		return slices.Contains(estimator.Names, name) && s.Reads(field)
+		return slices.Contains(MethodNames, name) && s.Reads(field)
 	})
 }
 

@@ -91,7 +91,7 @@ func TestRunStreamsAreIndependent(t *testing.T) {
 func TestTrajectoryMatchesDirection(t *testing.T) {
 	c := small()
 	c.T, c.Runs, c.P = 40, 1, []float64{1.2}
-	c.Methods = estimator.Names
+	c.Methods = MethodNames
 	res, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +273,7 @@ func TestValidate(t *testing.T) {
 		{"gamma = -1", func(c *Config) { c.Clip = -1 }, "Clip = -1"},
 		{"beta = 0", func(c *Config) { c.Beta = -2 }, "Beta = -2"},
 		{"unknown method", func(c *Config) { c.Methods = []string{"adam"} }, `Methods = "adam"`},
+		{"dp-sgd", func(c *Config) { c.Methods = []string{"dp-sgd"} }, `Methods = "dp-sgd"`},
 		{"tuned p", func(c *Config) { c.Tuned, c.P = true, []float64{1.3} }, "no tuned parameters"},
 		{"tuned sgd", func(c *Config) { c.Tuned, c.Methods = true, []string{"sgd"} }, "no tuned parameters for sgd"},
 	}

@@ -15,6 +15,10 @@ type Recorder struct {
 	norms []stats.Float
 }
 
+// Unwrap returns the wrapped estimator (estimator.NoisyOf looks through
+// the Recorder for DP-SGD's noise).
+func (r *Recorder) Unwrap() estimator.Estimator { return r.Estimator }
+
 // Update records norms and passes them to the wrapped estimator.
 func (r *Recorder) Update(norms []float64) {
 	for _, x := range norms {

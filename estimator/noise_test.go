@@ -1,0 +1,184 @@
+package estimator
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// The noise's first four moments are a normal's with standard deviation
+// std, within 5 standard errors of the sample moments over n = 2·10⁶ draws
+// (for a normal: SE(mean) = std/√n, SE(variance) = std²·√(2/n), the third
+// standardised moment SE √(6/n), the fourth 3 ± √(96/n)), and the draws are
+// not correlated with their neighbours.
+func TestGaussianMoments(t *testing.T) {
+	const n = 2_000_000
+	for _, tc := range []struct {
+		seed uint64
+		std  float64
+	}{{1, 1}, {2, 2.15 * 0.1}, {0, 3}} {
+		x := make([]float32, n)
+		NewGaussian(tc.seed).Add([][]float32{x[:3], x[3:1001], x[1001:]}, tc.std)
+		var m1, m2, m3, m4, lag float64
+		for i, v := range x {
+			z := float64(v) / tc.std
+			m1 += z
+			m2 += z * z
+			m3 += z * z * z
+			m4 += z * z * z * z
+			if i > 0 {
+				lag += z * float64(x[i-1]) / tc.std
+			}
+		}
+		m1, m2, m3, m4, lag = m1/n, m2/n, m3/n, m4/n, lag/(n-1)
+		for _, c := range []struct {
+			what      string
+			got, want float64
+			se        float64
+		}{
+			{"mean", m1, 0, 1 / math.Sqrt(n)},
+			{"variance", m2, 1, math.Sqrt(2.0 / n)},
+			{"third moment", m3, 0, math.Sqrt(6.0 / n)},
+			{"fourth moment", m4, 3, math.Sqrt(96.0 / n)},
+			{"lag-1 correlation", lag, 0, 1 / math.Sqrt(n)},
+		} {
+			if math.Abs(c.got-c.want) > 5*c.se {
+				t.Errorf("seed %d std %g: %s %.5f, want %g ± %.5f", tc.seed, tc.std, c.what, c.got, c.want, 5*c.se)
+			}
+		}
+	}
+}
+
+// The same seed gives the same draws however the values are cut into
+// slices; other seeds, and the secure seed, give others.
+func TestGaussianSeeds(t *testing.T) {
+	draw := func(g *Gaussian, cuts ...int) []float32 {
+		x := make([]float32, 101)
+		var parts [][]float32
+		lo := 0
+		for _, c := range append(cuts, len(x)) {
+			parts = append(parts, x[lo:c])
+			lo = c
+		}
+		g.Add(parts, 1)
+		return x
+	}
+	a := draw(NewGaussian(7))
+	if b := draw(NewGaussian(7), 0, 1, 2, 50, 50, 77); !slices.Equal(a, b) {
+		t.Error("seed 7 cut into slices draws other values")
+	}
+	if slices.Equal(a, draw(NewGaussian(8))) || slices.Equal(draw(NewGaussian(0)), draw(NewGaussian(0))) {
+		t.Error("different seeds draw the same values")
+	}
+	if NewGaussian(0).Fixed() || !NewGaussian(7).Fixed() {
+		t.Error("Fixed is wrong")
+	}
+}
+
+// A fixed seed's state resumes the stream bit for bit; a secure source's
+// state holds no key and resumes with fresh noise; the kinds do not mix.
+func TestGaussianState(t *testing.T) {
+	g := NewGaussian(5)
+	draw := func(g *Gaussian) []float32 {
+		x := make([]float32, 77)
+		g.Add([][]float32{x}, 1)
+		return x
+	}
+	draw(g)
+	st, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := draw(g)
+	h := NewGaussian(5)
+	if err := h.UnmarshalBinary(st); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(draw(h), second) {
+		t.Error("a restored fixed seed draws other values")
+	}
+	s := NewGaussian(0)
+	sst, _ := s.MarshalBinary()
+	if len(sst) != 1 {
+		t.Errorf("a secure source's state is %d bytes, want only its mark", len(sst))
+	}
+	if err := NewGaussian(0).UnmarshalBinary(sst); err != nil {
+		t.Error(err)
+	}
+	if NewGaussian(0).UnmarshalBinary(st) == nil || NewGaussian(5).UnmarshalBinary(sst) == nil || NewGaussian(5).UnmarshalBinary(nil) == nil {
+		t.Error("a state of the other kind is accepted")
+	}
+	if bytes.Contains(sst, []byte(gaussianTag)) {
+		t.Error("secure state holds key material")
+	}
+}
+
+// DP-SGD's estimator state is its noise stream's: State and SetState carry
+// it through a checkpoint.
+func TestDPSGDState(t *testing.T) {
+	e, _ := Spec{Estimator: "dp-sgd", Clip: 1, NoiseMultiplier: 2, NoiseSeed: 3}.New()
+	n := e.(Noisy)
+	x := make([]float32, 10)
+	n.AddNoise([][]float32{x}, 0.5)
+	st, err := State(e)
+	if err != nil || st == nil {
+		t.Fatalf("State: %v, %v", st, err)
+	}
+	f, _ := Spec{Estimator: "dp-sgd", Clip: 1, NoiseMultiplier: 2, NoiseSeed: 3}.New()
+	if err := SetState(f, st); err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]float32, 10), make([]float32, 10)
+	n.AddNoise([][]float32{a}, 0.5)
+	f.(Noisy).AddNoise([][]float32{b}, 0.5)
+	if !slices.Equal(a, b) {
+		t.Error("a restored DP-SGD draws other noise")
+	}
+	// scale·σ·C = 0.5·2·1 = 1: the noise of seed 3 as drawn by its source.
+	want := make([]float32, 10)
+	NewGaussian(3).Add([][]float32{want}, 1)
+	if !slices.Equal(x, want) {
+		t.Errorf("AddNoise %v, want %v", x, want)
+	}
+}
+
+// BenchmarkGaussianAdd measures the noise of one step of a model of
+// 26,010 parameters (the Tramèr–Boneh tanh CNN) and of 1M.
+func BenchmarkGaussianAdd(b *testing.B) {
+	for _, n := range []int{26010, 1 << 20} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			g := NewGaussian(1)
+			x := make([]float32, n)
+			b.SetBytes(int64(4 * n))
+			for b.Loop() {
+				g.Add([][]float32{x}, 1)
+			}
+		})
+	}
+}
+
+// NoisyOf finds DP-SGD's noise through wrappers, and none elsewhere.
+func TestNoisyOf(t *testing.T) {
+	dp, _ := NewDPSGD(1, 1, 1)
+	for _, tc := range []struct {
+		name string
+		e    Estimator
+		want Noisy
+	}{
+		{"dp-sgd", dp, dp},
+		{"wrapped dp-sgd", wrapper{wrapper{dp}}, dp},
+		{"sgd", SGD{}, nil},
+		{"wrapped sgd", wrapper{SGD{}}, nil},
+	} {
+		if got := NoisyOf(tc.e); got != tc.want {
+			t.Errorf("%s: NoisyOf = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// wrapper is an estimator that wraps another, as recorders do.
+type wrapper struct{ Estimator }
+
+func (w wrapper) Unwrap() Estimator { return w.Estimator }
