@@ -111,13 +111,14 @@ func runBenchGemm(fs *flag.FlagSet, args []string) error {
 	rec := provenance.New()
 	flops := 2 * float64(*m) * float64(*n) * float64(*k)
 	res := gemmResult{M: *m, N: *n, K: *k, TransA: *transA, TransB: *transB, Runs: *runs}
-	if *against == "" {
-		med := kernels.TimeSgemm(*transA, *transB, *m, *n, *k, *runs)
-		res.MsMedian = med.Seconds() * 1e3
-	} else {
+	gemms := []bench.Gemm{kernels.Sgemm}
+	if *against != "" {
 		openBLAS.setThreads(*threads)
-		ms := bench.AlternateGemm([]bench.Gemm{kernels.Sgemm, openBLAS.sgemm}, *transA, *transB, *m, *n, *k, *runs)
-		res.MsMedian = bench.Median(ms[0])
+		gemms = append(gemms, openBLAS.sgemm)
+	}
+	ms := bench.AlternateGemm(gemms, *transA, *transB, *m, *n, *k, *runs)
+	res.MsMedian = bench.Median(ms[0])
+	if *against != "" {
 		o := bench.Median(ms[1])
 		res.Against = &againstResult{Library: "openblas", Core: openBLAS.core(), Config: openBLAS.config(),
 			MsMedian: o, GFLOPS: flops / o / 1e6, Speed: o / res.MsMedian}
