@@ -142,25 +142,3 @@ func corpusMismatch(err error) error {
 	}
 	return usagef("the corpus does not fit the checkpoint: the model's %s is %v, want %s; evaluate on the corpus the model was trained on (--text, --data, --vocab)", what, se.Value, se.Want)
 }
-
-// loadCorpus reads the corpus the data flags name; its errors are usage
-// errors. --corpus-bytes cuts only the Go source corpus, so it is refused
-// beside --text or --data, where nothing would read it.
-func loadCorpus(d gpt.DataSpec) (*text.Corpus, error) {
-	if d.MaxBytes != 0 && (d.Text != "" || d.Dir != "") {
-		return nil, usagef("--corpus-bytes applies to the Go source corpus, not to --text or --data")
-	}
-	corpus, err := gpt.LoadCorpus(d)
-	if err != nil {
-		return nil, usage(err)
-	}
-	return corpus, nil
-}
-
-// dataFlags binds the flags that choose a GPT corpus.
-func dataFlags(fs *flag.FlagSet, d *gpt.DataSpec) {
-	fs.StringVar(&d.Text, "text", d.Text, "the text file, split 90/10 (default: the Go standard library source)")
-	fs.StringVar(&d.Dir, "data", d.Dir, "the directory of nanoGPT's train.bin/val.bin (uint16 tokens)")
-	fs.StringVar(&d.Level, "vocab", d.Level, "tokenisation of --text or the Go source: char or byte (default: char for --text, byte for the Go source)")
-	fs.Int64Var(&d.MaxBytes, "corpus-bytes", d.MaxBytes, "use only the first N bytes of the Go source corpus (0: all)")
-}

@@ -169,12 +169,8 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
-	d.VocabSize = c.VocabSize
-	corpus, err := loadCorpus(d)
+	corpus, err := corpusFor(d, &c)
 	if err != nil {
-		return err
-	}
-	if err := c.CheckCorpus(corpus); err != nil {
 		return err
 	}
 	if *resume && *restart {

@@ -210,12 +210,8 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	case world.Size() > c.Accum:
 		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
 	}
-	d.VocabSize = c.VocabSize
-	corpus, err := loadCorpus(d)
-	if err != nil {
-		return c, nil, f, err
-	}
-	return c, corpus, f, c.CheckCorpus(corpus)
+	corpus, err := corpusFor(d, &c)
+	return c, corpus, f, err
 }
 
 // flagSet reports whether the flag name was given on the command line.
