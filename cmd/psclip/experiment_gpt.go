@@ -28,8 +28,8 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	modes := fs.String("clip-modes", "global,micro-batch", "comma-separated clip modes to compare: global, micro-batch, per-sample, none; per-sample runs take --ps-estimator and its flags")
 	definePS(fs, &c, "", "the per-sample runs")
 	out := fs.String("out", "out-experiment-gpt", "output directory: results, tables, curves and one directory per run")
-	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
-	restart := fs.Bool("restart", false, restartExperimentUsage)
+	var again experimentResume
+	again.bind(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,12 +77,12 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *resume && *restart {
-		return usagef("--resume and --restart exclude each other")
+	if err := again.check(); err != nil {
+		return err
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	res, err := gpt.RunExperiment(ctx, e, corpus, gpt.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr})
+	res, err := gpt.RunExperiment(ctx, e, corpus, gpt.RunOptions{Out: *out, Resume: again.resume, Restart: again.restart, Progress: stderr})
 	if err != nil {
 		return err
 	}

@@ -108,8 +108,8 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	kAt := fs.String("k-at", "0.2:clustered", "the K sweep's corruption setting")
 	kMethods := fs.String("k-methods", "global,mb-clip-mean", "the K sweep's methods")
 	out := fs.String("out", "out-experiment-gpt-corrupt", "output directory: results.json, tables.md, figures and one directory per run")
-	resume := fs.Bool("resume", false, "reuse finished runs in --out and continue an interrupted one")
-	restart := fs.Bool("restart", false, restartExperimentUsage)
+	var again experimentResume
+	again.bind(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -173,12 +173,12 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *resume && *restart {
-		return usagef("--resume and --restart exclude each other")
+	if err := again.check(); err != nil {
+		return err
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	res, err := gpt.RunCorruptionStudy(ctx, s, corpus, gpt.RunOptions{Out: *out, Resume: *resume, Restart: *restart, Progress: stderr})
+	res, err := gpt.RunCorruptionStudy(ctx, s, corpus, gpt.RunOptions{Out: *out, Resume: again.resume, Restart: again.restart, Progress: stderr})
 	if err != nil {
 		return err
 	}

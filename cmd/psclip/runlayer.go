@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,6 +21,23 @@ const restartUsage = "start the run in --out over, discarding it (without --resu
 
 // restartExperimentUsage is the usage of the experiment commands' --restart.
 const restartExperimentUsage = "start every run of the experiment in --out over (without --resume or --restart, a directory that holds an experiment is refused)"
+
+// experimentResume is the --resume and --restart of an experiment command
+// over GPT runs.
+type experimentResume struct{ resume, restart bool }
+
+func (r *experimentResume) bind(fs *flag.FlagSet) {
+	fs.BoolVar(&r.resume, "resume", false, "reuse finished runs in --out and continue an interrupted one")
+	fs.BoolVar(&r.restart, "restart", false, restartExperimentUsage)
+}
+
+// check refuses the two together.
+func (r experimentResume) check() error {
+	if r.resume && r.restart {
+		return usagef("--resume and --restart exclude each other")
+	}
+	return nil
+}
 
 // runFileNames lists the files a training command leaves in --out, for its
 // last line.
