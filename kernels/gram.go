@@ -143,8 +143,9 @@ const gramSlice = 1 << 18
 // rows padded with zero rows.
 func gramRows(t int, v []float32, k int, pad, g []float32) {
 	nt := ceilDiv(t, 4)
+	full := t / 4
 	block := func(i int) []float32 { return v[4*i*k:] }
-	if full := t / 4; full < nt {
+	if full < nt {
 		pad = pad[:4*k]
 		clear(pad[copy(pad, v[4*full*k:t*k]):])
 		block = func(i int) []float32 {
@@ -154,7 +155,6 @@ func gramRows(t int, v []float32, k int, pad, g []float32) {
 			return v[4*i*k:]
 		}
 	}
-	full := t / 4
 	kc := max(16, gramSlice/t&^15)
 	for pc := 0; pc < k; pc += kc {
 		n := min(kc, k-pc)
