@@ -1,10 +1,12 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/psclip/psclip/tensor"
 )
@@ -129,5 +131,63 @@ func TestPerSampleMemoryPlanIsStable(t *testing.T) {
 				t.Errorf("begun before Forward %v, step %d: PerSampleBytes %d, want %d", early, k, ctx.PerSampleBytes(), (60+72)*n)
 			}
 		}
+	}
+}
+
+// BenchmarkRuleCost measures what the plan's constant passCost stands for:
+// per shape (GPT's Linear layers at T 64 and 256, batch 8), one layer's
+// forward pass, backward pass and Finish in the plain mode, with ghost
+// norms and with materialised gradients, interleaved, and reports the
+// constant that would make the rule's two costs, gram flops against
+// passCost·in·out, as far apart as the measured extra times of the two
+// per-sample modes over the plain one ("pass-cost", GEMM flops a float of
+// per-sample gradient).
+func BenchmarkRuleCost(b *testing.B) {
+	const n = 8
+	for _, s := range []struct{ t, in, out int }{
+		{64, 128, 128}, {64, 128, 384}, {64, 128, 512}, {64, 512, 128},
+		{256, 384, 384}, {256, 384, 1152}, {256, 384, 1536}, {256, 1536, 384},
+	} {
+		b.Run(fmt.Sprintf("T%d-%dx%d", s.t, s.in, s.out), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			l := NewLinear("fc", s.in, s.out, true)
+			x, dy := randTensor(rng, n, s.t, s.in), randTensor(rng, n, s.t, s.out)
+			c := make([]float32, n)
+			for i := range c {
+				c[i] = 0.5
+			}
+			run := func(mode rule, perSample bool) time.Duration {
+				start := time.Now()
+				ctx := &Context{}
+				l.rule = mode
+				if perSample {
+					ctx.BeginPerSample(n)
+				}
+				l.Forward(ctx, x)
+				l.Backward(ctx, dy)
+				if perSample {
+					ctx.Finish(c)
+				}
+				return time.Since(start)
+			}
+			var plain, ghost, mat time.Duration
+			for i := 0; b.Loop(); i++ {
+				for j := range 3 {
+					switch (i + j) % 3 {
+					case 0:
+						plain += run(ruleAuto, false)
+					case 1:
+						ghost += run(ruleGhost, true)
+					case 2:
+						mat += run(ruleMaterialise, true)
+					}
+				}
+			}
+			gram := l.offer(n, s.t).gram
+			g := float64(s.in) * float64(s.out)
+			b.ReportMetric(gram*float64(mat-plain)/(float64(ghost-plain)*g), "pass-cost")
+			b.ReportMetric(float64(ghost-plain)/float64(plain), "ghost-extra")
+			b.ReportMetric(float64(mat-plain)/float64(plain), "mat-extra")
+		})
 	}
 }
