@@ -1,6 +1,7 @@
 package train_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 	"github.com/psclip/psclip/train"
 )
@@ -69,5 +71,46 @@ func TestPerSampleMemory(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+func TestParseMemoryBudget(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		want  train.MemoryBudget
+		bytes int64 // Bytes(1000)
+		str   string
+	}{
+		{"auto", train.MemoryBudget{}, 0, "auto"},
+		{"none", train.MemoryBudget{Size: nn.NoMaterialise}, nn.NoMaterialise, "none"},
+		{"0", train.MemoryBudget{Size: nn.NoMaterialise}, nn.NoMaterialise, "none"},
+		{"0MiB", train.MemoryBudget{Size: nn.NoMaterialise}, nn.NoMaterialise, "none"},
+		{"300000000", train.MemoryBudget{Size: 300000000}, 300000000, "300000000"},
+		{"512MiB", train.MemoryBudget{Size: 512 << 20}, 512 << 20, "512MiB"},
+		{"1.5GB", train.MemoryBudget{Size: 1500000000}, 1500000000, "1500000000"},
+		{"2kB", train.MemoryBudget{Size: 2000}, 2000, "2000"},
+		{"4096", train.MemoryBudget{Size: 4096}, 4096, "4KiB"},
+		{"7B", train.MemoryBudget{Size: 7}, 7, "7"},
+		{"1.35x", train.MemoryBudget{Ratio: 1.35}, 350, "1.35x"},
+		{"1x", train.MemoryBudget{Ratio: 1}, nn.NoMaterialise, "1x"},
+		{"1.0005x", train.MemoryBudget{Ratio: 1.0005}, nn.NoMaterialise, "1.0005x"}, // 0.5 byte of 1000
+	} {
+		got, err := train.ParseMemoryBudget(tc.in)
+		if err != nil || got != tc.want || got.Bytes(1000) != tc.bytes || got.String() != tc.str {
+			t.Errorf("%q: %+v (Bytes(1000) %d, %q), %v; want %+v (%d, %q)", tc.in, got, got.Bytes(1000), got.String(), err, tc.want, tc.bytes, tc.str)
+		}
+		if again, err := train.ParseMemoryBudget(got.String()); err != nil || again.Bytes(1000) != tc.bytes {
+			t.Errorf("%q: its String %q reads back as %+v, %v", tc.in, got.String(), again, err)
+		}
+	}
+	for _, in := range []string{"", "Auto", "-1", "-1MiB", "0.5x", "NaNx", "Infx", "1e30GiB", "NaN", "Inf", "12 MiB", "12mb", "x", "MiB", "1.35"} {
+		_, err := train.ParseMemoryBudget(in)
+		var se *setting.Error
+		if !errors.As(err, &se) || se.Field != "PerSampleMemory" {
+			t.Errorf("%q: %v, want a *setting.Error for PerSampleMemory", in, err)
+		}
+	}
+	if b := (train.MemoryBudget{Ratio: 3}).Bytes(math.MaxInt64); b != math.MaxInt64 {
+		t.Errorf("a ratio of a huge plain step: %d bytes, want MaxInt64", b)
 	}
 }

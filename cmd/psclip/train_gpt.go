@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/psclip/psclip/train"
 	"io"
 	"slices"
 	"strings"
@@ -89,6 +90,7 @@ type trainGPTFlags struct {
 	restart     bool
 	mode        string
 	logNorms    bool
+	memory      train.MemoryBudget
 }
 
 // psFields are per-sample mode's estimator settings beside the estimator,
@@ -116,6 +118,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
 	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
+	definePerSampleMemory(fs, &f.memory)
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
@@ -130,7 +133,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world, PerSampleMemory: f.memory})
 	if err != nil {
 		return err
 	}
@@ -198,6 +201,9 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	c = c.Trim()
 	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
 		return c, nil, f, usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
+	}
+	if flagSet(fs, "persample-memory") && c.ClipMode != gpt.ClipPerSample {
+		return c, nil, f, usagef("--persample-memory needs --clip-mode per-sample, not %s", c.ClipMode)
 	}
 	if err := c.Validate(); err != nil {
 		return c, nil, f, err
