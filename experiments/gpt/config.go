@@ -189,9 +189,11 @@ type Config struct {
 	Sampling string `json:"sampling,omitempty"`
 	// Delta is dp-sgd's δ, at which the run reports its ε
 	// (EvalRecord.Epsilon, Summary.Epsilon: privacy.Epsilon of the steps'
-	// history, RDP with Balle et al.'s conversion) for one record, a
-	// window of BlockSize+1 tokens. Required by dp-sgd, which New refuses
-	// unless it is below 1/N (N records); unset for the other estimators.
+	// history, RDP with Balle et al.'s conversion) for adding or removing
+	// one record: a window of BlockSize+1 tokens, not a document (which
+	// spans many records; see README.md). Required by dp-sgd, which New
+	// refuses unless it is below 1/N (N records); unset for the other
+	// estimators.
 	Delta float64 `json:"delta,omitempty"`
 
 	// Seed determines the initialisation, the data order, the dropout
