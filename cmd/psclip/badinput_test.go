@@ -135,13 +135,6 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--ps-gamma", "5"}, 2, "--ps-gamma applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--clip-sgd-gamma", "5"}, 2, "--clip-sgd-gamma applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--inc-alpha", "5"}, 2, "--inc-alpha applies to none of --methods sgd"},
-		// --val-fraction is a share in [0, 1) that holds out an image,
-		// or 0; with it, N counts every training image.
-		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "1"}, 2, "--val-fraction = 1, want 0, or a normal float32 between 0 and 1"},
-		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "-0.1"}, 2, "--val-fraction = -0.1"},
-		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "0.01"}, 2, "--val-fraction = 0.01, want 0 or at least 0.025: a share that holds out an image of the 40 training images"},
-		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "tenth"}, 2, "-val-fraction"},
-		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "0", "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.025"}, 2, "--delta = 0.025, want below 1/N = 0.025 (N = 40 training images)"},
 		// Issue 26: image sets whose parts disagree.
 		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
 		{[]string{"--out", "out", "--data", fxIDX200}, 2, "have no training image"},
@@ -372,6 +365,13 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--noise-multiplier", "1"}, 2, "--noise-multiplier does not apply to --estimator ps-clip-sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--sampling", "poisson"}, 2, "--sampling = \"poisson\", want unset: Poisson sampling is dp-sgd's"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--target-epsilon", "3"}, 2, "--target-epsilon does not apply to --estimator ps-clip-sgd"},
+		// --val-fraction is a share in [0, 1) that holds out an image,
+		// or 0; with it, N counts every training image.
+		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "1"}, 2, "--val-fraction = 1, want 0, or a normal float32 between 0 and 1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "-0.1"}, 2, "--val-fraction = -0.1"},
+		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "0.01"}, 2, "--val-fraction = 0.01, want 0 or at least 0.025: a share that holds out an image of the 40 training images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "tenth"}, 2, "-val-fraction"},
+		{[]string{"--out", "out", "--data", fxIDX, "--val-fraction", "0", "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.025"}, 2, "--delta = 0.025, want below 1/N = 0.025 (N = 40 training images)"},
 		// Issue 26: image sets whose parts disagree.
 		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
 		{[]string{"--out", "out", "--data", fxIDX200}, 2, "the labels run to 200, but 196 of the classes 0…200 have no training image"},
