@@ -92,11 +92,35 @@ type trainSplit struct {
 // subsetStream is the PCG stream that picks Config.TrainSubset's images.
 const subsetStream = 0xc1fa_0000_0000_0004
 
+// valSize is the number of validation images a run of c holds out of a
+// training set of n images (Config.ValFraction). A share that holds out
+// no image, or every image, of this set is refused: it is not the split
+// asked for.
+func (c *Config) valSize(n int) (int, error) {
+	if c.ValFraction == nil {
+		return cifardata.ValidationSize(n), nil
+	}
+	f := *c.ValFraction
+	v := int(f * float64(n))
+	switch {
+	case f > 0 && v == 0:
+		return 0, setting.Errorf("ValFraction", f, "0 or at least %.3g: a share that holds out an image of the %d training images", 1/float64(n), n)
+	case v >= n:
+		return 0, setting.Errorf("ValFraction", f, "below %.3g: a share that keeps a training image of the %d", float64(n-1)/float64(n), n)
+	}
+	return v, nil
+}
+
 // split divides d as a run of c does: the seeded validation split
-// (cifardata.SplitIndices), TrainSubset images of the rest chosen at
-// random from the seed, and the label noise applied to those.
+// (cifardata.SplitIndices, of valSize images), TrainSubset images of the
+// rest chosen at random from the seed, and the label noise applied to
+// those.
 func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
-	ti, vi, err := cifardata.SplitIndices(d.Len(), cifardata.ValidationSize(d.Len()), c.Seed)
+	val, err := c.valSize(d.Len())
+	if err != nil {
+		return nil, err
+	}
+	ti, vi, err := cifardata.SplitIndices(d.Len(), val, c.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -810,7 +834,9 @@ func (h hooks) Describe(done int) string {
 	if !h.cfg.evaluates(ep.Epoch) {
 		return d
 	}
-	d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	if finite(float64(ep.ValAcc)) { // no validation split: none
+		d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	}
 	if h.sampleRate > 0 {
 		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(ep.Epsilon), h.cfg.Delta)
 	}
@@ -823,7 +849,9 @@ func (h hooks) Describe(done int) string {
 func (r *Run) endEpoch(epoch int) error {
 	valAcc, valLoss, testAcc, testLoss := math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if r.cfg.evaluates(epoch) {
-		valAcc, valLoss = r.evaluate(r.valSet)
+		if r.valSet.Len() > 0 { // none with ValFraction 0: null
+			valAcc, valLoss = r.evaluate(r.valSet)
+		}
 		testAcc, testLoss = r.evaluate(r.data.Test)
 	}
 	e := r.st.Epoch
