@@ -53,7 +53,7 @@ type stepResult struct {
 	AllocMBPerStep     float64 `json:"alloc_mb_per_step"`
 	// PerSampleMB is the most per-sample gradients a micro-batch of the
 	// estimator's steps materialised (train.Stats.PerSampleBytes), in MiB.
-	PerSampleMB float64 `json:"persample_mb,omitempty"`
+	PerSampleMB float64 `json:"persample_mb"`
 }
 
 // benchCase is one configuration timed by bench step.

@@ -237,6 +237,8 @@ func Funcs(root string) template.FuncMap {
 		"mul":  func(a, b float64) float64 { return a * b },
 		"sub":  func(a, b float64) float64 { return a - b },
 		"add":  func(a, b float64) float64 { return a + b },
+		// list makes a template's own list to range over.
+		"list": func(a ...any) []any { return a },
 	}
 }
 
