@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/psclip/psclip/train"
 	"io"
 	"slices"
 	"strings"
@@ -90,6 +91,7 @@ type trainGPTFlags struct {
 	restart     bool
 	mode        string
 	logNorms    bool
+	memory      train.MemoryBudget
 }
 
 // psFields are per-sample mode's estimator settings beside the estimator,
@@ -121,6 +123,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee for one record (a window of --block-size + 1 tokens), below 1/N (N records); ε is logged at every evaluation and in result.json")
 	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "training sequences: windows (at random offsets, nanoGPT's; the default but for dp-sgd) or poisson (the training text cut into N disjoint records of --block-size + 1 tokens, each joining a step with probability --micro-batch·--accum/N; dp-sgd's default and only for it)")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
+	definePerSampleMemory(fs, &f.memory)
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
@@ -135,7 +138,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world, PerSampleMemory: f.memory})
 	if err != nil {
 		return err
 	}
@@ -207,6 +210,9 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	c = c.Trim()
 	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
 		return c, nil, f, usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
+	}
+	if flagSet(fs, "persample-memory") && c.ClipMode != gpt.ClipPerSample {
+		return c, nil, f, usagef("--persample-memory needs --clip-mode per-sample, not %s", c.ClipMode)
 	}
 	var corpus *text.Corpus
 	if flagSet(fs, "target-epsilon") {

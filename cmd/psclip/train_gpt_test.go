@@ -166,6 +166,8 @@ func TestGPTBadFlags(t *testing.T) {
 		{train("--clip-mode", "per-sample", "--ps-estimator", "auto-clip", "--target-quantile", "0.5"), "--target-quantile"},
 		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-quantile", "--quantile-rate", "-1"), "quantile"},
 		{train("--log-norms"), "--log-norms"},
+		{train("--persample-memory", "1.35x"), "--persample-memory needs --clip-mode per-sample"},
+		{train("--clip-mode", "per-sample", "--persample-memory", "lots"), "-persample-memory"},
 		{train("--clip-convention", "sum"), "--clip-convention"},
 		{[]string{"experiment", "gpt", "--clip-convention", "nanoGPT", "--out", out}, "--clip-convention"},
 		{train("--eval-iters", "0"), "--eval-iters"},

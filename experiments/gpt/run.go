@@ -125,7 +125,8 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	cfg.VocabSize, _ = modelVocab(cfg, corpus)
-	if err := cfg.checkMemory(); err != nil {
+	perSample := opts.PerSampleMemory.Bytes(cfg.model().TrainingBytes(cfg.MicroBatch, 2))
+	if err := cfg.checkMemory(perSample); err != nil {
 		return nil, err
 	}
 	s := &Run{cfg: cfg, corpus: corpus}
@@ -194,7 +195,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	tc := train.Config{
 		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
-		Rand: rand.New(s.dropout), Comm: s.h.Comm(),
+		Rand: rand.New(s.dropout), Comm: s.h.Comm(), PerSampleMemory: perSample,
 	}
 	if cfg.Private() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
@@ -217,12 +218,13 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 }
 
 // checkMemory refuses a run whose model, AdamW state, micro-batch
-// activations and step inputs cannot fit in this machine's memory
+// activations, step inputs and perSample bytes of per-sample gradients
+// (a budget; none when not positive) cannot fit in this machine's memory
 // (run.CheckMemory), before anything is allocated.
-func (c *Config) checkMemory() error {
+func (c *Config) checkMemory(perSample int64) error {
 	inputs := float64(c.Accum) * float64(c.MicroBatch) * float64(c.BlockSize) * 8 // token ids as float32 and targets as int32
-	need := c.model().TrainingBytes(c.MicroBatch, 2) + inputs
-	return run.CheckMemory("the model, its optimizer state and a step's micro-batches and activations", need)
+	need := c.model().TrainingBytes(c.MicroBatch, 2) + inputs + float64(max(perSample, 0))
+	return run.CheckMemory("the model, its optimizer state, a step's micro-batches and activations and the per-sample memory budget", need)
 }
 
 // Close releases the run directory of a Run that will not train; Train

@@ -361,7 +361,8 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if cfg.Accum > batch {
 		return nil, setting.Errorf("Accum", cfg.Accum, "at most the %d images of a batch (the training split's)", batch)
 	}
-	if err := cfg.checkMemory(data.Train.Classes, channels, batch); err != nil {
+	perSample := opts.PerSampleMemory.Bytes(cfg.trainingBytes(data.Train.Classes, channels, batch))
+	if err := cfg.checkMemory(data.Train.Classes, channels, batch, perSample); err != nil {
 		return nil, err
 	}
 	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
@@ -432,7 +433,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	tc := train.Config{
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
-		Comm: r.h.Comm(),
+		Comm: r.h.Comm(), PerSampleMemory: perSample,
 	}
 	if cfg.Private() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
@@ -542,19 +543,26 @@ func (c *Config) checkChannels(channels int) error {
 	return nil
 }
 
-// checkMemory refuses a run whose model, momentum buffers and batches of
-// batch images cannot fit in this machine's memory (run.CheckMemory),
-// before anything is allocated.
-func (c *Config) checkMemory(classes, channels, batch int) error {
-	need := c.alexNet(classes, channels).TrainingBytes(batch, 1)
+// trainingBytes is the memory a plain step on batches of batch images
+// takes (the models' TrainingBytes, with the momentum buffers).
+func (c *Config) trainingBytes(classes, channels, batch int) float64 {
 	switch c.Model {
 	case ModelSmallCNN:
-		need = c.smallCNN(classes, channels).TrainingBytes(batch, 1)
+		return c.smallCNN(classes, channels).TrainingBytes(batch, 1)
 	case ModelTanhCNN:
-		need = c.tanhCNN(classes).TrainingBytes(batch, 1)
+		return c.tanhCNN(classes).TrainingBytes(batch, 1)
 	}
+	return c.alexNet(classes, channels).TrainingBytes(batch, 1)
+}
+
+// checkMemory refuses a run whose model, momentum buffers, batches of
+// batch images and perSample bytes of per-sample gradients (a budget; none
+// when not positive) cannot fit in this machine's memory
+// (run.CheckMemory), before anything is allocated.
+func (c *Config) checkMemory(classes, channels, batch int, perSample int64) error {
+	need := c.trainingBytes(classes, channels, batch) + float64(max(perSample, 0))
 	need += max(float64(batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
-	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
+	return run.CheckMemory("the model, its optimizer state, a batch's activations and the per-sample memory budget", need)
 }
 
 // clipRecorder is the run's estimator, recording which samples of the
