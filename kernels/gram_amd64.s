@@ -326,7 +326,7 @@ gramcols2_write:
 	VZEROUPPER
 	RET
 
-// gramLanes holds the lane numbers 0…7, for gramRowsAVX2's tail mask.
+// gramLanes holds the lane numbers 0…7, for gramSweepAVX2's tail mask.
 DATA gramLanes<>+0(SB)/4, $0
 DATA gramLanes<>+4(SB)/4, $1
 DATA gramLanes<>+8(SB)/4, $2
@@ -361,11 +361,12 @@ GLOBL gramLanes<>(SB), RODATA|NOPTR, $32
 // order, e(i, j) at 4j+i.
 //
 // While the column is formed, the pfn bytes from pf bytes after b (the next
-// column's rows, read by the next call) are fetched into L1, two cache lines
-// a step of two values-vectors until they are all asked for (pfn = 0:
-// none). Where a column's rows come from L3 or memory, the hardware's stream
-// prefetchers, woken only by misses on rows of 8 (k = 128) to 32 lines, left
-// the first tiles of every column waiting on them.
+// column's rows, read by the next call) are fetched into L1 with
+// PREFETCHT0, two cache lines every two steps until all are asked for
+// (pfn = 0: none). Where a column's rows come from L3 or memory, the
+// hardware's stream prefetchers, woken only by misses on rows of 8
+// (k = 128) to 32 lines, left the first tiles of every column waiting on
+// them.
 TEXT ·gramSweepAVX2(SB), NOSPLIT, $0-96
 	MOVQ ld+24(FP), SI
 	SHLQ $2, SI
@@ -513,8 +514,8 @@ gsweep_tail:
 	VFMADD231PS Y13, Y8, Y6
 	VFMADD231PS Y13, Y9, Y7
 gsweep_reduce:
-	// As gramRowsAVX2: 128-bit half H of Y8 holds half H's sums of
-	// Y0–Y3, of Y9 those of Y4–Y7; then lane m of Y0 is Y_m's sum.
+	// 128-bit half H of Y8 holds half H's sums of Y0–Y3, of Y9 those of
+	// Y4–Y7; then lane m of Y0 is Y_m's sum.
 	VHADDPS Y1, Y0, Y0
 	VHADDPS Y3, Y2, Y2
 	VHADDPS Y2, Y0, Y8
