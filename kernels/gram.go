@@ -56,7 +56,7 @@ func GramDot(cols bool, t int, x []float32, kx int, y []float32, ky int) float64
 
 // RowGramLen is the number of floats RowGram stores for t rows.
 func RowGramLen(t int) int {
-	if gramRowsTile == nil {
+	if !gramRowKernels() {
 		return t * t
 	}
 	nt := ceilDiv(t, 4)
@@ -79,7 +79,7 @@ func RowGram(t int, x []float32, k int, g []float32) {
 	case t == 0:
 	case k == 0:
 		clear(g)
-	case gramRowsTile == nil:
+	case !gramRowKernels():
 		Sgemm(false, true, t, t, k, 1, x, k, x, k, 0, g, t)
 	case t%4 == 0:
 		gramRows(t, x, k, nil, g)
@@ -97,11 +97,33 @@ func RowGramDot(t int, gx, gy []float32) float64 {
 	if len(gx) < n || len(gy) < n {
 		panic(fmt.Sprintf("kernels: RowGramDot: Gram matrices of %d rows in %d and %d elements, want %d", t, len(gx), len(gy), n))
 	}
-	if gramRowsTile == nil {
+	if !gramRowKernels() {
 		return Dot(gx[:n], gy[:n])
 	}
 	return tilesDot(ceilDiv(t, 4)*16, gx[:n], gy[:n])
 }
+
+// GramDot's kernels (gram_amd64.go, gram_arm64.go, gram_other.go), nil where
+// the micro-kernel in use has none. Over the first k values of each vector:
+//   - gramRowsTile forms n 4×4 tiles (stored transposed, one after the other
+//     in c) from rows 0..3 of a and rows 4t..4t+3 of b [4n,ld];
+//   - gramRowsSweep forms gramRows' column j of tiles, (i, j) for i ≤ j in
+//     g's layout for nt blocks of rows, from blocks 0..j−1 of a [·,ld] and
+//     the 4 rows of b (block j, or its padded copy), and with next fetches
+//     the 4 rows that follow b's in its array, the next column's;
+//   - gramColsTile forms a 16×16 tile from columns 0..15 of a and of b
+//     [k,ld].
+//
+// All add into their tiles when acc is set.
+type (
+	gramRowsTileFunc  func(k int, a, b []float32, ld int, c []float32, n int, acc bool)
+	gramRowsSweepFunc func(k int, a, b []float32, ld int, g []float32, j, nt int, acc, next bool)
+	gramColsTileFunc  func(k int, a, b []float32, ld int, c []float32, acc bool)
+)
+
+// gramRowKernels reports whether GramDot's rows are formed by a row kernel
+// (by tiles or by columns of tiles) rather than by Sgemm.
+func gramRowKernels() bool { return gramRowsTile != nil || gramRowsSweep != nil }
 
 // tilesDot is the dot product of two symmetric matrices stored as their
 // tiles on and above the diagonal, the d floats of the diagonal tiles first:
@@ -121,8 +143,9 @@ const gramSlice = 1 << 18
 // rows padded with zero rows.
 func gramRows(t int, v []float32, k int, pad, g []float32) {
 	nt := ceilDiv(t, 4)
+	full := t / 4
 	block := func(i int) []float32 { return v[4*i*k:] }
-	if full := t / 4; full < nt {
+	if full < nt {
 		pad = pad[:4*k]
 		clear(pad[copy(pad, v[4*full*k:t*k]):])
 		block = func(i int) []float32 {
@@ -135,6 +158,14 @@ func gramRows(t int, v []float32, k int, pad, g []float32) {
 	kc := max(16, gramSlice/t&^15)
 	for pc := 0; pc < k; pc += kc {
 		n := min(kc, k-pc)
+		if gramRowsSweep != nil {
+			// By columns of tiles, each fetching the next column's rows
+			// (v's, and past the last one the rows that follow v).
+			for j := range nt {
+				gramRowsSweep(n, v[pc:], block(j)[pc:], k, g, j, nt, pc > 0, j < full)
+			}
+			continue
+		}
 		off := nt * 16
 		for i := range nt {
 			a := block(i)[pc:]
@@ -142,7 +173,7 @@ func gramRows(t int, v []float32, k int, pad, g []float32) {
 			// The blocks after i, as one call for those in v and one
 			// for the padded last block.
 			for j := i + 1; j < nt; {
-				m := max(1, min(nt, t/4)-j)
+				m := max(1, min(nt, full)-j)
 				gramRowsTile(n, a, block(j)[pc:], k, g[off:], m, pc > 0)
 				off += 16 * m
 				j += m

@@ -21,40 +21,48 @@ func gramRowsAVX512(k int, a, b *float32, ld, tail int, c *float32, n int, acc b
 //go:noescape
 func gramColsAVX2(k int, a, b *float32, ld int, c *float32, acc bool)
 
-// gramRowsAVX2 is gramRowsAVX512 over 8k+tail values, tail < 8, on AVX2
-// (gram_amd64.s): its sums are added 8 lanes wide, not 16, so they round
-// differently.
+// gramSweepAVX2 forms one column of gramRows' 4×4 tiles on AVX2, its sums
+// added 8 lanes wide, not 16 as gramRowsAVX512's, so they round
+// differently (gram_amd64.s).
 //
 //go:noescape
-func gramRowsAVX2(k int, a, b *float32, ld, tail int, c *float32, n int, acc bool)
+func gramSweepAVX2(k int, a, b *float32, ld, tail int, c *float32, cstep, n int, cdiag *float32, acc bool, pf, pfn int)
 
-// GramDot's tile kernels, nil where the micro-kernel in use has none. Over
-// the first k values of each vector, gramRowsTile forms n 4×4 tiles (stored
-// transposed, one after the other in c) from rows 0..3 of a and rows 4t..4t+3
-// of b [4n,ld]; gramColsTile a 16×16 tile from columns 0..15 of a and of b
-// [k,ld]. Both add into c when acc is set.
-var gramRowsTile, gramColsTile = gramTiles(best)
+// GramDot's kernels, nil where the micro-kernel in use has none (gram.go
+// has their contracts): AVX-512 forms rows of row tiles, AVX2 columns.
+var gramRowsTile, gramRowsSweep, gramColsTile = gramTiles(best)
 
-func gramTiles(kern *microKernel) (rows func(k int, a, b []float32, ld int, c []float32, n int, acc bool), cols func(k int, a, b []float32, ld int, c []float32, acc bool)) {
-	var (
-		rowsAsm = gramRowsAVX512
-		colsAsm = gramColsAVX512
-		step    = 16 // values of each row a step of rowsAsm
-	)
+func gramTiles(kern *microKernel) (rows gramRowsTileFunc, sweep gramRowsSweepFunc, cols gramColsTileFunc) {
+	colsAsm := gramColsAVX512
 	switch kern {
 	case avx512:
+		rows = func(k int, a, b []float32, ld int, c []float32, n int, acc bool) {
+			_, _, _ = a[3*ld+k-1], b[(4*n-1)*ld+k-1], c[16*n-1] // the extent the assembly touches
+			gramRowsAVX512(k/16, &a[0], &b[0], ld, k%16, &c[0], n, acc)
+		}
 	case avx2:
-		rowsAsm, colsAsm, step = gramRowsAVX2, gramColsAVX2, 8
+		colsAsm = gramColsAVX2
+		sweep = func(k int, a, b []float32, ld int, g []float32, j, nt int, acc, next bool) {
+			// Tile (i, j), i < j, lies at 16·(nt + i(nt−1) − i(i−1)/2 + j−i−1).
+			off, last := 0, 0
+			if j > 0 {
+				off = 16 * (nt + j - 1)
+				last = 16 * (nt + (j-1)*(nt-1) - (j-1)*(j-2)/2)
+				_ = a[(4*j-1)*ld+k-1]
+			}
+			_, _, _ = b[3*ld+k-1], g[16*j+15], g[last+15] // the extent the assembly touches
+			pf := 0
+			if next {
+				pf = 4 * ld * 4
+			}
+			gramSweepAVX2(k/8, &a[0], &b[0], ld, k%8, &g[off], 64*(nt-2), j, &g[16*j], acc, pf, pf)
+		}
 	default:
-		return nil, nil
-	}
-	rows = func(k int, a, b []float32, ld int, c []float32, n int, acc bool) {
-		_, _, _ = a[3*ld+k-1], b[(4*n-1)*ld+k-1], c[16*n-1] // the extent the assembly touches
-		rowsAsm(k/step, &a[0], &b[0], ld, k%step, &c[0], n, acc)
+		return nil, nil, nil
 	}
 	cols = func(k int, a, b []float32, ld int, c []float32, acc bool) {
 		_, _, _ = a[(k-1)*ld+15], b[(k-1)*ld+15], c[255] // the extent the assembly touches
 		colsAsm(k, &a[0], &b[0], ld, &c[0], acc)
 	}
-	return rows, cols
+	return rows, sweep, cols
 }

@@ -326,7 +326,7 @@ gramcols2_write:
 	VZEROUPPER
 	RET
 
-// gramLanes holds the lane numbers 0…7, for gramRowsAVX2's tail mask.
+// gramLanes holds the lane numbers 0…7, for gramSweepAVX2's tail mask.
 DATA gramLanes<>+0(SB)/4, $0
 DATA gramLanes<>+4(SB)/4, $1
 DATA gramLanes<>+8(SB)/4, $2
@@ -337,79 +337,185 @@ DATA gramLanes<>+24(SB)/4, $6
 DATA gramLanes<>+28(SB)/4, $7
 GLOBL gramLanes<>(SB), RODATA|NOPTR, $32
 
-// func gramRowsAVX2(k int, a, b *float32, ld, tail int, c *float32, n int, acc bool)
+// func gramSweepAVX2(k int, a, b *float32, ld, tail int, c *float32, cstep, n int, cdiag *float32, acc bool, pf, pfn int)
 //
-// gramRowsAVX512 on AVX2, 8 values of each row a step (the last tail
-// under a VMASKMOVPS mask: masked lanes are neither read nor fault). Each
-// tile is formed in two halves, rows 2h and 2h+1 of b against the four
-// rows of a: eight YMM accumulators, Y_{4j+i} for a_i·b_{2h+j}, from six
-// loads a step. Three rounds of VHADDPS and one exchange of 128-bit halves
-// (VPERM2F128) reduce them to the half's eight sums, c[16t+8h … 16t+8h+7]
-// in gramRowsAVX512's order.
-TEXT ·gramRowsAVX2(SB), NOSPLIT, $0-57
+// One column of 4×4 tiles of a Gram matrix from rows of the untransposed
+// operand, from the top down to the diagonal: for each of n tiles t, rows
+// 4t..4t+3 of a against rows 0..3 of b (tile (t, j) when b holds rows
+// 4j..4j+3), then b against itself (the diagonal tile):
+// c[4j+i] (+)= Σ_{p<8k+tail} a[(4t+i)·ld+p]·b[j·ld+p] for i, j < 4. Tile t
+// goes to c + Σ_{s<t} (cstep − 64s) bytes (GramDot's row-major order of
+// tiles, read down a column), the diagonal tile to cdiag; acc adds into
+// them.
+//
+// Each sum is accumulated 8 lanes wide, lane l taking p ≡ l (mod 8) in
+// order by FMA (the last tail values under a VMASKMOVPS lane mask, which
+// neither reads nor faults past the row), then reduced as
+// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) by three rounds of VHADDPS and one
+// exchange of 128-bit halves. A tile is formed in two halves, rows 2h and
+// 2h+1 of a against the four of b: Y_{2j+i} sums a_{2h+i}·b_j, eight
+// accumulators from six loads a step. b's rows stay in L1 for the whole
+// column, so a sweep streams two rows at a time from L2, as a row of tiles
+// with a fixed would stream b's. The half's reduced vector holds e(2h+i, j)
+// in lane 2j+i; the two halves' are interleaved by pairs into the tile's
+// order, e(i, j) at 4j+i.
+//
+// While the column is formed, the pfn bytes from pf bytes after b (the next
+// column's rows, read by the next call) are fetched into L1 with
+// PREFETCHT0, two cache lines every two steps until all are asked for
+// (pfn = 0: none). Where a column's rows come from L3 or memory, the
+// hardware's stream prefetchers, woken only by misses on rows of 8
+// (k = 128) to 32 lines, left the first tiles of every column waiting on
+// them.
+TEXT ·gramSweepAVX2(SB), NOSPLIT, $0-96
 	MOVQ ld+24(FP), SI
 	SHLQ $2, SI
 	LEAQ (SI)(SI*2), R8 // 3 rows
-	LEAQ (SI)(SI*1), R11 // 2 rows
-	MOVQ b+16(FP), R10
-	MOVQ c+40(FP), DI
-	MOVQ n+48(FP), R9
-	ADDQ R9, R9 // halves
 	MOVQ tail+32(FP), CX
 	VMOVQ CX, X15
 	VPBROADCASTD X15, Y15
 	VMOVDQU gramLanes<>(SB), Y14
 	VPCMPGTD Y14, Y15, Y15 // lane l: tail > l
-	MOVBLZX acc+56(FP), R12
-	TESTQ R9, R9
-	JZ gramrows2_done
-gramrows2_half:
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ R10, BX
+	MOVQ a+8(FP), R10
+	MOVQ c+40(FP), R11
+	MOVQ cstep+48(FP), R13
+	MOVQ n+56(FP), R9
+	INCQ R9 // tiles, the diagonal one last
+	MOVBLZX acc+72(FP), R12
+	MOVQ b+16(FP), DI
+	MOVQ pf+80(FP), DX
+	ADDQ DI, DX // the next line to fetch
+	MOVQ pfn+88(FP), R15
+	ADDQ DX, R15 // the end of what to fetch
+gsweep_tile:
+	CMPQ R9, $1
+	JNE gsweep_tile1
+	MOVQ DI, R10 // the diagonal tile: b against itself
+	MOVQ cdiag+64(FP), R11
+gsweep_tile1:
+	MOVL $2, R14 // halves: rows 0, 1 of a, then rows 2, 3
+gsweep_half:
+	MOVQ R10, AX
+	MOVQ DI, BX
 	ZERO_Y0_Y7
-	TESTQ CX, CX
-	JZ gramrows2_tail
-gramrows2_loop:
-	VMOVUPS (BX), Y8
-	VMOVUPS (BX)(SI*1), Y9
-	VMOVUPS (AX), Y10
-	VMOVUPS (AX)(SI*1), Y11
-	VMOVUPS (AX)(SI*2), Y12
-	VMOVUPS (AX)(R8*1), Y13
-	VFMADD231PS Y8, Y10, Y0
-	VFMADD231PS Y8, Y11, Y1
-	VFMADD231PS Y8, Y12, Y2
-	VFMADD231PS Y8, Y13, Y3
-	VFMADD231PS Y9, Y10, Y4
-	VFMADD231PS Y9, Y11, Y5
-	VFMADD231PS Y9, Y12, Y6
-	VFMADD231PS Y9, Y13, Y7
+	MOVQ k+0(FP), CX
+	SHRQ $1, CX
+	JZ gsweep_odd
+	CMPQ DX, R15
+	JEQ gsweep_loop
+gsweep_looppf:
+	PREFETCHT0 (DX)
+	PREFETCHT0 64(DX)
+	ADDQ $128, DX
+	CMPQ DX, R15
+	CMOVQCC R15, DX
+	VMOVUPS 0(AX), Y8
+	VMOVUPS 0(AX)(SI*1), Y9
+	VMOVUPS 0(BX), Y10
+	VMOVUPS 0(BX)(SI*1), Y11
+	VMOVUPS 0(BX)(SI*2), Y12
+	VMOVUPS 0(BX)(R8*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+	VMOVUPS 32(AX), Y8
+	VMOVUPS 32(AX)(SI*1), Y9
+	VMOVUPS 32(BX), Y10
+	VMOVUPS 32(BX)(SI*1), Y11
+	VMOVUPS 32(BX)(SI*2), Y12
+	VMOVUPS 32(BX)(R8*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+	ADDQ $64, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ gsweep_looppf
+	JMP gsweep_odd
+gsweep_loop:
+	VMOVUPS 0(AX), Y8
+	VMOVUPS 0(AX)(SI*1), Y9
+	VMOVUPS 0(BX), Y10
+	VMOVUPS 0(BX)(SI*1), Y11
+	VMOVUPS 0(BX)(SI*2), Y12
+	VMOVUPS 0(BX)(R8*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+	VMOVUPS 32(AX), Y8
+	VMOVUPS 32(AX)(SI*1), Y9
+	VMOVUPS 32(BX), Y10
+	VMOVUPS 32(BX)(SI*1), Y11
+	VMOVUPS 32(BX)(SI*2), Y12
+	VMOVUPS 32(BX)(R8*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+	ADDQ $64, AX
+	ADDQ $64, BX
+	DECQ CX
+	JNZ gsweep_loop
+gsweep_odd:
+	MOVQ k+0(FP), CX
+	TESTQ $1, CX
+	JZ gsweep_tail
+	VMOVUPS 0(AX), Y8
+	VMOVUPS 0(AX)(SI*1), Y9
+	VMOVUPS 0(BX), Y10
+	VMOVUPS 0(BX)(SI*1), Y11
+	VMOVUPS 0(BX)(SI*2), Y12
+	VMOVUPS 0(BX)(R8*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
 	ADDQ $32, AX
 	ADDQ $32, BX
-	DECQ CX
-	JNZ gramrows2_loop
-gramrows2_tail:
+gsweep_tail:
 	MOVQ tail+32(FP), CX
 	TESTQ CX, CX
-	JZ gramrows2_reduce
-	VMASKMOVPS (BX), Y15, Y8
-	VMASKMOVPS (BX)(SI*1), Y15, Y9
-	VMASKMOVPS (AX), Y15, Y10
-	VMASKMOVPS (AX)(SI*1), Y15, Y11
-	VMASKMOVPS (AX)(SI*2), Y15, Y12
-	VMASKMOVPS (AX)(R8*1), Y15, Y13
-	VFMADD231PS Y8, Y10, Y0
-	VFMADD231PS Y8, Y11, Y1
-	VFMADD231PS Y8, Y12, Y2
-	VFMADD231PS Y8, Y13, Y3
-	VFMADD231PS Y9, Y10, Y4
-	VFMADD231PS Y9, Y11, Y5
-	VFMADD231PS Y9, Y12, Y6
-	VFMADD231PS Y9, Y13, Y7
-gramrows2_reduce:
-	// Pairs, then quads: 128-bit half H of Y8 holds half H's sums of
-	// Y0–Y3, of Y9 those of Y4–Y7.
+	JZ gsweep_reduce
+	VMASKMOVPS (AX), Y15, Y8
+	VMASKMOVPS (AX)(SI*1), Y15, Y9
+	VMASKMOVPS (BX), Y15, Y10
+	VMASKMOVPS (BX)(SI*1), Y15, Y11
+	VMASKMOVPS (BX)(SI*2), Y15, Y12
+	VMASKMOVPS (BX)(R8*1), Y15, Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+gsweep_reduce:
+	// 128-bit half H of Y8 holds half H's sums of Y0–Y3, of Y9 those of
+	// Y4–Y7; then lane m of Y0 is Y_m's sum.
 	VHADDPS Y1, Y0, Y0
 	VHADDPS Y3, Y2, Y2
 	VHADDPS Y2, Y0, Y8
@@ -419,15 +525,28 @@ gramrows2_reduce:
 	VPERM2F128 $0x20, Y9, Y8, Y0
 	VPERM2F128 $0x31, Y9, Y8, Y1
 	VADDPS Y1, Y0, Y0
+	LEAQ (R10)(SI*2), R10 // the half's rows of a
+	DECL R14
+	JZ gsweep_store
+	VMOVAPS Y0, Y14 // the first half's sums
+	JMP gsweep_half
+gsweep_store:
+	// Y14 = e(0,0) e(1,0) e(0,1) e(1,1) | e(0,2) e(1,2) e(0,3) e(1,3),
+	// Y0 the same for rows 2, 3: pairs interleaved, then 128-bit halves.
+	VUNPCKLPD Y0, Y14, Y1 // e(·,0) | e(·,2)
+	VUNPCKHPD Y0, Y14, Y2 // e(·,1) | e(·,3)
+	VPERM2F128 $0x20, Y2, Y1, Y0
+	VPERM2F128 $0x31, Y2, Y1, Y1
 	TESTQ R12, R12
-	JZ gramrows2_write
-	VADDPS (DI), Y0, Y0
-gramrows2_write:
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ R11, R10
+	JZ gsweep_write
+	VADDPS (R11), Y0, Y0
+	VADDPS 32(R11), Y1, Y1
+gsweep_write:
+	VMOVUPS Y0, (R11)
+	VMOVUPS Y1, 32(R11)
+	ADDQ R13, R11
+	SUBQ $64, R13
 	DECQ R9
-	JNZ gramrows2_half
-gramrows2_done:
+	JNZ gsweep_tile
 	VZEROUPPER
 	RET

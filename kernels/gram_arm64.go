@@ -14,7 +14,7 @@ func gramRowsNEON(k int, a, b *float32, ld, tail int, c *float32, n int, acc boo
 // 4t..4t+3 of b [4n,ld] for t < n; vectors held as columns are formed by
 // Sgemm.
 var (
-	gramRowsTile = func() func(k int, a, b []float32, ld int, c []float32, n int, acc bool) {
+	gramRowsTile = func() gramRowsTileFunc {
 		if best != neon {
 			return nil
 		}
@@ -23,5 +23,6 @@ var (
 			gramRowsNEON(k/4, &a[0], &b[0], ld, k%4, &c[0], n, acc)
 		}
 	}()
-	gramColsTile func(k int, a, b []float32, ld int, c []float32, acc bool)
+	gramRowsSweep gramRowsSweepFunc
+	gramColsTile  gramColsTileFunc
 )

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -218,6 +219,63 @@ func BenchmarkGramCols(b *testing.B) {
 				}
 				b.ReportMetric(float64(c.t*c.t*c.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "full-GMAC/s")
 			})
+		}
+	}
+}
+
+// BenchmarkGramRate times RowGram, one Gram matrix XXᵀ of T rows of k values,
+// against Sgemm forming the same matrix in full, on the GPTs' ghost-norm
+// shapes (the char GPT: T 64, k its layers' widths 128, 384, 512; the 6×384
+// GPT: T 256, k 384, 1152, 1536), in rate per multiply-add performed: the
+// upper 4×4 tiles' T′(T′+4)/2·k for RowGram (T′ = T rounded up to 4), T²k
+// for Sgemm. "cache" forms the Gram matrix of one X again and again (in L2
+// where it fits, 384 KB at T 64, k 1536 at T 256 does not); "memory" those of
+// the samples of a batch that spans 64 MiB, one after the other as nn's
+// Linear forms them, so that each X comes from memory. GMAC/s is by the wall
+// clock, cpu-GMAC/s by the thread's CPU time where the OS gives it (linux),
+// which a loaded machine inflates less. Run it on one thread (-cpu 1):
+// Sgemm would otherwise share out its larger products.
+func BenchmarkGramRate(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []struct {
+		name string
+		t, k int
+	}{
+		{"char/k=128", 64, 128}, {"char/k=384", 64, 384}, {"char/k=512", 64, 512},
+		{"gpt384/k=384", 256, 384}, {"gpt384/k=1152", 256, 1152}, {"gpt384/k=1536", 256, 1536},
+	} {
+		for _, where := range []string{"cache", "memory"} {
+			samples := 1
+			if where == "memory" {
+				samples = max(2, (64<<20)/(4*c.t*c.k))
+			}
+			x := randSlice(r, samples*c.t*c.k)
+			g := make([]float32, max(RowGramLen(c.t), c.t*c.t))
+			nt := ceilDiv(c.t, 4)
+			for _, p := range []struct {
+				name string
+				macs float64
+				f    func(x []float32)
+			}{
+				{"RowGram", float64(nt*(nt+1)/2*16) * float64(c.k), func(x []float32) { RowGram(c.t, x, c.k, g) }},
+				{"Sgemm", float64(c.t*c.t) * float64(c.k), func(x []float32) { Sgemm(false, true, c.t, c.t, c.k, 1, x, c.k, x, c.k, 0, g, c.t) }},
+			} {
+				b.Run(c.name+"/"+where+"/"+p.name, func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					i := 0
+					cpu0 := threadCPU()
+					for b.Loop() {
+						p.f(x[i*c.t*c.k : (i+1)*c.t*c.k])
+						i = (i + 1) % samples
+					}
+					macs := p.macs * float64(b.N)
+					b.ReportMetric(macs/b.Elapsed().Seconds()/1e9, "GMAC/s")
+					if cpu := threadCPU() - cpu0; cpu > 0 {
+						b.ReportMetric(macs/cpu.Seconds()/1e9, "cpu-GMAC/s")
+					}
+				})
+			}
 		}
 	}
 }
