@@ -99,8 +99,9 @@ func SgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 // or score gradients, of causal attention, in dV = Pᵀ·dY and dK = dSᵀ·Q),
 // on the calling goroutine, overwriting C as Sgemm with beta 0 does. A
 // block of rows of C starting at row i skips the kc slices of K that end
-// at or before i, whose terms are all of that zero part: about 40 % of
-// the packing and the arithmetic of a 1024×1024 op(A).
+// at or before i, whose terms are all of that zero part: a third of the
+// packing and the arithmetic of a 1024×1024 op(A) (12 of 32 pairs of row
+// block and slice with AVX2, 6 of 20 with AVX-512).
 //
 // The skipped slices add nothing but exact zeros: the micro-kernels sum
 // each slice from +0 and a sum of products of +0 with finite values is +0,

@@ -71,102 +71,66 @@ func TestSgemmPackedPanics(t *testing.T) {
 	}
 }
 
-// BenchmarkCausalBlocks times one attention job's products over causal
-// blocks of 64 query rows at T = 1024 and a head of 64 features (the GPT
-// 4×256 at block size 1024), q, k and v read from a [T, 768] buffer:
-// the scores q·kᵀ (op(B) = kᵀ) and the output p·v (op(B) = v), with op(B)
-// packed by every Sgemm call ("sgemm") or once for all blocks ("packed").
-func BenchmarkCausalBlocks(b *testing.B) {
+// BenchmarkCausalAttention times one attention job's products at T = 1024
+// and a head of 64 features (the GPT 4×256 at block size 1024), q, k and v
+// read from a [T, 768] buffer. Over causal blocks of 64 query rows: the
+// scores q·kᵀ (op(B) = kᵀ) and the output p·v (op(B) = v), op(B) packed by
+// every Sgemm call ("sgemm") or once for all blocks ("packed"). Whole: the
+// value gradient pᵀ·dy with the probabilities p lower triangular, by Sgemm
+// or by SgemmUpper ("upper"); the rate counts the whole product's flops.
+func BenchmarkCausalAttention(b *testing.B) {
 	const t, hd, ld = 1024, 64, 768
 	r := rand.New(rand.NewPCG(5, 6))
 	qkv, p, out := make([]float32, t*ld), make([]float32, t*t), make([]float32, t*ld)
 	for i := range qkv {
 		qkv[i] = float32(r.NormFloat64())
 	}
-	for i := range p {
-		p[i] = float32(r.Float64())
+	for i := range t {
+		for j := range i + 1 {
+			p[i*t+j] = float32(r.Float64())
+		}
 	}
 	q, k := qkv, qkv[256:]
-	for _, s := range []struct {
-		name   string
-		transB bool
-	}{{"scores", true}, {"pv", false}} {
-		// scores: [r1-r0, r1] = q·kᵀ over hd; pv: [r1-r0, hd] = p·v over r1.
-		run := func(r0, r1 int, pb *PackedB) {
-			if s.transB {
-				if pb == nil {
-					Sgemm(false, true, r1-r0, r1, hd, 1, q[r0*ld:], ld, k, ld, 0, p[r0*t:], t)
-					return
-				}
-				SgemmPacked(false, r1-r0, r1, hd, 1, q[r0*ld:], ld, pb, 0, p[r0*t:], t)
-				return
-			}
-			if pb == nil {
-				Sgemm(false, false, r1-r0, hd, r1, 1, p[r0*t:], t, k, ld, 0, out[r0*ld:], ld)
-				return
-			}
-			SgemmPacked(false, r1-r0, hd, r1, 1, p[r0*t:], t, pb, 0, out[r0*ld:], ld)
-		}
-		flops := 0.0
-		for r0 := 0; r0 < t; r0 += 64 {
-			flops += 2 * 64 * float64(r0+64) * hd
-		}
-		b.Run(s.name+"/sgemm", func(b *testing.B) {
-			for b.Loop() {
-				for r0 := 0; r0 < t; r0 += 64 {
-					run(r0, r0+64, nil)
-				}
-			}
-			reportGFLOPs(b, flops)
-		})
-		b.Run(s.name+"/packed", func(b *testing.B) {
-			var pb PackedB
-			for b.Loop() {
-				if s.transB {
-					pb.Pack(true, hd, t, k, ld)
-				} else {
-					pb.Pack(false, t, hd, k, ld)
-				}
-				for r0 := 0; r0 < t; r0 += 64 {
-					run(r0, r0+64, &pb)
-				}
-			}
-			reportGFLOPs(b, flops)
-		})
+	var blockFlops float64
+	for r0 := 0; r0 < t; r0 += 64 {
+		blockFlops += 2 * 64 * float64(r0+64) * hd
 	}
-}
-
-// TestSgemmUpper checks products whose op(A) is zero below its diagonal
-// against a float64 triple loop and, bit for bit, against Sgemm with beta
-// 0 over the whole of K, for every micro-kernel: several row blocks and kc
-// slices (so that slices are skipped), both layouts of A and B, scaled A,
-// NaN in C (overwritten), more columns than an nc block (bits only) and
-// shapes too small to skip anything.
-func TestSgemmUpper(t *testing.T) {
-	r := rand.New(rand.NewPCG(41, 42))
-	for _, kern := range available {
-		for i, s := range [][3]int{{1024, 64, 1024}, {700, 37, 900}, {300, 20, 260}, {100, 64, 100}, {5, 3, 7}, {300, 4100, 300}} {
-			for tr := range 4 {
-				g := gemmCase{transA: tr&1 != 0, transB: tr&2 != 0, m: s[0], n: s[1], k: s[2], alpha: []float32{1, 0.125}[(i+tr)%2], pad: (i + tr) % 3}
-				a, lda, b, ldb, c, ldc := g.operands(r)
-				for row := range g.m {
-					for p := range min(row, g.k) { // op(A)[row, p] = 0 below the diagonal
-						if g.transA {
-							a[p*lda+row] = 0
-						} else {
-							a[row*lda+p] = 0
-						}
-					}
-				}
-				want := append([]float32(nil), c...)
-				sgemm(kern, 1, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, 0, want, ldc)
-				got := append([]float32(nil), c...)
-				sgemmUpper(kern, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, got, ldc)
-				if g.m*g.n*g.k <= 1<<26 { // the loop's time bounds the shapes it checks
-					checkAgainstNaive(t, g, a, lda, b, ldb, c, got, ldc)
-				}
-				sameBits(t, fmt.Sprintf("%s %v", kern.name, g), got, want)
+	var pb PackedB
+	for _, c := range []struct {
+		name  string
+		flops float64
+		run   func()
+	}{
+		{"scores/sgemm", blockFlops, func() {
+			for r0 := 0; r0 < t; r0 += 64 {
+				Sgemm(false, true, 64, r0+64, hd, 1, q[r0*ld:], ld, k, ld, 0, p[r0*t:], t)
 			}
-		}
+		}},
+		{"scores/packed", blockFlops, func() {
+			pb.Pack(true, hd, t, k, ld)
+			for r0 := 0; r0 < t; r0 += 64 {
+				SgemmPacked(false, 64, r0+64, hd, 1, q[r0*ld:], ld, &pb, 0, p[r0*t:], t)
+			}
+		}},
+		{"pv/sgemm", blockFlops, func() {
+			for r0 := 0; r0 < t; r0 += 64 {
+				Sgemm(false, false, 64, hd, r0+64, 1, p[r0*t:], t, k, ld, 0, out[r0*ld:], ld)
+			}
+		}},
+		{"pv/packed", blockFlops, func() {
+			pb.Pack(false, t, hd, k, ld)
+			for r0 := 0; r0 < t; r0 += 64 {
+				SgemmPacked(false, 64, hd, r0+64, 1, p[r0*t:], t, &pb, 0, out[r0*ld:], ld)
+			}
+		}},
+		{"ptdy/sgemm", 2 * t * hd * t, func() { Sgemm(true, false, t, hd, t, 1, p, t, q, ld, 0, out, ld) }},
+		{"ptdy/upper", 2 * t * hd * t, func() { SgemmUpper(true, false, t, hd, t, 1, p, t, q, ld, out, ld) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.run()
+			}
+			reportGFLOPs(b, c.flops)
+		})
 	}
 }

@@ -19,8 +19,8 @@ import (
 // k and v in place through leading dimensions (no transposed copies), run in
 // parallel; each output element is computed by one job in a fixed order, so
 // results do not depend on GOMAXPROCS. The products over causal blocks of
-// query rows share their key or value operand, which a job packs once for
-// all its blocks (kernels.PackedB) rather than once a block.
+// query rows that take kᵀ or vᵀ share it, and a job packs it (a transposing
+// pack) once for all its blocks (kernels.PackedB) rather than once a block.
 type CausalAttention struct {
 	NHead int
 	// Drop is applied to the attention probabilities (nanoGPT's
@@ -34,7 +34,7 @@ type CausalAttention struct {
 	dp      *tensor.Tensor // gradient of p (then of the scores), [B, H, T, T]
 	y, dqkv *tensor.Tensor
 	exps    [][]float64       // per worker: causalSoftmax's scratch
-	packs   []kernels.PackedB // per worker: the operand of a job's causal blocks
+	packs   []kernels.PackedB // per worker: kᵀ or vᵀ of a job's causal blocks
 }
 
 // Forward computes the attention output for the packed projections x.
@@ -56,7 +56,7 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 		// the two halves of every job.
 		a.each(func(w, j int) { a.probs(w, j) })
 		a.pd = a.Drop.Forward(ctx, a.p)
-		a.each(func(w, j int) { a.mix(w, j) })
+		a.each(func(_, j int) { a.mix(j) })
 		return a.y
 	}
 	if a.Drop != nil {
@@ -65,7 +65,7 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	a.pd = a.p
 	a.each(func(w, j int) {
 		a.probs(w, j)
-		a.mix(w, j)
+		a.mix(j)
 	})
 	return a.y
 }
@@ -85,17 +85,16 @@ func (a *CausalAttention) probs(w, j int) {
 	causalSoftmax(p, t, a.exps[w])
 }
 
-// mix sets job j's output, its probabilities (after dropout) times v,
-// using worker w's scratch.
-func (a *CausalAttention) mix(w, j int) {
+// mix sets job j's output, its probabilities (after dropout) times v.
+// Each block packs its rows of v again (unlike kᵀ in probs): a plain pack
+// streams v in order, and read back from a packing of all of v the panels
+// came from L3 rather than L2 (kernels' BenchmarkCausalAttention, pv).
+func (a *CausalAttention) mix(j int) {
 	t, d := a.t, a.d
-	hd := d / a.NHead
 	_, _, v := a.heads(a.qkv.Data, j)
 	pd, y := a.pd.Data[j*t*t:], a.out(a.y.Data, j)
-	pv := &a.packs[w]
-	pv.Pack(false, t, hd, v, 3*d)
 	for r0, r1 := range causalBlocks(t) {
-		kernels.SgemmPacked(false, r1-r0, hd, r1, 1, pd[r0*t:], t, pv, 0, y[r0*d:], d)
+		kernels.Sgemm(false, false, r1-r0, d/a.NHead, r1, 1, pd[r0*t:], t, v, 3*d, 0, y[r0*d:], d)
 	}
 }
 
@@ -137,11 +136,11 @@ func (a *CausalAttention) backward(ctx *Context, dy *tensor.Tensor, next *Linear
 	if a.Drop != nil && a.Drop.train {
 		a.each(func(w, j int) { a.probsGrad(w, j, dy) })
 		dp := a.Drop.Backward(ctx, a.dp)
-		last(func(w, j int) { a.scoresGrad(w, j, dp) })
+		last(func(_, j int) { a.scoresGrad(j, dp) })
 	} else {
 		last(func(w, j int) {
 			a.probsGrad(w, j, dy)
-			a.scoresGrad(w, j, a.dp)
+			a.scoresGrad(j, a.dp)
 		})
 	}
 	if next != nil && ctx.PerSample() {
@@ -186,19 +185,17 @@ func (a *CausalAttention) probsGrad(w, j int, dy *tensor.Tensor) {
 // dp, into that of the scores times 1/√hd, in a.dp, and sets the gradients
 // of q and k from it. The products take the factor from there, each value
 // the rounded product that scaling it in the GEMM (alpha) would pack, so
-// that the GEMMs read an unscaled operand (in place, where they can). It
-// uses worker w's scratch.
-func (a *CausalAttention) scoresGrad(w, j int, dp *tensor.Tensor) {
+// that the GEMMs read an unscaled operand (in place, where they can). The
+// blocks of dq pack their rows of k as mix does those of v.
+func (a *CausalAttention) scoresGrad(j int, dp *tensor.Tensor) {
 	t, d := a.t, a.d
 	hd := d / a.NHead
 	q, k, _ := a.heads(a.qkv.Data, j)
 	dq, dk, _ := a.heads(a.dqkv.Data, j)
 	ds := a.dp.Data[j*t*t : (j+1)*t*t]
 	causalSoftmaxBackward(a.p.Data[j*t*t:(j+1)*t*t], dp.Data[j*t*t:(j+1)*t*t], ds, t, a.scale())
-	pk := &a.packs[w]
-	pk.Pack(false, t, hd, k, 3*d)
 	for r0, r1 := range causalBlocks(t) {
-		kernels.SgemmPacked(false, r1-r0, hd, r1, 1, ds[r0*t:], t, pk, 0, dq[r0*3*d:], 3*d)
+		kernels.Sgemm(false, false, r1-r0, hd, r1, 1, ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
 	}
 	kernels.SgemmUpper(true, false, t, hd, t, 1, ds, t, q, 3*d, dk, 3*d)
 }
