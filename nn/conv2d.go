@@ -92,6 +92,9 @@ func (c *Conv2d) geometry(x *tensor.Tensor) (b, h, w, oh, ow int) {
 func (c *Conv2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	b, h, w, oh, ow := c.geometry(x)
 	kk, p := c.cin*c.k*c.k, oh*ow
+	if ctx.PerSampleMemory > 0 {
+		ctx.offer(c.offer(b, h, w, p), c.rule)
+	}
 	c.x = x
 	c.cols = resize(c.cols, b*kk*p)
 	c.y = reuse(c.y, b, c.cout, oh, ow)
@@ -228,13 +231,8 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 		panic(fmt.Sprintf("nn: %s: batch of %d in per-sample mode for %d samples", c.Weight.Name, b, len(sq)))
 	}
 	cout := c.cout
-	// The Gram matrix of the unfolded input costs 2P²·cin·k² flops formed
-	// directly, or 2N²·cin + k²P² through the image's (N = h·w
-	// positions): several times less for small images with k > 1.
-	pf, nf := float64(p), float64(h*w)
-	direct := 2 * pf * pf * float64(kk)
-	image := 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
-	ghost := c.rule.choose(p, kk, cout, min(direct, image)+2*pf*pf*float64(cout))
+	ghost := ctx.choose(c.offer(b, h, w, p), c.rule)
+	direct, image := c.inputGram(h, w, p)
 	useImage := image < direct
 	// add adds sample i's squared norm, its weight's s and its bias's.
 	add := func(i int, s float64) {
@@ -285,6 +283,25 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 		}
 		c.dy = nil
 	})
+}
+
+// offer is the layer as the per-sample plan sees it for b images of h×w
+// pixels and p output positions: its ghost norm costs the Gram matrix of
+// the unfolded input, the cheaper way (inputGram), and 2P²·cout flops for
+// the output gradient's.
+func (c *Conv2d) offer(b, h, w, p int) offer {
+	direct, image := c.inputGram(h, w, p)
+	pf := float64(p)
+	return offer{key: c, n: b, t: p, in: c.cin * c.k * c.k, out: c.cout, gram: min(direct, image) + 2*pf*pf*float64(c.cout)}
+}
+
+// inputGram returns the flops of the unfolded input's Gram matrix U_iᵀU_i
+// formed directly, 2P²·cin·k², and through the image's channel Gram
+// matrix, 2N²·cin + k²P² (N = h·w positions): several times less for small
+// images with k > 1.
+func (c *Conv2d) inputGram(h, w, p int) (direct, image float64) {
+	pf, nf := float64(p), float64(h*w)
+	return 2 * pf * pf * float64(c.cin*c.k*c.k), 2*nf*nf*float64(c.cin) + float64(c.k*c.k)*pf*pf
 }
 
 // imageSqNorm returns one sample's ghost norm ⟨U_iᵀU_i, dY_iᵀdY_i⟩ without

@@ -53,9 +53,20 @@ type Context struct {
 	// set when Train is true and the model has dropout.
 	Rand *rand.Rand
 
+	// PerSampleMemory bounds the bytes of per-sample gradients the layers
+	// of a per-sample step may materialise (see budget.go): 0 leaves each
+	// layer to its own rule, which holds them only where they take no more
+	// memory than the activations the layer keeps anyway; a positive budget
+	// is shared out among the layers by the time each saves a byte;
+	// NoMaterialise materialises none. It changes how the norms are
+	// computed, not what they are, but the clipped gradient's float32
+	// additions run in another order.
+	PerSampleMemory int64
+
 	perSample bool
 	sqNorms   []float64
 	deferred  []func(c []float32)
+	plan      planner
 }
 
 // BeginPerSample switches the context to the per-sample mode for a batch of
@@ -69,6 +80,7 @@ func (c *Context) BeginPerSample(n int) {
 	clear(c.sqNorms)
 	clear(c.deferred)
 	c.deferred = c.deferred[:0]
+	c.plan.spent = 0
 }
 
 // EndPerSample switches the context back to the plain mode.

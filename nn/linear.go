@@ -143,8 +143,10 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	l.x = x
 	l.gxOK = false
 	l.early = nil
-	if ctx.PerSample() && len(x.Shape) == 3 && l.ghostFor(x.Dim(1)) {
-		l.inputGrams(x)
+	if len(x.Shape) == 3 && (ctx.PerSample() || ctx.PerSampleMemory > 0) {
+		if ghost := ctx.offer(l.offer(x.Dim(0), x.Dim(1)), l.rule); ghost && ctx.PerSample() {
+			l.inputGrams(x)
+		}
 	}
 	shape := append(append([]int(nil), x.Shape[:len(x.Shape)-1]...), l.out)
 	l.y = reuse(l.y, shape...)
@@ -185,10 +187,11 @@ func (l *Linear) forwardT(rows int) {
 	transposeAdd(l.y.Data, yt, rows, l.out, b)
 }
 
-// ghostFor reports whether the per-sample mode uses the ghost norm for
-// samples of t positions (rule.choose).
-func (l *Linear) ghostFor(t int) bool {
-	return l.rule.choose(t, l.in, l.out, 2*float64(t)*float64(t)*float64(l.in+l.out))
+// offer is the layer as the per-sample plan sees it for n samples of t
+// positions: its ghost norm's two Gram matrices cost 2T²(in+out) flops a
+// sample as full products.
+func (l *Linear) offer(n, t int) offer {
+	return offer{key: l, n: n, t: t, in: l.in, out: l.out, gram: 2 * float64(t) * float64(t) * float64(l.in+l.out)}
 }
 
 // inputGrams forms the Gram matrix A_iA_iᵀ [T,T] of every sample's input
@@ -288,7 +291,7 @@ func (l *Linear) beginSamples(ctx *Context, dy *tensor.Tensor) {
 		panic(fmt.Sprintf("nn: %s: per-sample Backward with dy %v after Forward of %v for %d samples", l.Weight.Name, dy, x, n))
 	}
 	t := x.Rows() / n
-	l.ghost = l.ghostFor(t)
+	l.ghost = ctx.choose(l.offer(n, t), l.rule)
 	if l.ghost && t > 1 && !l.gxOK { // BeginPerSample came after Forward
 		l.inputGrams(x)
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"github.com/psclip/psclip/train"
 	"io"
 	"io/fs"
 	"os"
@@ -59,6 +60,15 @@ type Options struct {
 	// LogNorms logs the per-sample gradient norms of every step (see
 	// Run.Norms); it needs an estimator that computes them.
 	LogNorms bool
+	// PerSampleMemory bounds the per-sample gradients a per-sample step
+	// materialises (train.Config.PerSampleMemory); a ratio is to the plain
+	// step's memory as the run estimates it before it allocates (the
+	// models' TrainingBytes), and the run's memory check counts the
+	// budget. Like Comm it is how the run computes, not what: it changes
+	// the order of the clipped gradient's float32 additions, so a run
+	// resumed under another budget continues exactly only up to that
+	// order. It needs a per-sample estimator.
+	PerSampleMemory train.MemoryBudget
 	// AfterStep, if set, is called after every step with the number of
 	// steps done (tests: interrupt a run at a chosen step).
 	AfterStep func(done int)

@@ -428,6 +428,8 @@ func TestNewRefusesSettings(t *testing.T) {
 		{"KeepNorms with clip-sgd", estimator.ClipSGD{Gamma: 1}, func(c *train.Config) { c.KeepNorms = true }, "KeepNorms"},
 		{"KeepNorms with sgd", estimator.SGD{}, func(c *train.Config) { c.KeepNorms = true }, "KeepNorms"},
 		{"unknown scope", estimator.SGD{}, func(c *train.Config) { c.Scope = 7 }, "Scope"},
+		{"PerSampleMemory with sgd", estimator.SGD{}, func(c *train.Config) { c.PerSampleMemory = 1 << 20 }, "PerSampleMemory"},
+		{"PerSampleMemory below NoMaterialise", ps, func(c *train.Config) { c.PerSampleMemory = -2 }, "PerSampleMemory"},
 	} {
 		cfg := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: tc.e, Optimizer: sgd}
 		if tc.edit != nil {
@@ -441,6 +443,7 @@ func TestNewRefusesSettings(t *testing.T) {
 	}
 	for _, cfg := range []train.Config{
 		{Model: model, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: sgd, KeepNorms: true},
+		{Model: model, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: sgd, PerSampleMemory: nn.NoMaterialise},
 		{Model: model, Loss: nn.CrossEntropy, Estimator: estimator.ClipSGD{Gamma: 1}, Optimizer: sgd, Scope: train.MicroBatch},
 	} {
 		if _, err := train.New(cfg); err != nil {

@@ -212,6 +212,14 @@ type Config struct {
 	// the data. It is required with a noisy estimator and refused with
 	// any other (*setting.Error).
 	ExpectedBatch float64
+	// PerSampleMemory bounds the bytes of per-sample gradients that the
+	// layers of a per-sample micro-batch may materialise
+	// (nn.Context.PerSampleMemory): 0 leaves each layer to its own rule,
+	// nn.NoMaterialise keeps every layer on the ghost norm. It decides how
+	// the norms are computed, not what they are (the clipped gradient's
+	// float32 sums run in another order). It is refused with an estimator
+	// that has no per-sample norms.
+	PerSampleMemory int64
 }
 
 // Stats describes one training step.
@@ -254,6 +262,10 @@ type Stats struct {
 	// Skipped reports that no update was made: every micro-batch was bad,
 	// or the accumulated gradient was not finite.
 	Skipped bool
+	// PerSampleBytes is the most bytes of per-sample gradients that one
+	// of this process's micro-batches materialised
+	// (nn.Context.PerSampleBytes; Config.PerSampleMemory bounds it).
+	PerSampleBytes int64
 }
 
 // NormSummary is the minimum, median, 90th percentile and maximum of a set
@@ -360,6 +372,10 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, setting.Unread("Scope", cfg.Scope, cfg.Estimator.Name()+" has no batch-level Scale to apply per micro-batch (its Scale is 1); use Global")
 	case !per && cfg.KeepNorms:
 		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
+	case !per && cfg.PerSampleMemory != 0:
+		return nil, setting.Unread("PerSampleMemory", cfg.PerSampleMemory, "only a per-sample estimator forms per-sample gradients, not "+cfg.Estimator.Name())
+	case cfg.PerSampleMemory < nn.NoMaterialise:
+		return nil, setting.Errorf("PerSampleMemory", cfg.PerSampleMemory, "a budget of bytes ≥ 0, or nn.NoMaterialise")
 	}
 	switch noisy := estimator.NoisyOf(cfg.Estimator) != nil; {
 	case !noisy && cfg.ExpectedBatch != 0:
@@ -374,6 +390,7 @@ func New(cfg Config) (*Trainer, error) {
 	// it must be zeroed, measured and scaled once.
 	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
 	t.noisy = estimator.NoisyOf(cfg.Estimator)
+	t.ctx.PerSampleMemory = cfg.PerSampleMemory
 	if t.cfg.Rand == nil {
 		t.own = rand.NewPCG(0, 0x747261696e) // "train"
 		t.cfg.Rand = rand.New(t.own)
@@ -554,6 +571,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		k0 += b.X.Shape[0]
 	}
 	var failed error
+	var psBytes int64
 	for j := lo; j < hi; j++ {
 		b := batches[j]
 		t.pcg.Seed(seed, uint64(j))
@@ -583,6 +601,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		kept := 0 // the micro-batch's samples in the gradient
 		if perSample {
 			es := t.perSampleBackward(dout, k0, m, inv)
+			psBytes = max(psBytes, t.ctx.PerSampleBytes())
 			sums.count[countClipped] += float64(es.Clipped)
 			sums.count[countDropped] += float64(es.Dropped)
 			kept = m - es.Dropped
@@ -635,6 +654,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		return Stats{}, dist.AgreeError(t.comm, failed)
 	}
 	st := sums.stats()
+	st.PerSampleBytes = psBytes
 	if perSample {
 		t.cfg.Estimator.Update(sums.norms)
 		t.summarise(&st)

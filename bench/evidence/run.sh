@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the speed evidence under bench/evidence/: the per-sample step
-# over the plain step and their peak memory (step/), psclip's GEMM against
+# over the plain step and their peak memory (step/), the same under
+# per-sample memory budgets (budget/), psclip's GEMM against
 # OpenBLAS's (gemm/) and psclip against PyTorch (torch/). Every file carries
 # its provenance: command, commit, CPU, kernel, threads, load before and
 # after.
@@ -46,6 +47,27 @@ step() {
 	done
 }
 
+# budget: the per-sample step's time and peak memory under per-sample
+# memory budgets (--persample-memory), one process a point, for the three
+# GPT shapes; the plain step's peak memory from one process of its own.
+gpt1024=(--model gpt --vocab-size 65 --n-layer 4 --n-head 4 --n-embd 256 --block-size 1024 --batch 4)
+budget() {
+	mkdir -p "$out/budget"
+	local name b
+	for name in char gpt6x384 gpt1024; do
+		local -n flags=$name
+		"$bin" bench step "${flags[@]}" --estimators sgd --steps 2 --json >"$out/budget/$name-sgd.json"
+		local budgets=(none auto)
+		case $name in
+		gpt6x384) budgets+=(64MiB 128MiB 192MiB 256MiB 1GiB) ;;
+		*) budgets+=(1GiB) ;;
+		esac
+		for b in "${budgets[@]}"; do
+			"$bin" bench step "${flags[@]}" --estimators sgd,ps-clip-sgd --persample-memory "$b" --steps "${STEPS:-5}" --json >"$out/budget/$name-$b.json"
+		done
+	done
+}
+
 gemm() {
 	mkdir -p "$out/gemm"
 	# name m n k trans-a trans-b: the square product and the largest product
@@ -73,12 +95,12 @@ torch() {
 }
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(step gemm torch)
+[ ${#parts[@]} -gt 0 ] || parts=(step budget gemm torch)
 for p in "${parts[@]}"; do
 	case $p in
-	step | gemm | torch) "$p" ;;
+	step | budget | gemm | torch) "$p" ;;
 	*)
-		echo "run.sh: unknown part $p (want step, gemm, torch)" >&2
+		echo "run.sh: unknown part $p (want step, budget, gemm, torch)" >&2
 		exit 2
 		;;
 	esac

@@ -51,6 +51,9 @@ type stepResult struct {
 	PairedRatioToFirst float64 `json:"paired_ratio_to_first"`
 	CPURatioToFirst    float64 `json:"cpu_ratio_to_first,omitempty"`
 	AllocMBPerStep     float64 `json:"alloc_mb_per_step"`
+	// PerSampleMB is the most per-sample gradients a micro-batch of the
+	// estimator's steps materialised (train.Stats.PerSampleBytes), in MiB.
+	PerSampleMB float64 `json:"persample_mb"`
 }
 
 // benchCase is one configuration timed by bench step.
@@ -71,6 +74,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	sigma := fs.Float64("noise-multiplier", 1, "dp-sgd's noise multiplier σ (secure noise; the expected batch is the step's samples)")
 	seed := fs.Uint64("seed", 1, "seed of the initialisation, batch and dropout")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	var budget train.MemoryBudget
+	definePerSampleMemory(fs, &budget)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -140,12 +145,17 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "noise-multiplier") && !slices.ContainsFunc(cfgs, func(c config) bool { return estimator.NoisyOf(c.est) != nil }) {
 		return usagef("--noise-multiplier applies to none of the estimators timed (dp-sgd's)")
 	}
+	if flagSet(fs, "persample-memory") && !slices.ContainsFunc(cfgs, func(c config) bool { return c.est.PerSample() }) {
+		return usagef("--persample-memory applies to none of the estimators or clip modes timed (per-sample ones')")
+	}
 	// Under mpirun every rank times the same steps in step with the
 	// others: their flags, which name no files, must be rank 0's.
 	if err := dist.Same(world, "the command line", []byte(strings.Join(args, "\x00"))); err != nil {
 		return err
 	}
-	if err := m.checkMemory(*b, *accum, 1); err != nil {
+	plain, _ := m.trainingBytes(*b, 1)
+	psBytes := budget.Bytes(plain)
+	if err := m.checkMemory(*b, *accum, 1, psBytes); err != nil {
 		return err
 	}
 	model, x, y, err := m.build(*b**accum, *seed)
@@ -165,11 +175,15 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	items := float64(*b * *accum)
 	cases := make([]benchCase, len(cfgs))
 	stepFns := make([]func() error, len(cfgs))
+	spent := make([]int64, len(cfgs)) // the most per-sample bytes a step materialised
 	for i, c := range cfgs {
 		tc := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
 			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world}
 		if estimator.NoisyOf(c.est) != nil {
 			tc.ExpectedBatch = items
+		}
+		if c.est.PerSample() {
+			tc.PerSampleMemory = psBytes
 		}
 		tr, err := train.New(tc)
 		if err != nil {
@@ -177,7 +191,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		}
 		cases[i] = benchCase{c.est.Name(), c.mode}
 		stepFns[i] = func() error {
-			_, err := tr.Step(batches...)
+			st, err := tr.Step(batches...)
+			spent[i] = max(spent[i], st.PerSampleBytes)
 			return err
 		}
 	}
@@ -212,7 +227,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		med := bench.Median(t.WallMs)
 		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: t.WallMs,
 			RatioToFirst: med / bench.Median(first.WallMs), PairedRatioToFirst: bench.Median(bench.Ratios(t.WallMs, first.WallMs)),
-			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20)}
+			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20), PerSampleMB: float64(spent[i]) / (1 << 20)}
 		if len(t.CPUMs) > 0 {
 			res[i].CPUMsMedian = bench.Median(t.CPUMs)
 			res[i].CPURatioToFirst = res[i].CPUMsMedian / bench.Median(first.CPUMs)
@@ -226,24 +241,29 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	rec.Finish()
 	if *asJSON {
 		report := struct {
-			Model      string            `json:"model"`
-			Batch      int               `json:"batch"`
-			Accum      int               `json:"accum"`
-			Ranks      int               `json:"ranks"`
-			GOMAXPROCS int               `json:"gomaxprocs"`
-			LoadAvg    [2]float64        `json:"load_avg_1m,omitzero"`
-			PeakRSSMB  float64           `json:"peak_rss_mb,omitempty"`
-			Results    []stepResult      `json:"results"`
-			Provenance provenance.Record `json:"provenance"`
-		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), res, rec}
+			Model      string     `json:"model"`
+			Batch      int        `json:"batch"`
+			Accum      int        `json:"accum"`
+			Ranks      int        `json:"ranks"`
+			GOMAXPROCS int        `json:"gomaxprocs"`
+			LoadAvg    [2]float64 `json:"load_avg_1m,omitzero"`
+			PeakRSSMB  float64    `json:"peak_rss_mb,omitempty"`
+			// PerSampleMemory is the budget as given, and
+			// PerSampleBudget the bytes it came to (0 automatic, −1
+			// none).
+			PerSampleMemory string            `json:"persample_memory"`
+			PerSampleBudget int64             `json:"persample_budget_bytes"`
+			Results         []stepResult      `json:"results"`
+			Provenance      provenance.Record `json:"provenance"`
+		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), budget.String(), psBytes, res, rec}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\t\n", unit, cases[0].label())
+	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\tper-sample MiB\t\n", unit, cases[0].label())
 	for i, r := range res {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep, r.PerSampleMB)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

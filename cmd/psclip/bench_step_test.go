@@ -44,6 +44,38 @@ func TestBenchStepJSON(t *testing.T) {
 	}
 }
 
+// A per-sample memory budget: the JSON says what it came to and what each
+// per-sample step materialised, none under "none" and within the budget
+// otherwise.
+func TestBenchStepPerSampleMemory(t *testing.T) {
+	for _, tc := range []struct {
+		budget string
+		bytes  int64 // the budget in bytes; -1 for "none"
+	}{{"none", -1}, {"64KiB", 64 << 10}, {"auto", 0}} {
+		args := []string{"bench", "step", "--model", "gpt", "--vocab-size", "11", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--block-size", "32",
+			"--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--persample-memory", tc.budget, "--json"}
+		code, out, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.budget, code, stderr)
+		}
+		var res struct {
+			Memory  string `json:"persample_memory"`
+			Budget  int64  `json:"persample_budget_bytes"`
+			Results []struct {
+				PerSampleMB float64 `json:"persample_mb"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%s: %v in %q", tc.budget, err, out)
+		}
+		mat := res.Results[1].PerSampleMB * (1 << 20)
+		if res.Memory != tc.budget || res.Budget != tc.bytes || res.Results[0].PerSampleMB != 0 ||
+			(tc.bytes < 0 && mat != 0) || (tc.bytes > 0 && (mat == 0 || mat > float64(tc.bytes))) {
+			t.Errorf("%s: budget %q = %d bytes, materialised %v MiB (sgd) and %v bytes (ps-clip-sgd)", tc.budget, res.Memory, res.Budget, res.Results[0].PerSampleMB, mat)
+		}
+	}
+}
+
 // Clip modes with accumulation: one line per mode, MB-Clip and global
 // clipping on the same micro-batches.
 func TestBenchStepClipModes(t *testing.T) {
@@ -88,6 +120,8 @@ func TestBenchStepBadFlags(t *testing.T) {
 		{"--accum", "0"},
 		{"--clip-modes", "global,sometimes"},
 		{"--clip-modes", "global", "--gamma", "0"},
+		{"--estimators", "sgd,clip-sgd", "--persample-memory", "none"},
+		{"--persample-memory", "1.35"},
 	} {
 		if code, _, stderr := runCLI(append([]string{"bench", "step"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)

@@ -54,6 +54,9 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	if slices.Contains(e.Modes, gpt.ClipPerSample) && c.Estimator != "" && !slices.Contains(gpt.PSEstimators, c.Estimator) {
 		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
 	}
+	if c.Estimator == "dp-sgd" {
+		return usagef("--ps-estimator dp-sgd: experiment gpt does not train privately; use train gpt")
+	}
 	// A flag no run reads is refused, as train gpt refuses it.
 	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, e.Reads); name != "" {
 		why := ""

@@ -122,20 +122,29 @@ func (m *modelFlags) build(b int, seed uint64) (nn.Layer, *tensor.Tensor, []int3
 	return nil, nil, nil, usagef("--model %q: want alexnet-cifar, tanh-cnn or gpt", m.name)
 }
 
-// checkMemory refuses, before anything is allocated, a model and batches
-// that cannot fit in memory: micro-batches of b samples, accum of them
-// held as input, and optStates optimizer copies of the parameters.
-func (m *modelFlags) checkMemory(b, accum, optStates int) error {
-	var need, input float64
+// trainingBytes is the memory a plain step of the model takes on
+// micro-batches of b samples with optStates optimizer copies of the
+// parameters (the models' TrainingBytes), and input the bytes of one
+// sample's input and targets.
+func (m *modelFlags) trainingBytes(b, optStates int) (need, input float64) {
 	switch m.name {
 	case "alexnet-cifar":
-		need, input = m.alexnet.TrainingBytes(b, optStates), 3*32*32*4+4
+		return m.alexnet.TrainingBytes(b, optStates), 3*32*32*4 + 4
 	case "tanh-cnn":
-		need, input = models.DefaultTanhCNN.TrainingBytes(b, optStates), 28*28*4+4
+		return models.DefaultTanhCNN.TrainingBytes(b, optStates), 28*28*4 + 4
 	case "gpt":
-		need, input = m.gpt.TrainingBytes(b, optStates), float64(m.gpt.BlockSize)*8
+		return m.gpt.TrainingBytes(b, optStates), float64(m.gpt.BlockSize) * 8
 	}
-	return runlayer.CheckMemory("the model and its batches", need+float64(b)*float64(accum)*input)
+	return 0, 0
+}
+
+// checkMemory refuses, before anything is allocated, a model and batches
+// that cannot fit in memory: micro-batches of b samples, accum of them
+// held as input, optStates optimizer copies of the parameters and extra
+// bytes more (a per-sample memory budget).
+func (m *modelFlags) checkMemory(b, accum, optStates int, extra int64) error {
+	need, input := m.trainingBytes(b, optStates)
+	return runlayer.CheckMemory("the model and its batches", need+float64(b)*float64(accum)*input+float64(max(extra, 0)))
 }
 
 func runPerSample(fs *flag.FlagSet, args []string) error {
@@ -160,7 +169,7 @@ func runPerSample(fs *flag.FlagSet, args []string) error {
 	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
-	if err := m.checkMemory(*b, 1, 0); err != nil {
+	if err := m.checkMemory(*b, 1, 0, 0); err != nil {
 		return err
 	}
 	model, x, y, err := m.build(*b, *seed)

@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/psclip/psclip/train"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/psclip/psclip/dist"
@@ -166,7 +168,7 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	run, err := images.New(c, d, images.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: c.Label(), LogNorms: f.logNorms, Comm: world})
+	run, err := images.New(c, d, images.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: c.Label(), LogNorms: f.logNorms, Comm: world, PerSampleMemory: f.memory})
 	if err != nil {
 		return err
 	}
@@ -176,8 +178,12 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, validation %.2f %%, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
-		c.Label(), s.Epochs, 100*float64(s.TrainAcc), 100*float64(s.ValAcc), 100*float64(s.TestAcc), s.Seconds/60,
+	val := fmt.Sprintf("validation %.2f %%", 100*float64(s.ValAcc))
+	if c.ValFraction != nil && *c.ValFraction == 0 {
+		val = "no validation split"
+	}
+	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, %s, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
+		c.Label(), s.Epochs, 100*float64(s.TrainAcc), val, 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
 	if c.Private() {
 		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(s.Epsilon), s.Delta)
@@ -190,6 +196,7 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 type trainCNNFlags struct {
 	out                       string
 	resume, restart, logNorms bool
+	memory                    train.MemoryBudget
 }
 
 // setupTrainCNN reads the flags and the data of a CNN training command of
@@ -212,6 +219,14 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	fs.BoolVar(&f.resume, "resume", false, "continue the run checkpointed in --out (--epochs may grow)")
 	fs.BoolVar(&f.restart, "restart", false, restartUsage)
 	fs.BoolVar(&f.logNorms, "log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
+	definePerSampleMemory(fs, &f.memory)
+	if p.images {
+		fs.Func("val-fraction", "hold out this share of the training set for validation, in [0, 1) (default: a tenth; 0: none, every training image trains and the validation figures are null)", func(s string) error {
+			v, err := strconv.ParseFloat(s, 64)
+			c.ValFraction = &v
+			return err
+		})
+	}
 	if err := parse(fs, args); err != nil {
 		return c, nil, f, err
 	}
@@ -259,6 +274,9 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	}
 	if f.logNorms && !c.PerSample() {
 		return c, nil, f, usagef("--log-norms: %s computes no per-sample gradient norms", c.Label())
+	}
+	if flagSet(fs, "persample-memory") && !c.PerSample() {
+		return c, nil, f, usagef("--persample-memory: %s forms no per-sample gradients", c.Label())
 	}
 	switch {
 	case f.out == "":

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/psclip/psclip/train"
 	"io"
 	"slices"
 	"strings"
@@ -85,10 +86,12 @@ func corruptFlags(fs *flag.FlagSet, c *gpt.Config) error {
 // trainGPTFlags are the flags of "train gpt" beyond gptFlags.
 type trainGPTFlags struct {
 	preset, out string
+	targetEps   float64
 	resume      bool
 	restart     bool
 	mode        string
 	logNorms    bool
+	memory      train.MemoryBudget
 }
 
 // psFields are per-sample mode's estimator settings beside the estimator,
@@ -98,7 +101,7 @@ var psFields = []string{"Alpha", "Beta", "Window", "TargetQuantile", "QuantileRa
 
 // gptClipFields are the settings only some clip modes read
 // (gpt.Config.Reads).
-var gptClipFields = append([]string{"ClipConvention"}, specFields...)
+var gptClipFields = append([]string{"ClipConvention"}, cnnSpecFields...)
 
 // definePS defines per-sample mode's flags on fs, bound to c's estimator
 // settings: --ps-estimator (default def) and the flags of psFields. mode is how the
@@ -115,7 +118,12 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
 	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample")
+	addSpecFlags(fs, &c.Spec, []string{"NoiseMultiplier", "NoiseSeed"}, func(_, text string) string { return "--clip-mode per-sample --ps-estimator " + text })
+	fs.Float64Var(&f.targetEps, "target-epsilon", f.targetEps, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
+	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee for one record (a window of --block-size + 1 tokens), below 1/N (N records); ε is logged at every evaluation and in result.json")
+	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "training sequences: windows (at random offsets, nanoGPT's; the default but for dp-sgd) or poisson (the training text cut into N disjoint records of --block-size + 1 tokens, each joining a step with probability --micro-batch·--accum/N; dp-sgd's default and only for it)")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
+	definePerSampleMemory(fs, &f.memory)
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
@@ -130,7 +138,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	if err := dist.AgreeError(world, err); err != nil {
 		return err
 	}
-	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world})
+	run, err := gpt.New(c, corpus, gpt.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr, Label: "gpt " + string(c.ClipMode), LogNorms: f.logNorms, Comm: world, PerSampleMemory: f.memory})
 	if err != nil {
 		return err
 	}
@@ -149,6 +157,10 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s\n",
 		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
+	if c.Private() {
+		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g for one record of %d tokens (N = %d, q = %.4g; RDP accountant, Balle et al. 2020 conversion)\n",
+			float64(s.Epsilon), s.Delta, c.BlockSize+1, s.Records, s.SampleRate)
+	}
 	return nil
 }
 
@@ -199,6 +211,15 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	if f.logNorms && c.ClipMode != gpt.ClipPerSample {
 		return c, nil, f, usagef("--log-norms needs --clip-mode per-sample, not %s", c.ClipMode)
 	}
+	if flagSet(fs, "persample-memory") && c.ClipMode != gpt.ClipPerSample {
+		return c, nil, f, usagef("--persample-memory needs --clip-mode per-sample, not %s", c.ClipMode)
+	}
+	var corpus *text.Corpus
+	if flagSet(fs, "target-epsilon") {
+		if corpus, err = targetNoise(fs, d, &c, f.targetEps); err != nil {
+			return c, nil, f, err
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return c, nil, f, err
 	}
@@ -210,8 +231,34 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	case world.Size() > c.Accum:
 		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d", c.Accum, world.Size(), world.Size())
 	}
-	corpus, err := corpusFor(d, &c)
+	if corpus != nil {
+		return c, corpus, f, nil
+	}
+	corpus, err = corpusFor(d, &c)
 	return c, corpus, f, err
+}
+
+// targetNoise sets c's noise multiplier to the σ that spends the ε of
+// --target-epsilon over the run (gpt.NoiseMultiplier), and returns the
+// corpus it loaded to count the records.
+func targetNoise(fs *flag.FlagSet, d gpt.DataSpec, c *gpt.Config, eps float64) (*text.Corpus, error) {
+	switch {
+	case !c.Private():
+		return nil, usagef("--target-epsilon does not apply to %s", c.Label())
+	case flagSet(fs, "noise-multiplier"):
+		return nil, usagef("--target-epsilon and --noise-multiplier exclude each other: σ is chosen for the ε")
+	}
+	corpus, err := corpusFor(d, c)
+	if err != nil {
+		return nil, err
+	}
+	if c.NoiseMultiplier, err = gpt.NoiseMultiplier(*c, corpus, eps); err != nil {
+		return nil, err
+	}
+	if world.Rank() == 0 {
+		fmt.Fprintf(stderr, "dp-sgd: noise multiplier σ = %g for ε = %g at δ = %g\n", c.NoiseMultiplier, eps, c.Delta)
+	}
+	return corpus, nil
 }
 
 // flagSet reports whether the flag name was given on the command line.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -163,6 +166,8 @@ func TestGPTBadFlags(t *testing.T) {
 		{train("--clip-mode", "per-sample", "--ps-estimator", "auto-clip", "--target-quantile", "0.5"), "--target-quantile"},
 		{train("--clip-mode", "per-sample", "--ps-estimator", "ps-clip-quantile", "--quantile-rate", "-1"), "quantile"},
 		{train("--log-norms"), "--log-norms"},
+		{train("--persample-memory", "1.35x"), "--persample-memory needs --clip-mode per-sample"},
+		{train("--clip-mode", "per-sample", "--persample-memory", "lots"), "-persample-memory"},
 		{train("--clip-convention", "sum"), "--clip-convention"},
 		{[]string{"experiment", "gpt", "--clip-convention", "nanoGPT", "--out", out}, "--clip-convention"},
 		{train("--eval-iters", "0"), "--eval-iters"},
@@ -231,5 +236,56 @@ func TestResumeExitStatus(t *testing.T) {
 	r = psclip(t, "", nil, append(args, "--resume")...)
 	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "ckpt") {
 		t.Errorf("resume from a damaged checkpoint: exit %d, %q; want 1 and one line naming the checkpoint", r.code, r.stderr)
+	}
+}
+
+// TestTrainGPTDPSGD trains with dp-sgd on records of 17 tokens: with a
+// fixed noise seed stderr says the run is not private, stdout and
+// result.json give ε at δ for one record, N and q, and every evaluation
+// logs its ε.
+func TestTrainGPTDPSGD(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("to be or not to be, that is the question.\n", 60))
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "gpt", "--text", corpus, "--out", out, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
+		"--clip", "1", "--noise-multiplier", "1.2", "--noise-seed", "5", "--delta", "1e-3"}, tinyGPTFlags...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "NOT private") {
+		t.Errorf("stderr does not say that the fixed noise seed is not private:\n%s", stderr)
+	}
+	var res struct {
+		Epsilon    float64 `json:"epsilon"`
+		Delta      float64 `json:"delta"`
+		Records    int     `json:"records"`
+		SampleRate float64 `json:"sample_rate"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	// 2,520 characters, 2,268 of them training text: 133 records.
+	if err != nil || res.Delta != 1e-3 || res.Records != 133 || res.SampleRate != 4.0/133 || !(res.Epsilon > 0) {
+		t.Fatalf("result.json (%v): ε %v δ %v, %d records at q %v; want 133 at 4/133", err, res.Epsilon, res.Delta, res.Records, res.SampleRate)
+	}
+	if want := fmt.Sprintf("privacy: ε = %.4g at δ = 0.001 for one record of 17 tokens (N = 133, q = 0.03008", res.Epsilon); !strings.Contains(stdout, want) {
+		t.Errorf("stdout does not say %q:\n%s", want, stdout)
+	}
+	// --target-epsilon picks σ, says which, and the run spends at most
+	// the target, within Opacus' tolerance 0.01.
+	target := append(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--noise-multiplier" || a == "1.2" }), "--target-epsilon", "2", "--restart")
+	code, stdout, stderr = runCLI(target...)
+	if code != 0 {
+		t.Fatalf("--target-epsilon 2: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "noise multiplier σ = ") {
+		t.Errorf("--target-epsilon 2: stderr names no σ:\n%s", stderr)
+	}
+	if b, err = os.ReadFile(filepath.Join(out, "result.json")); err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil || !(res.Epsilon <= 2 && res.Epsilon > 1.99) {
+		t.Errorf("--target-epsilon 2 (%v): spent %v", err, res.Epsilon)
 	}
 }

@@ -256,3 +256,45 @@ func TestBatchLargerThanData(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestTrainImagesNoValidation: --val-fraction 0 trains on every training
+// image (40: five steps of 8), logs null validation figures, still
+// evaluates the test set, and says so on stdout; result.json keeps the
+// share, so that a resume with the default split is refused as another
+// configuration.
+func TestTrainImagesNoValidation(t *testing.T) {
+	data := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 40, 8)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"train", "images", "--data", data, "--out", out, "--batch", "8", "--epochs", "1", "--val-fraction", "0"}
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "no validation split, test ") {
+		t.Errorf("stdout does not say there is no validation split:\n%s", stdout)
+	}
+	var res struct {
+		Config struct {
+			ValFraction *float64 `json:"val_fraction"`
+		} `json:"config"`
+		ValAcc  *float64 `json:"val_acc"`
+		TestAcc *float64 `json:"test_acc"`
+		Curve   []struct {
+			ValAcc  *float64 `json:"val_acc"`
+			ValLoss *float64 `json:"val_loss"`
+			TestAcc *float64 `json:"test_acc"`
+		} `json:"curve"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil || res.Config.ValFraction == nil || *res.Config.ValFraction != 0 || res.ValAcc != nil || res.TestAcc == nil ||
+		len(res.Curve) != 1 || res.Curve[0].ValAcc != nil || res.Curve[0].ValLoss != nil || res.Curve[0].TestAcc == nil {
+		t.Errorf("result.json (%v): want val_fraction 0, null validation, a test accuracy:\n%.1500s", err, b)
+	}
+	resume := slices.Clone(args[:len(args)-2])
+	if code, _, stderr := runCLI(append(resume, "--resume", "--epochs", "2")...); code != 2 || !strings.Contains(stderr, "val_fraction") {
+		t.Errorf("resume without --val-fraction: exit %d, %q; want 2 naming val_fraction", code, stderr)
+	}
+}

@@ -1,6 +1,7 @@
 // Package text provides the token corpora of the GPT experiments: character-
-// and byte-level tokenisation of any text, nanoGPT's .bin token files, and
-// nanoGPT's random-window batch sampling.
+// and byte-level tokenisation of any text, nanoGPT's .bin token files,
+// nanoGPT's random-window batch sampling, and Poisson sampling of disjoint
+// records for DP-SGD.
 //
 // A corpus is a uint16 token stream split 90/10 into training and
 // validation parts (Split), made in one of three ways:
@@ -19,7 +20,10 @@
 //     vocabulary size.
 //
 // A Sampler draws [B, T] int32 input and target batches from one split with
-// a seeded PCG whose state can be saved and restored. Vocab's text form
+// a seeded PCG whose state can be saved and restored. Records, for DP-SGD,
+// cuts a split into disjoint windows of T+1 tokens and draws Poisson
+// samples of them, so that a token belongs to at most one sample of a
+// batch and a privacy accountant's unit is one window. Vocab's text form
 // (MarshalText) is what a checkpoint stores to decode sampled tokens later.
 //
 // A text or token file is checked before it is read: it must be a regular

@@ -177,6 +177,25 @@ type Config struct {
 	// an update because of non-finite gradients (0: never).
 	MaxBadSteps int `json:"max_bad_steps"`
 
+	// Sampling is how a step's training sequences are drawn:
+	// SamplingWindows (MicroBatch·Accum windows at random offsets,
+	// nanoGPT's get_batch) or SamplingPoisson (the training split cut
+	// into N disjoint records of BlockSize+1 tokens, text.Records, each
+	// joining a step independently with probability q =
+	// MicroBatch·Accum/N; the step's records are cut into ⌈B/MicroBatch⌉
+	// micro-batches of sizes that differ by at most one). "" is Poisson
+	// for dp-sgd, windows otherwise; Poisson is for dp-sgd only, and
+	// dp-sgd refuses windows, since a token would sit in many samples.
+	Sampling string `json:"sampling,omitempty"`
+	// Delta is dp-sgd's δ, at which the run reports its ε
+	// (EvalRecord.Epsilon, Summary.Epsilon: privacy.Epsilon of the steps'
+	// history, RDP with Balle et al.'s conversion) for adding or removing
+	// one record: a window of BlockSize+1 tokens, not a document (which
+	// spans many records; see README.md). Required by dp-sgd, which New
+	// refuses unless it is below 1/N (N records); unset for the other
+	// estimators.
+	Delta float64 `json:"delta,omitempty"`
+
 	// Seed determines the initialisation, the data order, the dropout
 	// masks and the corruption; nothing else does, so runs that differ only in ClipMode or LR
 	// see the same data in the same order from the same initial weights.
@@ -215,7 +234,61 @@ func ExperimentDefault() Config {
 }
 
 // PSEstimators lists the estimators per-sample mode accepts.
-var PSEstimators = []string{"ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip"}
+var PSEstimators = []string{"ps-clip-sgd", "ps-clip-auto", "ps-clip-quantile", "auto-clip", "dp-sgd"}
+
+// The values of Config.Sampling.
+const (
+	SamplingWindows = "windows"
+	SamplingPoisson = "poisson"
+)
+
+// Private reports whether the run trains with differential privacy
+// (per-sample mode's dp-sgd) and accounts its ε.
+func (c *Config) Private() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
+
+// sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
+// windows otherwise.
+func (c *Config) sampling() string {
+	switch {
+	case c.Sampling != "":
+		return c.Sampling
+	case c.Private():
+		return SamplingPoisson
+	}
+	return SamplingWindows
+}
+
+// ExpectedBatch is the number of sequences a step trains on:
+// MicroBatch·Accum, the expected number under Poisson sampling.
+func (c *Config) ExpectedBatch() int { return c.MicroBatch * c.Accum }
+
+// validatePrivacy checks the sampling and dp-sgd's settings.
+func (c *Config) validatePrivacy() error {
+	switch {
+	case c.Sampling != "" && c.Sampling != SamplingWindows && c.Sampling != SamplingPoisson:
+		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s or %s", SamplingPoisson, SamplingWindows)
+	case c.sampling() == SamplingPoisson && !c.Private():
+		return setting.Unread("Sampling", strconv.Quote(c.Sampling), "Poisson sampling of records is dp-sgd's, not "+c.Label()+"'s")
+	case c.Private() && c.sampling() != SamplingPoisson:
+		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s for dp-sgd: windows at random offsets overlap, so one token sits in many samples and the accountant's record-level guarantee does not hold", SamplingPoisson)
+	case c.Delta != 0 && !c.Private():
+		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
+	case c.Private() && !(c.Delta > 0 && c.Delta < 1):
+		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
+	case c.Private() && c.Corrupt != 0:
+		return setting.Errorf("Corrupt", c.Corrupt, "0 for dp-sgd: the corruption is laid out over steps of a fixed size, which Poisson steps are not")
+	}
+	return nil
+}
+
+// checkDelta refuses a δ that is not below 1/n, n the records: at δ ≥ 1/n
+// a mechanism that publishes one random record is (0, δ)-private.
+func (c *Config) checkDelta(n int) error {
+	if !(c.Delta < 1/float64(n)) {
+		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d records of block size + 1 = %d tokens)", 1/float64(n), n, c.BlockSize+1)
+	}
+	return nil
+}
 
 // jsonRename maps the keys of estimator.Spec to the configuration's own.
 var jsonRename = map[string]string{"estimator": "ps_estimator"}
@@ -252,9 +325,11 @@ func (c *Config) psSpec() estimator.Spec {
 }
 
 // Adaptive reports whether per-sample mode clips to a threshold other than
-// the constant Clip: an increasing, estimated or automatic one.
+// the constant Clip (ps-clip-sgd's or dp-sgd's): an increasing, estimated
+// or automatic one.
 func (c *Config) Adaptive() bool {
-	return c.ClipMode == ClipPerSample && !(c.psSpec().Estimator == "ps-clip-sgd" && c.psSpec().Reads("Clip"))
+	e := c.psSpec().Estimator
+	return c.ClipMode == ClipPerSample && !((e == "ps-clip-sgd" || e == "dp-sgd") && c.psSpec().Reads("Clip"))
 }
 
 // Reads reports whether the clip mode reads field: ClipConvention (micro-batch
@@ -450,7 +525,10 @@ func (c *Config) Validate() error {
 	if err := c.Corruption.Validate(); err != nil {
 		return err
 	}
-	return c.validateClip()
+	if err := c.validateClip(); err != nil {
+		return err
+	}
+	return c.validatePrivacy()
 }
 
 // Label is the run's method in tables and figures: the paper's name of the
@@ -464,7 +542,7 @@ func (c *Config) Label() string {
 	case ClipMicroBatch:
 		return "MB-Clip-SGD (micro-batch)"
 	case ClipPerSample:
-		if c.Adaptive() {
+		if c.Adaptive() || c.Private() {
 			return c.psSpec().Label() + " (per-sample)"
 		}
 		return "PS-Clip-SGD (per-sample)"

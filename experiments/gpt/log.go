@@ -58,6 +58,10 @@ type StepRecord struct {
 	// sequences (corrupted data, micro-batch or per-sample mode, one
 	// process).
 	Detection *Detection `json:"detection,omitempty"`
+	// Sequences is the step's number of records under Poisson sampling,
+	// Binomial(N, q), 0 for a noise-only step; absent otherwise (every
+	// step has MicroBatch·Accum windows).
+	Sequences *int `json:"sequences,omitempty"`
 }
 
 // EvalRecord is the log line of one validation-loss estimate.
@@ -65,6 +69,9 @@ type EvalRecord struct {
 	Step    int     `json:"step"`
 	ValLoss Float   `json:"val_loss"`
 	Elapsed float64 `json:"elapsed_s"`
+	// Epsilon is dp-sgd's ε at Config.Delta after Step steps; absent for
+	// the other estimators.
+	Epsilon *Float `json:"epsilon,omitempty"`
 }
 
 // EvalPoint is one point of a validation-loss curve.

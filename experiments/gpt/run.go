@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
@@ -50,6 +52,14 @@ type Summary struct {
 	// share's decisions); both absent for clean data.
 	CorruptPerStep int        `json:"corrupt_per_step,omitempty"`
 	Detection      *Detection `json:"detection,omitempty"`
+	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
+	// Balle et al.'s conversion), for one record of Records, each joining
+	// a step with probability SampleRate; all absent for the other
+	// estimators.
+	Epsilon    Float   `json:"epsilon,omitempty"`
+	Delta      float64 `json:"delta,omitempty"`
+	Records    int     `json:"records,omitempty"`
+	SampleRate float64 `json:"sample_rate,omitempty"`
 }
 
 // Run is one training run, set up and ready to train.
@@ -61,14 +71,18 @@ type Run struct {
 	opt     *optim.AdamW
 	sched   optim.WarmupCosine
 	trainer *train.Trainer
-	train   *text.Sampler // the training data order
-	eval    *text.Sampler // the same validation batches at every evaluation
-	dropout *rand.PCG     // dropout masks
-	corrupt *corrupter    // the corruption; nil for clean data
-	clips   *clipRecorder // the clip decisions, for Detection; nil without
+	train   *text.Sampler // the training data order (random windows)
+	records *text.Records // the training records (Poisson sampling)
+	// sampleRate is dp-sgd's q, what every step adds to the privacy
+	// history; 0 without dp-sgd.
+	sampleRate float64
+	eval       *text.Sampler // the same validation batches at every evaluation
+	dropout    *rand.PCG     // dropout masks
+	corrupt    *corrupter    // the corruption; nil for clean data
+	clips      *clipRecorder // the clip decisions, for Detection; nil without
 
-	batches []train.Batch
-	x, y    []int32 // sampler output for one micro-batch
+	batches []train.Batch // the step's micro-batches (random windows)
+	x, y    []int32       // sampler output for one micro-batch
 
 	h     *run.Run // the run layer: directory, log, checkpoints, loop
 	st    state    // progress, saved in checkpoints
@@ -84,6 +98,8 @@ type state struct {
 	// Detection accumulates the steps' Detection (corrupted data and a clip
 	// mode that clips sequences or micro-batches).
 	Detection *Detection `json:"detection,omitempty"`
+	// Privacy is dp-sgd's history of steps, which ε is accounted from.
+	Privacy privacy.History `json:"privacy,omitempty"`
 }
 
 // dropoutStream is the PCG stream of the dropout masks. They, the data
@@ -109,7 +125,8 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	cfg.VocabSize, _ = modelVocab(cfg, corpus)
-	if err := cfg.checkMemory(); err != nil {
+	perSample := opts.PerSampleMemory.Bytes(cfg.model().TrainingBytes(cfg.MicroBatch, 2))
+	if err := cfg.checkMemory(perSample); err != nil {
 		return nil, err
 	}
 	s := &Run{cfg: cfg, corpus: corpus}
@@ -130,14 +147,26 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.train, err = text.NewSampler(corpus.Train, cfg.MicroBatch, cfg.BlockSize, cfg.Seed); err != nil {
-		return nil, err
-	}
 	if s.eval, err = text.NewSampler(corpus.Val, cfg.MicroBatch, cfg.BlockSize, text.EvalSeed); err != nil {
 		return nil, err
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
-	rngs := map[string]run.RNG{"sampler": s.train, "dropout": s.dropout}
+	rngs := map[string]run.RNG{"dropout": s.dropout}
+	if cfg.sampling() == SamplingPoisson {
+		if s.records, err = text.NewRecords(corpus.Train, cfg.BlockSize, cfg.ExpectedBatch(), cfg.Seed); err != nil {
+			return nil, err
+		}
+		if err := cfg.checkDelta(s.records.Len()); err != nil {
+			return nil, err
+		}
+		s.sampleRate = s.records.SampleRate()
+		rngs["records"] = s.records
+	} else {
+		if s.train, err = text.NewSampler(corpus.Train, cfg.MicroBatch, cfg.BlockSize, cfg.Seed); err != nil {
+			return nil, err
+		}
+		rngs["sampler"] = s.train
+	}
 	if s.corrupt = newCorrupter(&cfg, corruptVocab(cfg, corpus)); s.corrupt != nil {
 		rngs["corrupt"] = s.corrupt
 	}
@@ -164,13 +193,20 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		s.clips = &clipRecorder{Estimator: est}
 		est = s.clips
 	}
-	s.trainer, err = train.New(train.Config{
+	tc := train.Config{
 		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
-		Rand: rand.New(s.dropout), Comm: s.h.Comm(),
-	})
-	if err != nil {
+		Rand: rand.New(s.dropout), Comm: s.h.Comm(), PerSampleMemory: perSample,
+	}
+	if cfg.Private() {
+		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
+		s.privacyNotes(opts)
+	}
+	if s.trainer, err = train.New(tc); err != nil {
 		s.h.Close()
 		return nil, err
+	}
+	if s.records != nil {
+		return s, nil // poissonBatches makes each step's micro-batches
 	}
 	n := cfg.MicroBatch * cfg.BlockSize
 	s.x, s.y = make([]int32, n), make([]int32, n)
@@ -182,12 +218,13 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 }
 
 // checkMemory refuses a run whose model, AdamW state, micro-batch
-// activations and step inputs cannot fit in this machine's memory
+// activations, step inputs and perSample bytes of per-sample gradients
+// (a budget; none when not positive) cannot fit in this machine's memory
 // (run.CheckMemory), before anything is allocated.
-func (c *Config) checkMemory() error {
+func (c *Config) checkMemory(perSample int64) error {
 	inputs := float64(c.Accum) * float64(c.MicroBatch) * float64(c.BlockSize) * 8 // token ids as float32 and targets as int32
-	need := c.model().TrainingBytes(c.MicroBatch, 2) + inputs
-	return run.CheckMemory("the model, its optimizer state and a step's micro-batches and activations", need)
+	need := c.model().TrainingBytes(c.MicroBatch, 2) + inputs + float64(max(perSample, 0))
+	return run.CheckMemory("the model, its optimizer state, a step's micro-batches and activations and the per-sample memory budget", need)
 }
 
 // Close releases the run directory of a Run that will not train; Train
@@ -238,17 +275,41 @@ func (c *Config) clipped(st train.Stats) int {
 	return 0
 }
 
-// clippable is how many gradients one step offers the mode to clip.
-func (c *Config) clippable() int {
+// clippable is how many gradients a step of size sequences offers the
+// mode to clip.
+func (c *Config) clippable(size int) int {
 	switch c.ClipMode {
 	case ClipGlobal:
 		return 1
 	case ClipMicroBatch:
 		return c.Accum
 	case ClipPerSample:
-		return c.Accum * c.MicroBatch
+		return size
 	}
 	return 0
+}
+
+// privacyNotes writes to the progress writer (rank 0) what a reader of a
+// dp-sgd run's ε must know: a fixed noise seed makes it not private.
+func (s *Run) privacyNotes(opts RunOptions) {
+	if opts.Progress == nil || s.h.Comm().Rank() != 0 {
+		return
+	}
+	if s.cfg.NoiseSeed != 0 {
+		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", s.cfg.NoiseSeed)
+	}
+}
+
+// epsilon is the ε the run has spent at its δ; NaN without dp-sgd.
+func (s *Run) epsilon() Float {
+	if s.sampleRate == 0 {
+		return Float(math.NaN())
+	}
+	res, err := privacy.Epsilon(s.st.Privacy, s.cfg.Delta, privacy.Options{})
+	if err != nil {
+		panic(err) // q in (0, 1], σ > 0 and δ in (0, 1): checked in New
+	}
+	return Float(res.Epsilon)
 }
 
 // Train runs the remaining steps, writes the final checkpoint and
@@ -271,6 +332,9 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 		sum.ClippedFraction = float64(s.st.Clipped) / float64(s.st.Clippable)
 	}
 	sum.CorruptPerStep, sum.Detection = s.cfg.CorruptPerStep(), s.st.Detection
+	if s.sampleRate > 0 {
+		sum.Epsilon, sum.Delta, sum.Records, sum.SampleRate = s.epsilon(), s.cfg.Delta, s.records.Len(), s.sampleRate
+	}
 	return sum, s.h.Finish(sum)
 }
 
@@ -333,14 +397,25 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if err := s.opt.SetLR(lr); err != nil {
 		return train.Stats{}, err
 	}
-	s.nextBatches()
+	batches, size := s.batches, s.cfg.ExpectedBatch() // the step's sequences
+	if s.records != nil {
+		var err error
+		if batches, size, err = s.poissonBatches(); err != nil {
+			return train.Stats{}, err
+		}
+	} else {
+		s.nextBatches()
+	}
 	if s.clips != nil {
 		s.clips.reset()
 	}
 	t0 := time.Now()
-	st, err := s.trainer.Step(s.batches...)
+	st, err := s.trainer.Step(batches...)
 	if err != nil {
 		return st, err
+	}
+	if s.sampleRate > 0 {
+		s.st.Privacy.Add(s.sampleRate, s.cfg.NoiseMultiplier, 1)
 	}
 	var det *Detection
 	if s.clips != nil {
@@ -354,13 +429,16 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	}
 	dt := time.Since(t0).Seconds()
 	s.st.Clipped += int64(s.cfg.clipped(st))
-	s.st.Clippable += int64(s.cfg.clippable())
+	s.st.Clippable += int64(s.cfg.clippable(size))
 	s.last = StepRecord{
 		Step: i + 1, LR: Float(lr), Loss: Float(st.Loss), GradNorm: Float(st.GradNorm),
 		ClippedBatches: st.ClippedBatches, ClippedSamples: st.Clipped, DroppedSamples: st.Dropped,
 		SkippedBatches: st.SkippedBatches, Skipped: st.Skipped,
-		TokensPerSec: float64(s.cfg.TokensPerStep()) / dt, Elapsed: s.h.Elapsed(),
+		TokensPerSec: float64(size*s.cfg.BlockSize) / dt, Elapsed: s.h.Elapsed(),
 		Diagnostics: s.h.Diagnostics(), SampleNorms: s.h.Norms(), Detection: det,
+	}
+	if s.records != nil {
+		s.last.Sequences = &size
 	}
 	if (i+1)%s.cfg.LogInterval == 0 || i+1 == s.cfg.Steps {
 		if err := s.h.Log(s.last); err != nil {
@@ -385,6 +463,25 @@ func (s *Run) nextBatches() {
 	}
 }
 
+// poissonBatches draws the step's Poisson sample of B records and cuts it
+// into ⌈B/MicroBatch⌉ micro-batches of sizes that differ by at most one
+// (train.Split); none for an empty sample, a noise-only step.
+func (s *Run) poissonBatches() ([]train.Batch, int, error) {
+	idx := s.records.Next()
+	if len(idx) == 0 {
+		return nil, 0, nil
+	}
+	T := s.cfg.BlockSize
+	b := train.Batch{X: tensor.New(len(idx), T), Y: make([]int32, len(idx)*T)}
+	x := make([]int32, len(idx)*T)
+	for j, i := range idx {
+		s.records.Fill(i, x[j*T:][:T], b.Y[j*T:][:T])
+	}
+	setTokens(b.X, x)
+	bs, err := train.Split(b, (len(idx)+s.cfg.MicroBatch-1)/s.cfg.MicroBatch)
+	return bs, len(idx), err
+}
+
 // evaluate estimates the validation loss after done steps on EvalIters
 // batches, the same ones every time, logs it and adds it to the curve.
 func (s *Run) evaluate(done int) error {
@@ -394,7 +491,12 @@ func (s *Run) evaluate(done int) error {
 	}
 	p := EvalPoint{Step: done, ValLoss: Float(loss)}
 	s.curve = append(s.curve, p)
-	return s.h.Log(EvalRecord{Step: done, ValLoss: p.ValLoss, Elapsed: s.h.Elapsed()})
+	rec := EvalRecord{Step: done, ValLoss: p.ValLoss, Elapsed: s.h.Elapsed()}
+	if s.sampleRate > 0 {
+		eps := s.epsilon()
+		rec.Epsilon = &eps
+	}
+	return s.h.Log(rec)
 }
 
 // valLoss is the mean loss over EvalIters validation batches.
@@ -410,4 +512,30 @@ func setTokens(x *tensor.Tensor, ids []int32) {
 	for j, t := range ids {
 		x.Data[j] = float32(t)
 	}
+}
+
+// NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of
+// c on corpus spends targetEpsilon at c.Delta (privacy.NoiseMultiplier,
+// RDP): Steps steps at the sample rate ExpectedBatch/N of its N records.
+// c's own NoiseMultiplier is ignored; the rest of c must be valid and fit
+// the corpus. Its errors are *setting.Error values.
+func NoiseMultiplier(c Config, corpus *text.Corpus, targetEpsilon float64) (float64, error) {
+	if !c.Private() {
+		return 0, setting.Errorf("Estimator", strconv.Quote(c.Estimator), "dp-sgd in per-sample mode: only it spends privacy")
+	}
+	c.NoiseMultiplier = 1 // any valid σ, so that the rest is checked
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
+	if err := c.CheckCorpus(corpus); err != nil {
+		return 0, err
+	}
+	r, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), c.Seed)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.checkDelta(r.Len()); err != nil {
+		return 0, err
+	}
+	return privacy.NoiseMultiplier(r.SampleRate(), c.Steps, targetEpsilon, c.Delta, privacy.Options{})
 }

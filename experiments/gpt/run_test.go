@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/psclip/psclip/train"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -75,25 +76,31 @@ func TestResumeIsExact(t *testing.T) {
 	// restored window.
 	auto.Estimator, auto.Clip, auto.MicroBatch, auto.Accum = "ps-clip-auto", 0, 8, 12
 	quantile.Estimator = "ps-clip-quantile"
+	// At T = 64 materialising saves time in every layer, so a budget of
+	// 12 KiB (of the 32 KiB they would take) makes the plan choose.
+	long := tinyConfig(ClipPerSample)
+	long.BlockSize = 64
 	for _, tc := range []struct {
-		name string
-		cfg  Config
+		name   string
+		cfg    Config
+		budget train.MemoryBudget
 	}{
-		{"micro-batch", tinyConfig(ClipMicroBatch)},
-		{"per-sample", tinyConfig(ClipPerSample)},
-		{"ps-clip-auto", auto},
-		{"ps-clip-quantile", quantile},
+		{"micro-batch", tinyConfig(ClipMicroBatch), train.MemoryBudget{}},
+		{"per-sample", tinyConfig(ClipPerSample), train.MemoryBudget{}},
+		{"ps-clip-auto", auto, train.MemoryBudget{}},
+		{"ps-clip-quantile", quantile, train.MemoryBudget{}},
+		{"per-sample, memory budget", long, train.MemoryBudget{Size: 12 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			whole, parts := t.TempDir(), t.TempDir()
-			if _, err := trainRun(t, cfg, corpus, RunOptions{Out: whole}); err != nil {
+			if _, err := trainRun(t, cfg, corpus, RunOptions{Out: whole, PerSampleMemory: tc.budget}); err != nil {
 				t.Fatal(err)
 			}
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := New(cfg, corpus, RunOptions{Out: parts, AfterStep: func(done int) {
+			r, err := New(cfg, corpus, RunOptions{Out: parts, PerSampleMemory: tc.budget, AfterStep: func(done int) {
 				if done == 3 {
 					cancel()
 				}
@@ -107,7 +114,7 @@ func TestResumeIsExact(t *testing.T) {
 			if l, err := checkpoint.Load(filepath.Join(parts, run.CheckpointFile)); err != nil || l.Step != 3 {
 				t.Fatalf("checkpoint after the interrupt: %v, step %v; want step 3", err, l)
 			}
-			s, err := trainRun(t, cfg, corpus, RunOptions{Out: parts, Resume: true})
+			s, err := trainRun(t, cfg, corpus, RunOptions{Out: parts, Resume: true, PerSampleMemory: tc.budget})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -92,11 +92,35 @@ type trainSplit struct {
 // subsetStream is the PCG stream that picks Config.TrainSubset's images.
 const subsetStream = 0xc1fa_0000_0000_0004
 
+// valSize is the number of validation images a run of c holds out of a
+// training set of n images (Config.ValFraction). A share that holds out
+// no image, or every image, of this set is refused: it is not the split
+// asked for.
+func (c *Config) valSize(n int) (int, error) {
+	if c.ValFraction == nil {
+		return cifardata.ValidationSize(n), nil
+	}
+	f := *c.ValFraction
+	v := int(f * float64(n))
+	switch {
+	case f > 0 && v == 0:
+		return 0, setting.Errorf("ValFraction", f, "0 or at least %.3g: a share that holds out an image of the %d training images", 1/float64(n), n)
+	case v >= n:
+		return 0, setting.Errorf("ValFraction", f, "below %.3g: a share that keeps a training image of the %d", float64(n-1)/float64(n), n)
+	}
+	return v, nil
+}
+
 // split divides d as a run of c does: the seeded validation split
-// (cifardata.SplitIndices), TrainSubset images of the rest chosen at
-// random from the seed, and the label noise applied to those.
+// (cifardata.SplitIndices, of valSize images), TrainSubset images of the
+// rest chosen at random from the seed, and the label noise applied to
+// those.
 func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
-	ti, vi, err := cifardata.SplitIndices(d.Len(), cifardata.ValidationSize(d.Len()), c.Seed)
+	val, err := c.valSize(d.Len())
+	if err != nil {
+		return nil, err
+	}
+	ti, vi, err := cifardata.SplitIndices(d.Len(), val, c.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +361,8 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if cfg.Accum > batch {
 		return nil, setting.Errorf("Accum", cfg.Accum, "at most the %d images of a batch (the training split's)", batch)
 	}
-	if err := cfg.checkMemory(data.Train.Classes, channels, batch); err != nil {
+	perSample := opts.PerSampleMemory.Bytes(cfg.trainingBytes(data.Train.Classes, channels, batch))
+	if err := cfg.checkMemory(data.Train.Classes, channels, batch, perSample); err != nil {
 		return nil, err
 	}
 	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
@@ -408,7 +433,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	tc := train.Config{
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
-		Comm: r.h.Comm(),
+		Comm: r.h.Comm(), PerSampleMemory: perSample,
 	}
 	if cfg.Private() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
@@ -518,19 +543,26 @@ func (c *Config) checkChannels(channels int) error {
 	return nil
 }
 
-// checkMemory refuses a run whose model, momentum buffers and batches of
-// batch images cannot fit in this machine's memory (run.CheckMemory),
-// before anything is allocated.
-func (c *Config) checkMemory(classes, channels, batch int) error {
-	need := c.alexNet(classes, channels).TrainingBytes(batch, 1)
+// trainingBytes is the memory a plain step on batches of batch images
+// takes (the models' TrainingBytes, with the momentum buffers).
+func (c *Config) trainingBytes(classes, channels, batch int) float64 {
 	switch c.Model {
 	case ModelSmallCNN:
-		need = c.smallCNN(classes, channels).TrainingBytes(batch, 1)
+		return c.smallCNN(classes, channels).TrainingBytes(batch, 1)
 	case ModelTanhCNN:
-		need = c.tanhCNN(classes).TrainingBytes(batch, 1)
+		return c.tanhCNN(classes).TrainingBytes(batch, 1)
 	}
+	return c.alexNet(classes, channels).TrainingBytes(batch, 1)
+}
+
+// checkMemory refuses a run whose model, momentum buffers, batches of
+// batch images and perSample bytes of per-sample gradients (a budget; none
+// when not positive) cannot fit in this machine's memory
+// (run.CheckMemory), before anything is allocated.
+func (c *Config) checkMemory(classes, channels, batch int, perSample int64) error {
+	need := c.trainingBytes(classes, channels, batch) + float64(max(perSample, 0))
 	need += max(float64(batch), EvalBatch) * float64(cifardata.ImageBytes) * 4
-	return run.CheckMemory("the model, its optimizer state and a batch's activations", need)
+	return run.CheckMemory("the model, its optimizer state, a batch's activations and the per-sample memory budget", need)
 }
 
 // clipRecorder is the run's estimator, recording which samples of the
@@ -802,7 +834,9 @@ func (h hooks) Describe(done int) string {
 	if !h.cfg.evaluates(ep.Epoch) {
 		return d
 	}
-	d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	if finite(float64(ep.ValAcc)) { // no validation split: none
+		d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
+	}
 	if h.sampleRate > 0 {
 		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(ep.Epsilon), h.cfg.Delta)
 	}
@@ -815,7 +849,9 @@ func (h hooks) Describe(done int) string {
 func (r *Run) endEpoch(epoch int) error {
 	valAcc, valLoss, testAcc, testLoss := math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if r.cfg.evaluates(epoch) {
-		valAcc, valLoss = r.evaluate(r.valSet)
+		if r.valSet.Len() > 0 { // none with ValFraction 0: null
+			valAcc, valLoss = r.evaluate(r.valSet)
+		}
 		testAcc, testLoss = r.evaluate(r.data.Test)
 	}
 	e := r.st.Epoch

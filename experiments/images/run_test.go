@@ -489,3 +489,73 @@ func TestDPSGDRun(t *testing.T) {
 		t.Errorf("ε %v after 2 epochs (curve %v, %v) gives back σ %v (%v), want %v", s.Epsilon, s.Curve[0].Epsilon, s.Curve[1].Epsilon, want, err, c.NoiseMultiplier)
 	}
 }
+
+// TestValFraction checks Config.ValFraction on 200 training images: unset
+// holds out the default tenth; a share holds out ⌊share·200⌋; 0 holds out
+// none, so that N (dp-sgd's δ bound and q) counts all 200, and the run
+// logs null validation figures while it still evaluates the test set.
+// Shares outside [0, 1), or that hold out no image, are refused naming the
+// field.
+func TestValFraction(t *testing.T) {
+	d := testData(t)
+	for _, tc := range []struct {
+		name         string
+		frac         *float64
+		train, valid int
+		field        string
+	}{
+		{"unset", nil, 180, 20, ""},
+		{"none", new(0.0), 200, 0, ""},
+		{"a quarter", new(0.25), 150, 50, ""},
+		{"0.0051: one image", new(0.0051), 199, 1, ""},
+		{"0.004: no image", new(0.004), 0, 0, "ValFraction"},
+		{"negative", new(-0.1), 0, 0, "ValFraction"},
+		{"one", new(1.0), 0, 0, "ValFraction"},
+		{"NaN", new(math.NaN()), 0, 0, "ValFraction"},
+	} {
+		c := tinyConfig("ps-clip-sgd")
+		c.ValFraction = tc.frac
+		r, err := New(c, d, RunOptions{})
+		if tc.field != "" {
+			var se *setting.Error
+			if !errors.As(err, &se) || se.Field != tc.field {
+				t.Errorf("%s: %v, want a *setting.Error naming %s", tc.name, err, tc.field)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		// Two epochs of batches of 16.
+		if steps := 2 * ((tc.train + 15) / 16); r.trainSet.Len() != tc.train || r.valSet.Len() != tc.valid || r.TotalSteps() != steps {
+			t.Errorf("%s: %d training and %d validation images, %d steps, want %d, %d and %d", tc.name, r.trainSet.Len(), r.valSet.Len(), r.TotalSteps(), tc.train, tc.valid, steps)
+		}
+		r.Close()
+	}
+
+	// dp-sgd: δ = 1/190 is below 1/180 (the default split) but not below
+	// 1/200 (no split).
+	c := dpConfig(1)
+	c.Delta = 1.0 / 190
+	if r, err := New(c, d, RunOptions{}); err != nil {
+		t.Errorf("δ = 1/190 with N = 180: %v", err)
+	} else {
+		r.Close()
+	}
+	c.ValFraction = new(0.0)
+	var se *setting.Error
+	if _, err := New(c, d, RunOptions{}); !errors.As(err, &se) || se.Field != "Delta" {
+		t.Errorf("δ = 1/190 with N = 200: %v, want a *setting.Error naming Delta", err)
+	}
+
+	c = tinyConfig("ps-clip-sgd")
+	c.Epochs, c.ValFraction = 1, new(0.0)
+	s, err := trainRun(t, c, d, RunOptions{Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Curve[0]
+	if !math.IsNaN(float64(s.ValAcc)) || !math.IsNaN(float64(ep.ValAcc)) || !math.IsNaN(float64(ep.ValLoss)) || !finite(float64(ep.TestAcc)) || !finite(float64(s.TestAcc)) {
+		t.Errorf("no validation split: val acc %v (epoch %v, loss %v), test acc %v (epoch %v); want null validation, finite test", s.ValAcc, ep.ValAcc, ep.ValLoss, s.TestAcc, ep.TestAcc)
+	}
+}

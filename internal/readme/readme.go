@@ -45,19 +45,22 @@ const (
 )
 
 // Pages are the Markdown files, relative to the repository root, whose
-// tables Update and Check keep: README.md and the pages of docs/.
+// tables Update and Check keep: README.md, the pages of docs/ and the
+// packages' READMEs (one and two directories down).
 func Pages(root string) ([]string, error) {
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		return nil, err
-	}
 	pages := []string{"README.md"}
-	for _, d := range docs {
-		rel, err := filepath.Rel(root, d)
+	for _, pattern := range []string{"docs/*.md", "*/README.md", "*/*/README.md"} {
+		found, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
 		if err != nil {
 			return nil, err
 		}
-		pages = append(pages, filepath.ToSlash(rel))
+		for _, f := range found {
+			rel, err := filepath.Rel(root, f)
+			if err != nil {
+				return nil, err
+			}
+			pages = append(pages, filepath.ToSlash(rel))
+		}
 	}
 	return pages, nil
 }
@@ -234,6 +237,8 @@ func Funcs(root string) template.FuncMap {
 		"mul":  func(a, b float64) float64 { return a * b },
 		"sub":  func(a, b float64) float64 { return a - b },
 		"add":  func(a, b float64) float64 { return a + b },
+		// list makes a template's own list to range over.
+		"list": func(a ...any) []any { return a },
 	}
 }
 

@@ -265,8 +265,13 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 	}
 	compareAggregate(t, "plain batch", params, grads, ones)
 
-	// One pass, per-sample mode, begun after and before the forward pass.
-	for _, early := range []bool{false, true} {
+	// One pass, per-sample mode, begun after and before the forward pass,
+	// with each layer's own choice and under per-sample memory budgets:
+	// none, all the layers want, and half of that.
+	budgets := []int64{0, nn.NoMaterialise, math.MaxInt64, 0}
+	for k, early := range []bool{false, true, false, true, false, true, false, true} {
+		budget := budgets[k/2]
+		ctx := &nn.Context{PerSampleMemory: budget}
 		if early {
 			ctx.BeginPerSample(n)
 		}
@@ -284,13 +289,22 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 		wrong := false
 		for i, sq := range ctx.SqNorms() {
 			if got := math.Sqrt(sq); !(math.Abs(got-norms[i]) <= 1e-4*norms[i]+1e-12) {
-				t.Errorf("begun before Forward %v: sample %d: norm %.8g, brute force %.8g", early, i, got, norms[i])
+				t.Errorf("begun before Forward %v, memory budget %d: sample %d: norm %.8g, brute force %.8g", early, budget, i, got, norms[i])
 				wrong = true
 			}
 		}
+		if budget == nn.NoMaterialise && ctx.PerSampleBytes() != 0 {
+			t.Errorf("memory budget NoMaterialise: %d bytes of per-sample gradients materialised", ctx.PerSampleBytes())
+		}
+		if budget > 0 && ctx.PerSampleBytes() > budget {
+			t.Errorf("memory budget %d: %d bytes of per-sample gradients materialised", budget, ctx.PerSampleBytes())
+		}
+		if budget == math.MaxInt64 {
+			budgets[3] = ctx.PerSampleBytes() / 2
+		}
 		ctx.Finish(c)
 		ctx.EndPerSample()
-		compareAggregate(t, fmt.Sprintf("clipped, begun before Forward %v", early), params, grads, c)
+		compareAggregate(t, fmt.Sprintf("clipped, begun before Forward %v, memory budget %d", early, budget), params, grads, c)
 		if wrong {
 			blameNorms(t, model, x, y, loss, params, grads)
 		}

@@ -1,0 +1,116 @@
+package train_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/setting"
+	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
+)
+
+// TestPerSampleMemory trains a small GPT whose Linear layers see T = 32
+// positions under per-sample memory budgets: the bytes the step
+// materialised stay within each budget, and the update is the layer
+// rule's up to the order of float32 additions.
+func TestPerSampleMemory(t *testing.T) {
+	cfg := models.GPTConfig{NLayer: 1, NHead: 2, NEmbd: 8, BlockSize: 32, VocabSize: 7}
+	const b = 3
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := tensor.New(b, cfg.BlockSize)
+	y := make([]int32, b*cfg.BlockSize)
+	for i := range y {
+		x.Data[i], y[i] = float32(rng.IntN(cfg.VocabSize)), int32(rng.IntN(cfg.VocabSize))
+	}
+	step := func(budget int64) ([]float32, int64) {
+		m, err := models.NewGPT(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt, err := optim.NewSGD(m.Params(), optim.SGDConfig{LR: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 0.5}.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := train.New(train.Config{Model: m, Loss: nn.CrossEntropy, Estimator: ps, Optimizer: opt, PerSampleMemory: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := tr.Step(train.Batch{X: x, Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w []float32
+		for _, p := range m.Params() {
+			w = append(w, p.Value.Data...)
+		}
+		return w, st.PerSampleBytes
+	}
+	want, _ := step(0)
+	_, all := step(math.MaxInt64)
+	if all == 0 {
+		t.Fatal("an unbounded budget materialised nothing: the test's shapes do not exercise the plan")
+	}
+	for _, budget := range []int64{nn.NoMaterialise, all / 3, all / 2, all, math.MaxInt64} {
+		w, spent := step(budget)
+		if spent < 0 || (budget > 0 && spent > budget) || (budget < 0 && spent != 0) {
+			t.Errorf("budget %d: %d bytes materialised", budget, spent)
+		}
+		for i := range w {
+			if d := math.Abs(float64(w[i] - want[i])); d > 1e-6*(1+math.Abs(float64(want[i]))) {
+				t.Errorf("budget %d: weight %d is %v, the layer rule's %v", budget, i, w[i], want[i])
+				break
+			}
+		}
+	}
+}
+
+func TestParseMemoryBudget(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		want  train.MemoryBudget
+		bytes int64 // Bytes(1000)
+		str   string
+	}{
+		{"auto", train.MemoryBudget{}, 0, "auto"},
+		{"none", train.MemoryBudget{Size: nn.NoMaterialise}, nn.NoMaterialise, "none"},
+		{"0", train.MemoryBudget{Size: nn.NoMaterialise}, nn.NoMaterialise, "none"},
+		{"0MiB", train.MemoryBudget{Size: nn.NoMaterialise}, nn.NoMaterialise, "none"},
+		{"300000000", train.MemoryBudget{Size: 300000000}, 300000000, "300000000"},
+		{"512MiB", train.MemoryBudget{Size: 512 << 20}, 512 << 20, "512MiB"},
+		{"1.5GB", train.MemoryBudget{Size: 1500000000}, 1500000000, "1500000000"},
+		{"2kB", train.MemoryBudget{Size: 2000}, 2000, "2000"},
+		{"4096", train.MemoryBudget{Size: 4096}, 4096, "4KiB"},
+		{"7B", train.MemoryBudget{Size: 7}, 7, "7"},
+		{"1.35x", train.MemoryBudget{Ratio: 1.35}, 350, "1.35x"},
+		{"1x", train.MemoryBudget{Ratio: 1}, nn.NoMaterialise, "1x"},
+		{"1.0005x", train.MemoryBudget{Ratio: 1.0005}, nn.NoMaterialise, "1.0005x"}, // 0.5 byte of 1000
+	} {
+		got, err := train.ParseMemoryBudget(tc.in)
+		if err != nil || got != tc.want || got.Bytes(1000) != tc.bytes || got.String() != tc.str {
+			t.Errorf("%q: %+v (Bytes(1000) %d, %q), %v; want %+v (%d, %q)", tc.in, got, got.Bytes(1000), got.String(), err, tc.want, tc.bytes, tc.str)
+		}
+		if again, err := train.ParseMemoryBudget(got.String()); err != nil || again.Bytes(1000) != tc.bytes {
+			t.Errorf("%q: its String %q reads back as %+v, %v", tc.in, got.String(), again, err)
+		}
+	}
+	for _, in := range []string{"", "Auto", "-1", "-1MiB", "0.5x", "NaNx", "Infx", "1e30GiB", "NaN", "Inf", "12 MiB", "12mb", "x", "MiB", "1.35"} {
+		_, err := train.ParseMemoryBudget(in)
+		var se *setting.Error
+		if !errors.As(err, &se) || se.Field != "PerSampleMemory" {
+			t.Errorf("%q: %v, want a *setting.Error for PerSampleMemory", in, err)
+		}
+	}
+	if b := (train.MemoryBudget{Ratio: 3}).Bytes(math.MaxInt64); b != math.MaxInt64 {
+		t.Errorf("a ratio of a huge plain step: %d bytes, want MaxInt64", b)
+	}
+}
