@@ -98,7 +98,7 @@ func (a *CausalAttention) mix(j int) {
 	}
 }
 
-// growPacks gives each worker of each a packed operand.
+// growPacks gives every worker of each its own PackedB.
 func (a *CausalAttention) growPacks() {
 	if n := workers(a.b * a.NHead); len(a.packs) < n {
 		a.packs = make([]kernels.PackedB, n)
