@@ -177,7 +177,7 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 			for jr := 0; jr < n; jr += fused {
 				nb := min(fused, n-jr)
 				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
-				macroKernel(kern, pa, ws.b, ws.t, m, nb, kc, bet, c[jr:], ldc)
+				macroKernel(kern, pa, ws.b, kc, ws.t, m, nb, kc, bet, c[jr:], ldc)
 			}
 		}
 		return
@@ -194,7 +194,7 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 			for ic := 0; ic < m; ic += kern.mc {
 				mc := min(kern.mc, m-ic)
 				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a, false)
-				macroKernel(kern, pa, ws.b, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
+				macroKernel(kern, pa, ws.b, kc, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
@@ -211,15 +211,17 @@ type aBlock struct {
 }
 
 // macroKernel sweeps the micro-kernel over an mc×nc block of C from the A
-// block pa and the packed block pb. Column panels are the outer loop so that
-// one kc×nr panel of B stays in L1 while the mc×kc block of A streams
-// through from L2. Tiles cut by the edge of C are computed into t and
-// copied.
-func macroKernel(kern *microKernel, pa aBlock, pb, t []float32, mc, nc, kc int, beta float32, c []float32, ldc int) {
+// block pa and the packed block pb, whose nr-column panels start depth
+// floats apart (depth ≥ kc: a panel packed deeper than this product's
+// slice of K is read for its first kc steps, which hold the same values).
+// Column panels are the outer loop so that one kc×nr panel of B stays in
+// L1 while the mc×kc block of A streams through from L2. Tiles cut by the
+// edge of C are computed into t and copied.
+func macroKernel(kern *microKernel, pa aBlock, pb []float32, depth int, t []float32, mc, nc, kc int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		nb := min(nr, nc-jr)
-		bp := pb[jr*kc : (jr+nr)*kc]
+		bp := pb[jr*depth : jr*depth+nr*kc]
 		for ir := 0; ir < mc; ir += mr {
 			mb := min(mr, mc-ir)
 			inPlace := pa.rows != nil && mb == mr

@@ -158,7 +158,7 @@ func gemmRows(kern *microKernel, workers, chunks int, pre []float32, side func()
 			for ic := i0; ic < i1; ic += kern.mc {
 				mc := min(kern.mc, i1-ic)
 				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a, packed && pc == 0 && ic == i0)
-				macroKernel(kern, pa, pb[pc*np:], ws.t, mc, n, kc, bet, c[ic*ldc:], ldc)
+				macroKernel(kern, pa, pb[pc*np:], kc, ws.t, mc, n, kc, bet, c[ic*ldc:], ldc)
 			}
 		}
 	})

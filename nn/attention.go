@@ -18,7 +18,9 @@ import (
 // Every (sample, head) pair is an independent job of small GEMMs that read q,
 // k and v in place through leading dimensions (no transposed copies), run in
 // parallel; each output element is computed by one job in a fixed order, so
-// results do not depend on GOMAXPROCS.
+// results do not depend on GOMAXPROCS. The products over causal blocks of
+// query rows that take kᵀ or vᵀ share it, and a job packs it (a transposing
+// pack) once for all its blocks (kernels.PackedB) rather than once a block.
 type CausalAttention struct {
 	NHead int
 	// Drop is applied to the attention probabilities (nanoGPT's
@@ -31,7 +33,8 @@ type CausalAttention struct {
 	pd      *tensor.Tensor // probabilities after dropout: p itself without it
 	dp      *tensor.Tensor // gradient of p (then of the scores), [B, H, T, T]
 	y, dqkv *tensor.Tensor
-	exps    [][]float64 // per worker: causalSoftmax's scratch
+	exps    [][]float64       // per worker: causalSoftmax's scratch
+	packs   []kernels.PackedB // per worker: kᵀ or vᵀ of a job's causal blocks
 }
 
 // Forward computes the attention output for the packed projections x.
@@ -47,6 +50,7 @@ func (a *CausalAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor
 	for len(a.exps) < workers(b*h) {
 		a.exps = append(a.exps, make([]float64, softmaxSpan))
 	}
+	a.growPacks()
 	if a.Drop.dropping(ctx) {
 		// The mask is drawn over all the probabilities at once, between
 		// the two halves of every job.
@@ -73,19 +77,31 @@ func (a *CausalAttention) probs(w, j int) {
 	hd := d / a.NHead
 	q, k, _ := a.heads(a.qkv.Data, j)
 	p := a.p.Data[j*t*t : (j+1)*t*t]
+	kt := &a.packs[w]
+	kt.Pack(true, hd, t, k, 3*d) // kᵀ
 	for r0, r1 := range causalBlocks(t) {
-		kernels.Sgemm(false, true, r1-r0, r1, hd, a.scale(), q[r0*3*d:], 3*d, k, 3*d, 0, p[r0*t:], t)
+		kernels.SgemmPacked(false, r1-r0, r1, hd, a.scale(), q[r0*3*d:], 3*d, kt, 0, p[r0*t:], t)
 	}
 	causalSoftmax(p, t, a.exps[w])
 }
 
 // mix sets job j's output, its probabilities (after dropout) times v.
+// Each block packs its rows of v again (unlike kᵀ in probs): a plain pack
+// streams v in order, and read back from a packing of all of v the panels
+// came from L3 rather than L2 (kernels' BenchmarkCausalAttention, pv).
 func (a *CausalAttention) mix(j int) {
 	t, d := a.t, a.d
 	_, _, v := a.heads(a.qkv.Data, j)
 	pd, y := a.pd.Data[j*t*t:], a.out(a.y.Data, j)
 	for r0, r1 := range causalBlocks(t) {
 		kernels.Sgemm(false, false, r1-r0, d/a.NHead, r1, 1, pd[r0*t:], t, v, 3*d, 0, y[r0*d:], d)
+	}
+}
+
+// growPacks gives every worker of each its own PackedB.
+func (a *CausalAttention) growPacks() {
+	if n := workers(a.b * a.NHead); len(a.packs) < n {
+		a.packs = make([]kernels.PackedB, n)
 	}
 }
 
@@ -111,18 +127,19 @@ func (a *CausalAttention) backward(ctx *Context, dy *tensor.Tensor, next *Linear
 	}
 	a.dp = reuse(a.dp, b, h, t, t)
 	a.dqkv = reuse(a.dqkv, b, t, 3*d)
+	a.growPacks()
 	last := a.each // the pass that completes the samples' rows of dqkv
 	if next != nil && ctx.PerSample() {
 		next.beginSamples(ctx, a.dqkv)
 		last = func(job func(w, j int)) { a.eachSample(job, next) }
 	}
 	if a.Drop != nil && a.Drop.train {
-		a.each(func(_, j int) { a.probsGrad(j, dy) })
+		a.each(func(w, j int) { a.probsGrad(w, j, dy) })
 		dp := a.Drop.Backward(ctx, a.dp)
 		last(func(_, j int) { a.scoresGrad(j, dp) })
 	} else {
-		last(func(_, j int) {
-			a.probsGrad(j, dy)
+		last(func(w, j int) {
+			a.probsGrad(w, j, dy)
 			a.scoresGrad(j, a.dp)
 		})
 	}
@@ -149,24 +166,27 @@ func (a *CausalAttention) eachSample(job func(w, j int), next *Linear) {
 }
 
 // probsGrad sets job j's gradient of the probabilities (after dropout),
-// dy·vᵀ, into a.dp, and that of v, pdᵀ·dy.
-func (a *CausalAttention) probsGrad(j int, dy *tensor.Tensor) {
+// dy·vᵀ, into a.dp, and that of v, pdᵀ·dy, using worker w's scratch.
+func (a *CausalAttention) probsGrad(w, j int, dy *tensor.Tensor) {
 	t, d := a.t, a.d
 	hd := d / a.NHead
 	_, _, v := a.heads(a.qkv.Data, j)
 	_, _, dv := a.heads(a.dqkv.Data, j)
 	dyj, dp := a.out(dy.Data, j), a.dp.Data[j*t*t:]
+	vt := &a.packs[w]
+	vt.Pack(true, hd, t, v, 3*d) // vᵀ
 	for r0, r1 := range causalBlocks(t) {
-		kernels.Sgemm(false, true, r1-r0, r1, hd, 1, dyj[r0*d:], d, v, 3*d, 0, dp[r0*t:], t)
+		kernels.SgemmPacked(false, r1-r0, r1, hd, 1, dyj[r0*d:], d, vt, 0, dp[r0*t:], t)
 	}
-	kernels.Sgemm(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, 0, dv, 3*d)
+	kernels.SgemmUpper(true, false, t, hd, t, 1, a.pd.Data[j*t*t:], t, dyj, d, dv, 3*d)
 }
 
 // scoresGrad turns job j's gradient of the probabilities (before dropout),
 // dp, into that of the scores times 1/√hd, in a.dp, and sets the gradients
 // of q and k from it. The products take the factor from there, each value
 // the rounded product that scaling it in the GEMM (alpha) would pack, so
-// that the GEMMs read an unscaled operand (in place, where they can).
+// that the GEMMs read an unscaled operand (in place, where they can). The
+// blocks of dq pack their rows of k as mix does those of v.
 func (a *CausalAttention) scoresGrad(j int, dp *tensor.Tensor) {
 	t, d := a.t, a.d
 	hd := d / a.NHead
@@ -177,7 +197,7 @@ func (a *CausalAttention) scoresGrad(j int, dp *tensor.Tensor) {
 	for r0, r1 := range causalBlocks(t) {
 		kernels.Sgemm(false, false, r1-r0, hd, r1, 1, ds[r0*t:], t, k, 3*d, 0, dq[r0*3*d:], 3*d)
 	}
-	kernels.Sgemm(true, false, t, hd, t, 1, ds, t, q, 3*d, 0, dk, 3*d)
+	kernels.SgemmUpper(true, false, t, hd, t, 1, ds, t, q, 3*d, dk, 3*d)
 }
 
 // Params returns nil: the attention core has no parameters.
@@ -191,9 +211,9 @@ func (a *CausalAttention) Params() []*Param { return nil }
 // products for long sequences. Left out are only terms at the end of a sum
 // that were exact zeros, so every computed element is unchanged, except
 // that a sum with non-finite values beside masked zeros (0·Inf) is no longer
-// NaN. The products that sum over a column (dV = Pᵀ·dY, dK = dSᵀ·Q) would
-// drop zeros at the start of their sums, where the GEMM's blocking of the
-// sum begins, and stay whole.
+// NaN. The products that sum over a column (dV = Pᵀ·dY, dK = dSᵀ·Q) drop
+// the zeros at the start of their sums in whole slices of the GEMM's
+// blocking of the sum (kernels.SgemmUpper), with the same exception.
 func causalBlocks(t int) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
 		for r0 := 0; r0 < t; r0 += attnBlock {

@@ -7,7 +7,9 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/psclip/psclip/bench"
 	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
@@ -174,26 +176,38 @@ func paramNames(l Layer) []string {
 }
 
 // BenchmarkCausalAttention times the core at the shapes of nanoGPT's
-// character-level model (batch 12, T 64, width 128, 4 heads) and of GPT-2
-// 124M at a short context (batch 8, T 256, width 768, 12 heads).
+// character-level model (batch 12, T 64, width 128, 4 heads), of GPT-2
+// 124M at a short context (batch 8, T 256, width 768, 12 heads) and of the
+// GPT 4×256 at T 1024 (batch 4). Besides the wall time it reports the
+// process's CPU time an operation (cpu-ms/op), the figure to compare on a
+// machine shared with other jobs.
 func BenchmarkCausalAttention(b *testing.B) {
-	for _, s := range []struct{ b, t, d, h int }{{12, 64, 128, 4}, {8, 256, 768, 12}} {
+	for _, s := range []struct{ b, t, d, h int }{{12, 64, 128, 4}, {8, 256, 768, 12}, {4, 1024, 256, 4}} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		x, dy := randTensor(rng, s.b, s.t, 3*s.d), randTensor(rng, s.b, s.t, s.d)
 		a := &CausalAttention{NHead: s.h}
 		name := fmt.Sprintf("B%d-T%d-d%d-h%d", s.b, s.t, s.d, s.h)
 		b.Run(name+"/forward", func(b *testing.B) {
+			cpu := bench.CPUTime()
 			for b.Loop() {
 				a.Forward(&Context{}, x)
 			}
+			reportCPU(b, cpu)
 		})
 		b.Run(name+"/backward", func(b *testing.B) {
 			a.Forward(&Context{}, x)
+			cpu := bench.CPUTime()
 			for b.Loop() {
 				a.Backward(&Context{}, dy)
 			}
+			reportCPU(b, cpu)
 		})
 	}
+}
+
+// reportCPU reports the process's CPU time since cpu0 per operation of b.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((bench.CPUTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkCausalSoftmax times the softmax of one (sample, head) job's
