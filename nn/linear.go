@@ -70,11 +70,12 @@ const (
 )
 
 // passCost is the cost of one float of a materialised per-sample gradient,
-// in flops of the GEMM kernel: the float is read for the sample's norm and
-// again for the weighted sum, by pure-Go loops that run about 100 times
-// slower per float than the kernel does flops (README.md: 173 µs for the two
-// passes over a 512×128 gradient against 122 µs for the 5.2 Mflop of its
-// Gram matrices).
+// in flops of the ghost norm's Gram matrices as rule.choose counts them:
+// the float is written by the sample's GEMM, read for its norm and again
+// for the weighted sum. BenchmarkRuleCost measures it as the ratio of the
+// two per-sample modes' extra times at GPT's shapes (README.md); the
+// decisions on the models (TestRuleChoose) hold for any value from 23 to
+// 128.
 const passCost = 110
 
 // choose resolves r for a layer whose per-sample gradient is the product of
