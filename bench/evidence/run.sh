@@ -45,6 +45,8 @@ step() {
 			"$bin" bench step "${flags[@]}" --estimators "$e" --steps 2 --json >"$out/step/$name-memory-$e.json"
 		done
 	done
+	# MB-Clip against global clipping at 8 micro-batches of the char GPT.
+	"$bin" bench step "${char[@]}" --accum 8 --clip-modes global,micro-batch --steps "${MBSTEPS:-20}" --json >"$out/step/char-accum8.json"
 }
 
 # budget: the per-sample step's time and peak memory under per-sample
