@@ -14,8 +14,8 @@ import (
 // budgetModel is three Linear layers over sequences long enough (T = 32)
 // that materialising saves time in each: 4→6, 6→3 and 3→5, whose
 // per-sample gradients take 96, 72 and 60 bytes a sample and save, a byte,
-// (2·32²·10 − 110·24)/96 = 185.8, (2·32²·9 − 110·18)/72 = 228.5 and
-// (2·32²·8 − 110·15)/60 = 245.6 flops: the plan ranks them 3, 2, 1.
+// (2·32²·10 − 78·24)/96 = 193.8, (2·32²·9 − 78·18)/72 = 236.5 and
+// (2·32²·8 − 78·15)/60 = 253.6 flops: the plan ranks them 3, 2, 1.
 func budgetModel(rng *rand.Rand) (Sequential, []*Linear) {
 	ls := []*Linear{NewLinear("a", 4, 6, true), NewLinear("b", 6, 3, false), NewLinear("c", 3, 5, true)}
 	for _, l := range ls {

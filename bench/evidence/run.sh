@@ -61,6 +61,7 @@ budget() {
 		"$bin" bench step "${flags[@]}" --estimators sgd --steps 2 --json >"$out/budget/$name-sgd.json"
 		local budgets=(none auto)
 		case $name in
+		char) budgets+=(16MiB 1GiB) ;;
 		gpt6x384) budgets+=(64MiB 128MiB 192MiB 256MiB 1GiB) ;;
 		*) budgets+=(1GiB) ;;
 		esac
