@@ -121,17 +121,26 @@ func sgemm(kern *microKernel, threads int, transA, transB bool, m, n, k int, alp
 	sgemmPre(kern, threads, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// sgemmShort does the products that need no packing, and reports whether
+// it did: an empty C, C = beta·C (alpha or k zero) and products small
+// enough for sgemmSmall.
+func sgemmShort(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	switch {
+	case m == 0 || n == 0:
+	case alpha == 0 || k == 0:
+		scaleC(m, n, beta, c, ldc)
+	case m*n*k <= smallWork:
+		sgemmSmall(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	default:
+		return false
+	}
+	return true
+}
+
 // sgemmPre is sgemm taking op(A) already packed by prepackA when pre is not
 // nil; a and lda are then only used by the small-product path.
 func sgemmPre(kern *microKernel, threads int, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	switch {
-	case m == 0 || n == 0:
-		return
-	case alpha == 0 || k == 0:
-		scaleC(m, n, beta, c, ldc)
-		return
-	case m*n*k <= smallWork:
-		sgemmSmall(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if sgemmShort(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
 	if workers := min(threads, m*n*k/minThreadWork); workers > 1 && gemmParallel(kern, workers, pre, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {

@@ -64,14 +64,7 @@ func SgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	}
 	checkGemm(transA, p.trans, m, n, k, a, lda, p.b, p.ldb, c, ldc)
 	kern := p.kern
-	switch {
-	case m == 0 || n == 0:
-		return
-	case alpha == 0 || k == 0:
-		scaleC(m, n, beta, c, ldc)
-		return
-	case m*n*k <= smallWork:
-		sgemmSmall(transA, p.trans, m, n, k, alpha, a, lda, p.b, p.ldb, beta, c, ldc)
+	if sgemmShort(transA, p.trans, m, n, k, alpha, a, lda, p.b, p.ldb, beta, c, ldc) {
 		return
 	}
 	ws := getWorkspace(kern, 0)

@@ -302,14 +302,7 @@ func (s *Run) privacyNotes(opts RunOptions) {
 
 // epsilon is the ε the run has spent at its δ; NaN without dp-sgd.
 func (s *Run) epsilon() Float {
-	if s.sampleRate == 0 {
-		return Float(math.NaN())
-	}
-	res, err := privacy.Epsilon(s.st.Privacy, s.cfg.Delta, privacy.Options{})
-	if err != nil {
-		panic(err) // q in (0, 1], σ > 0 and δ in (0, 1): checked in New
-	}
-	return Float(res.Epsilon)
+	return run.Epsilon(s.sampleRate != 0, s.st.Privacy, s.cfg.Delta)
 }
 
 // Train runs the remaining steps, writes the final checkpoint and

@@ -805,14 +805,7 @@ func (r *Run) microBatches(b train.Batch) ([]train.Batch, error) {
 
 // epsilon is the ε the run has spent at its δ, NaN without dp-sgd.
 func (r *Run) epsilon() Float {
-	if r.sampleRate == 0 {
-		return Float(math.NaN())
-	}
-	res, err := privacy.Epsilon(r.st.Privacy, r.cfg.Delta, privacy.Options{})
-	if err != nil {
-		panic(err) // q in (0, 1], σ > 0 and δ in (0, 1): checked in New
-	}
-	return Float(res.Epsilon)
+	return run.Epsilon(r.sampleRate != 0, r.st.Privacy, r.cfg.Delta)
 }
 
 // After ends an epoch when one is complete, and asks for a checkpoint then.
