@@ -17,7 +17,6 @@ import (
 
 	"github.com/psclip/psclip/checkpoint"
 	"github.com/psclip/psclip/dist"
-	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
@@ -246,19 +245,7 @@ func TestResumeRefusesOtherCorruption(t *testing.T) {
 	if _, err := trainRun(t, cfg, corpus, RunOptions{Out: whole}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := New(cfg, corpus, RunOptions{Out: parts, AfterStep: func(done int) {
-		if done == 3 {
-			cancel()
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
-		t.Fatalf("interrupted run: %v", err)
-	}
+	interruptAt(t, cfg, corpus, RunOptions{Out: parts}, 3)
 	for _, other := range []Corruption{
 		{0.25, LayoutScattered, KindShuffle}, {0.5, LayoutClustered, KindShuffle}, {0.5, LayoutScattered, KindRandom}, {},
 	} {

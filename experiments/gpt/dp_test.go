@@ -2,7 +2,6 @@ package gpt
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/psclip/psclip/data/text"
-	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
@@ -193,19 +191,7 @@ func TestDPSGDResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := New(c, corpus, RunOptions{Out: parts, AfterStep: func(done int) {
-		if done == 3 {
-			cancel()
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
-		t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
-	}
+	interruptAt(t, c, corpus, RunOptions{Out: parts}, 3)
 	sp, err := trainRun(t, c, corpus, RunOptions{Out: parts, Resume: true})
 	if err != nil {
 		t.Fatal(err)

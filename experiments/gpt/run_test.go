@@ -65,6 +65,26 @@ func trainRun(t *testing.T, cfg Config, corpus *text.Corpus, opts RunOptions) (*
 	return r.Train(context.Background())
 }
 
+// interruptAt trains cfg with opts until Train returns after step steps,
+// interrupted, leaving the run's checkpoint in opts.Out.
+func interruptAt(t *testing.T, cfg Config, corpus *text.Corpus, opts RunOptions, step int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts.AfterStep = func(done int) {
+		if done == step {
+			cancel()
+		}
+	}
+	r, err := New(cfg, corpus, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
+		t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
+	}
+}
+
 // TestResumeIsExact interrupts a run after a few steps, resumes it, and
 // checks that the final weights, optimizer state and log match those of an
 // uninterrupted run bit for bit.
@@ -98,19 +118,7 @@ func TestResumeIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			r, err := New(cfg, corpus, RunOptions{Out: parts, PerSampleMemory: tc.budget, AfterStep: func(done int) {
-				if done == 3 {
-					cancel()
-				}
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := r.Train(ctx); !errors.Is(err, loop.ErrInterrupted) {
-				t.Fatalf("interrupted run: %v, want loop.ErrInterrupted", err)
-			}
+			interruptAt(t, cfg, corpus, RunOptions{Out: parts, PerSampleMemory: tc.budget}, 3)
 			if l, err := checkpoint.Load(filepath.Join(parts, run.CheckpointFile)); err != nil || l.Step != 3 {
 				t.Fatalf("checkpoint after the interrupt: %v, step %v; want step 3", err, l)
 			}
