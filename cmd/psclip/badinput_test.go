@@ -242,6 +242,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "NaN", "--steps", "10", "--delta", "1e-5"}, 2, "--noise-multiplier = NaN"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1e-300", "--steps", "10", "--delta", "1e-5"}, 2, "--noise-multiplier 1e-300 gives no privacy"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "0", "--delta", "1e-5"}, 2, "--steps = 0"},
+		// Beyond float64 accounting: a per-step RDP that underflows, more steps than float64 counts.
+		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1e200", "--steps", "10", "--delta", "1e-5"}, 2, "--noise-multiplier = 1e+200, want a noise multiplier float64 accounting represents"},
+		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "9007199254740993", "--delta", "1e-5"}, 2, "--steps = 9007199254740993, want at most 2^53"},
+		{[]string{"--sample-rate", "0.01", "--target-epsilon", "1", "--steps", "1000000000000000", "--delta", "1e-5"}, 2, "--target-epsilon = 1"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "10", "--delta", "0"}, 2, "--delta = 0"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "10", "--delta", "1"}, 2, "--delta = 1"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "10", "--delta", "NaN"}, 2, "--delta = NaN"},
