@@ -220,9 +220,18 @@ type Config struct {
 	// float32 sums run in another order). It is refused with an estimator
 	// that has no per-sample norms.
 	PerSampleMemory int64
+	// SampleStats makes a noisy estimator's (DP-SGD's) steps report
+	// what they computed from the private samples outside the noised
+	// gradient: Stats' Loss, Samples, Clipped, Dropped, MeanSampleNorm,
+	// SampleNorms, Norms (with KeepNorms), SkippedBatches and
+	// PerSampleBytes. ε does not cover them: without SampleStats they are
+	// zero, and KeepNorms is refused. Other estimators always report them.
+	SampleStats bool
 }
 
-// Stats describes one training step.
+// Stats describes one training step. Under a noisy estimator (DP-SGD)
+// without Config.SampleStats it holds only what the noised gradient
+// determines (GradNorm, GroupNorms, Skipped) and AllDropped.
 type Stats struct {
 	// Loss is the mean loss over the samples with a finite loss.
 	Loss float64
@@ -262,6 +271,13 @@ type Stats struct {
 	// Skipped reports that no update was made: every micro-batch was bad,
 	// or the accumulated gradient was not finite.
 	Skipped bool
+	// AllDropped reports that the step had samples and every one was
+	// left out as non-finite: the model no longer gives finite values
+	// on its data. Without noise the step is then Skipped; with noise the
+	// update is the noise alone, and a run counts the step as bad (it
+	// stops after Options.MaxBadSteps of them in a row). It is reported
+	// under DP too: one bit, what stops a diverged run.
+	AllDropped bool
 	// PerSampleBytes is the most bytes of per-sample gradients that one
 	// of this process's micro-batches materialised
 	// (nn.Context.PerSampleBytes; Config.PerSampleMemory bounds it).
@@ -370,6 +386,8 @@ func New(cfg Config) (*Trainer, error) {
 	switch per := cfg.Estimator.PerSample(); {
 	case cfg.Scope != Global && (per || sgd):
 		return nil, setting.Unread("Scope", cfg.Scope, cfg.Estimator.Name()+" has no batch-level Scale to apply per micro-batch (its Scale is 1); use Global")
+	case cfg.KeepNorms && estimator.NoisyOf(cfg.Estimator) != nil && !cfg.SampleStats:
+		return nil, setting.Errorf("KeepNorms", true, "per-sample norms of a noisy estimator (%s) only with SampleStats: ε does not cover them", cfg.Estimator.Name())
 	case !per && cfg.KeepNorms:
 		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
 	case !per && cfg.PerSampleMemory != 0:
@@ -382,6 +400,8 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, setting.Unread("ExpectedBatch", cfg.ExpectedBatch, "only a noisy estimator (dp-sgd) divides by an expected batch size, not "+cfg.Estimator.Name())
 	case noisy && !(cfg.ExpectedBatch > 0 && !math.IsInf(cfg.ExpectedBatch, 1)):
 		return nil, setting.Errorf("ExpectedBatch", cfg.ExpectedBatch, "a finite expected batch size > 0 for %s", cfg.Estimator.Name())
+	case !noisy && cfg.SampleStats:
+		return nil, setting.Unread("SampleStats", true, "only a noisy estimator (dp-sgd) withholds sample statistics, not "+cfg.Estimator.Name())
 	}
 	if l := nilLayer(cfg.Model); l != "" {
 		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
@@ -531,15 +551,64 @@ func (t *Trainer) SetState(s State) error {
 // rank makes every rank's Step fail with dist.AgreeError's *dist.RankError
 // (wrapping the *BatchError on the failing rank), its state unchanged.
 //
-// With a noisy estimator (estimator.Noisy: DP-SGD) the step is DP-SGD's:
-// every sample's clipped gradient enters with weight 1/ExpectedBatch, the
-// estimator's noise is added to the sum once (by rank 0, before the
-// ranks' gradients are summed), no weight is raised for dropped samples,
-// and the update is made whatever the batch: a step of no micro-batches
-// (a Poisson sample can be empty) is an update by the noise alone. A step
-// that fails has still drawn its noise: the estimator's noise stream is not
-// restored (fresh noise is as private).
+// A noisy estimator's (DP-SGD's) step is refused with ErrPrivateStep:
+// its noise is added once per call, so a call per micro-batch would add
+// it once per micro-batch. Its steps are PrivateStep's, given the whole
+// Poisson sample.
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
+	if t.noisy != nil {
+		return Stats{}, ErrPrivateStep
+	}
+	return t.step(batches)
+}
+
+// ErrPrivateStep is Step's error with a noisy estimator (DP-SGD): a
+// private step is PrivateStep's, given the step's whole Poisson sample.
+var ErrPrivateStep = errors.New("train: a noisy estimator's (dp-sgd's) step takes the whole Poisson sample at once: use PrivateStep (or Private.Step), not Step")
+
+// ErrNotPrivate is PrivateStep's error with an estimator that adds no
+// noise.
+var ErrNotPrivate = errors.New("train: PrivateStep needs a noisy estimator (dp-sgd); use Step")
+
+// PrivateStep performs one DP-SGD step on sample, the step's whole
+// Poisson sample as one batch (a batch of no sample, Batch{}, for an empty
+// one), computed in micro-batches of at most microBatch samples (0: all at
+// once) to bound the step's memory. It needs a noisy estimator
+// (ErrNotPrivate otherwise). Every sample's clipped gradient enters with
+// weight 1/Config.ExpectedBatch, the estimator's noise is added to the sum
+// once (by rank 0, before the ranks' gradients are summed), no weight is
+// raised for dropped samples, and the update is made whatever the sample:
+// an empty one is an update by the noise alone. The micro-batches are
+// Step's (its checks, its errors, its data parallelism, each rank
+// computing its share of them). A step that fails has still drawn its
+// noise: the estimator's noise stream is not restored (fresh noise is as
+// private).
+func (t *Trainer) PrivateStep(sample Batch, microBatch int) (Stats, error) {
+	if t.noisy == nil {
+		return Stats{}, ErrNotPrivate
+	}
+	if microBatch < 0 {
+		return Stats{}, setting.Errorf("microBatch", microBatch, "a micro-batch size ≥ 0 (0: the whole sample at once)")
+	}
+	if sample.X == nil || len(sample.X.Shape) > 0 && sample.X.Shape[0] == 0 { // an empty sample
+		if len(sample.Y) > 0 || len(sample.T) > 0 {
+			return Stats{}, &BatchError{Batch: 0, Err: errors.New("targets without samples")}
+		}
+		return t.step(nil)
+	}
+	k := 1
+	if microBatch > 0 && len(sample.X.Shape) > 0 {
+		k = (sample.X.Shape[0] + microBatch - 1) / microBatch
+	}
+	batches, err := Split(sample, k)
+	if err != nil {
+		return Stats{}, &BatchError{Batch: 0, Err: err}
+	}
+	return t.step(batches)
+}
+
+// step is Step and PrivateStep: one update from the micro-batches.
+func (t *Trainer) step(batches []Batch) (Stats, error) {
 	n, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
 	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
 		return Stats{}, err
@@ -660,8 +729,12 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		t.summarise(&st)
 	}
 	used := int(sums.count[countUsed])
+	st.AllDropped = n > 0 && used == 0
 	if t.noisy != nil {
 		used = max(n, 1) // the noise is an update even without a sample; no rescaling
+		if !t.cfg.SampleStats {
+			st = Stats{AllDropped: st.AllDropped}
+		}
 	}
 	if used == 0 {
 		st.Skipped = true

@@ -13,6 +13,7 @@ import (
 	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
+	"github.com/psclip/psclip/train"
 )
 
 // dpConfig is tinyConfig for per-sample mode's dp-sgd with the fixed noise
@@ -128,10 +129,10 @@ func dpLog(t *testing.T, dir string) (sizes []int, evals map[int]float64) {
 	return sizes, evals
 }
 
-// The micro-batches of a Poisson step are the records text.Records drew,
-// in ascending order, each an input of T tokens of the training text and
-// its target one token further; there are ⌈B/MicroBatch⌉ of them, of sizes
-// that differ by at most one.
+// The sample of a Poisson step is the records text.Records drew, in
+// ascending order, each an input of T tokens of the training text and its
+// target one token further; PrivateStep's train.Split cuts it into
+// ⌈B/MicroBatch⌉ micro-batches of sizes that differ by at most one.
 func TestPoissonBatches(t *testing.T) {
 	corpus := testCorpus(t)
 	c := dpConfig(1)
@@ -148,9 +149,15 @@ func TestPoissonBatches(t *testing.T) {
 	T := c.BlockSize
 	for step := range 200 {
 		idx := slices.Clone(ref.Next())
-		bs, size, err := r.poissonBatches()
-		if err != nil || size != len(idx) {
-			t.Fatalf("step %d: %d records (%v), want %d", step, size, err, len(idx))
+		sample, size := r.poissonSample()
+		if size != len(idx) {
+			t.Fatalf("step %d: %d records, want %d", step, size, len(idx))
+		}
+		var bs []train.Batch
+		if size > 0 {
+			if bs, err = train.Split(sample, (size+2)/3); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if want := (len(idx) + 2) / 3; len(bs) != want {
 			t.Fatalf("step %d: %d micro-batches for %d records, want %d", step, len(bs), len(idx), want)

@@ -199,6 +199,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	if cfg.Private() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
+		tc.SampleStats = true                                      // what the run writes of them is its own release's
 		s.privacyNotes(opts)
 	}
 	if s.trainer, err = train.New(tc); err != nil {
@@ -206,7 +207,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	if s.records != nil {
-		return s, nil // poissonBatches makes each step's micro-batches
+		return s, nil // poissonSample makes each step's sample
 	}
 	n := cfg.MicroBatch * cfg.BlockSize
 	s.x, s.y = make([]int32, n), make([]int32, n)
@@ -390,12 +391,10 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if err := s.opt.SetLR(lr); err != nil {
 		return train.Stats{}, err
 	}
-	batches, size := s.batches, s.cfg.ExpectedBatch() // the step's sequences
+	size := s.cfg.ExpectedBatch() // the step's sequences
+	var sample train.Batch
 	if s.records != nil {
-		var err error
-		if batches, size, err = s.poissonBatches(); err != nil {
-			return train.Stats{}, err
-		}
+		sample, size = s.poissonSample()
 	} else {
 		s.nextBatches()
 	}
@@ -403,7 +402,13 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		s.clips.reset()
 	}
 	t0 := time.Now()
-	st, err := s.trainer.Step(batches...)
+	var st train.Stats
+	var err error
+	if s.records != nil {
+		st, err = s.trainer.PrivateStep(sample, s.cfg.MicroBatch)
+	} else {
+		st, err = s.trainer.Step(s.batches...)
+	}
 	if err != nil {
 		return st, err
 	}
@@ -456,13 +461,12 @@ func (s *Run) nextBatches() {
 	}
 }
 
-// poissonBatches draws the step's Poisson sample of B records and cuts it
-// into ⌈B/MicroBatch⌉ micro-batches of sizes that differ by at most one
-// (train.Split); none for an empty sample, a noise-only step.
-func (s *Run) poissonBatches() ([]train.Batch, int, error) {
+// poissonSample draws the step's Poisson sample of B records as one batch
+// (Batch{} for an empty sample, a noise-only step) and returns B.
+func (s *Run) poissonSample() (train.Batch, int) {
 	idx := s.records.Next()
 	if len(idx) == 0 {
-		return nil, 0, nil
+		return train.Batch{}, 0
 	}
 	T := s.cfg.BlockSize
 	b := train.Batch{X: tensor.New(len(idx), T), Y: make([]int32, len(idx)*T)}
@@ -471,8 +475,7 @@ func (s *Run) poissonBatches() ([]train.Batch, int, error) {
 		s.records.Fill(i, x[j*T:][:T], b.Y[j*T:][:T])
 	}
 	setTokens(b.X, x)
-	bs, err := train.Split(b, (len(idx)+s.cfg.MicroBatch-1)/s.cfg.MicroBatch)
-	return bs, len(idx), err
+	return b, len(idx)
 }
 
 // evaluate estimates the validation loss after done steps on EvalIters

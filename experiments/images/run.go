@@ -437,6 +437,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	if cfg.Private() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
+		tc.SampleStats = true                                    // what the run writes of them is its own release's
 		r.privacyNotes(opts)
 	}
 	r.trainer, err = train.New(tc)
@@ -736,11 +737,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	batches, err := r.microBatches(b)
-	if err != nil {
-		return train.Stats{}, err
-	}
-	st, err := r.trainer.Step(batches...)
+	st, err := r.step(b)
 	if err != nil {
 		clear(r.stepAcc)
 		return st, err
@@ -787,20 +784,23 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	return st, nil
 }
 
-// microBatches cuts a step's batch into its micro-batches: Accum of them,
-// or for a Poisson batch as many as MicroBatch allows (none for an empty
-// batch: a noise-only step).
-func (r *Run) microBatches(b train.Batch) ([]train.Batch, error) {
-	n := b.X.Dim(0)
-	switch {
-	case r.cfg.sampling() == SamplingShuffle:
-		return train.Split(b, max(r.cfg.Accum, 1))
-	case n == 0:
-		return nil, nil
-	case r.cfg.MicroBatch == 0:
-		return []train.Batch{b}, nil
+// step trains on the step's batch b in its micro-batches: Accum of them,
+// or for dp-sgd's Poisson sample as many as MicroBatch allows (none for an
+// empty sample: a noise-only step), dp-sgd's through PrivateStep.
+func (r *Run) step(b train.Batch) (train.Stats, error) {
+	accum := max(r.cfg.Accum, 1)
+	if r.cfg.Private() {
+		micro := r.cfg.MicroBatch // Poisson: micro-batches of at most MicroBatch (0: one)
+		if r.cfg.sampling() == SamplingShuffle {
+			micro = (b.X.Dim(0) + accum - 1) / accum
+		}
+		return r.trainer.PrivateStep(b, micro)
 	}
-	return train.Split(b, (n+r.cfg.MicroBatch-1)/r.cfg.MicroBatch)
+	batches, err := train.Split(b, accum)
+	if err != nil {
+		return train.Stats{}, err
+	}
+	return r.trainer.Step(batches...)
 }
 
 // epsilon is the ε the run has spent at its δ, NaN without dp-sgd.
