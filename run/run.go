@@ -70,7 +70,7 @@ type Spec struct {
 	// readers of the checkpoint such as a model loader (a vocabulary).
 	Extra map[string]string
 	// MaxBadSteps stops the run after that many consecutive steps without
-	// an update (0: never).
+	// an update, or whose every sample was non-finite (0: never).
 	MaxBadSteps int
 	// ItemsPerStep and ItemUnit give the progress lines a throughput, such
 	// as "812 img/s".
@@ -369,7 +369,11 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 			if st.Skipped {
 				r.st.SkippedSteps++
 			}
-			return st.Skipped, nil
+			// A step whose every sample was non-finite is bad too: under
+			// DP it still made an update (the noise alone), and a run
+			// whose model diverged (an absurd noise multiplier, say)
+			// stops rather than train noise.
+			return st.Skipped || st.AllDropped, nil
 		},
 		After: func(done int) error {
 			r.step = done
