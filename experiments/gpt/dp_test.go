@@ -58,6 +58,7 @@ func wantEpsilon(t *testing.T, q, sigma float64, steps int, delta float64) float
 func TestDPSGDShakespeare(t *testing.T) {
 	corpus := shakespeare(t)
 	c := dpConfig(7)
+	c.ReleaseUnprotected = true // the log's sample sizes
 	dir := t.TempDir()
 	s, err := trainRun(t, c, corpus, RunOptions{Out: dir})
 	if err != nil {
@@ -69,12 +70,12 @@ func TestDPSGDShakespeare(t *testing.T) {
 		t.Fatalf("records %d at q %g, δ %g; want %d at %g (N = %d training tokens / 17), %g", s.Records, s.SampleRate, s.Delta, 59050, q, len(corpus.Train), c.Delta)
 	}
 	want := wantEpsilon(t, q, 1.1, 8, c.Delta)
-	if float64(s.Epsilon) != want || !(want > wantEpsilon(t, q, 1.1, 7, c.Delta)) {
+	if float64(*s.Epsilon) != want || !(want > wantEpsilon(t, q, 1.1, 7, c.Delta)) {
 		t.Errorf("ε %v, want privacy's %v for 8 steps", s.Epsilon, want)
 	}
 
 	sizes, evals := dpLog(t, dir)
-	ref, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), c.Seed)
+	ref, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), privacy.NewSecret(c.NoiseSeed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestPoissonBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ref, err := text.NewRecords(corpus.Train, c.BlockSize, 12, c.Seed)
+	ref, err := text.NewRecords(corpus.Train, c.BlockSize, 12, privacy.NewSecret(c.NoiseSeed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +194,7 @@ func TestDPSGDResume(t *testing.T) {
 	corpus := testCorpus(t)
 	c := dpConfig(3)
 	c.MicroBatch, c.Accum = 1, 2
+	c.ReleaseUnprotected = true // the logs' losses and sample sizes
 	whole, parts := t.TempDir(), t.TempDir()
 	sw, err := trainRun(t, c, corpus, RunOptions{Out: whole})
 	if err != nil {
@@ -212,8 +214,8 @@ func TestDPSGDResume(t *testing.T) {
 	if !slices.Contains(a, 0) || slices.Max(a) < 2 {
 		t.Errorf("step sizes %v: want an empty step and one of several micro-batches", a)
 	}
-	if !slices.Equal(a, b) || len(ea) != len(eb) || sw.Epsilon != sp.Epsilon || sw.Clippable != sp.Clippable {
-		t.Errorf("resumed: sizes %v, ε %v (%v); uninterrupted %v, ε %v (%v)", b, sp.Epsilon, eb, a, sw.Epsilon, ea)
+	if !slices.Equal(a, b) || len(ea) != len(eb) || *sw.Epsilon != *sp.Epsilon || sw.Clippable != sp.Clippable {
+		t.Errorf("resumed: sizes %v, ε %v (%v); uninterrupted %v, ε %v (%v)", b, *sp.Epsilon, eb, a, *sw.Epsilon, ea)
 	}
 	for k, e := range ea {
 		if eb[k] != e {
@@ -283,7 +285,7 @@ func TestNoiseMultiplier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := float64(s.Epsilon); !(e <= 3 && e > 2.99) || e != wantEpsilon(t, s.SampleRate, sigma, 8, 1e-4) {
+	if e := float64(*s.Epsilon); !(e <= 3 && e > 2.99) || e != wantEpsilon(t, s.SampleRate, sigma, 8, 1e-4) {
 		t.Errorf("σ %v for ε 3: the run spent %v", sigma, e)
 	}
 	var se *setting.Error
