@@ -85,6 +85,7 @@
 package train
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -227,6 +228,15 @@ type Config struct {
 	// PerSampleBytes. ε does not cover them: without SampleStats they are
 	// zero, and KeepNorms is refused. Other estimators always report them.
 	SampleStats bool
+	// Progress is the caller's position in its data: a sampler of package
+	// data/dataset, or a dp.Trainer's sampler and accountant. The Trainer
+	// does not use it; its State carries Progress's, so that
+	// checkpoint.SaveTrainer saves it with the rest and RestoreTrainer
+	// puts it back. nil: the caller saves its position itself.
+	Progress interface {
+		encoding.BinaryMarshaler
+		encoding.BinaryUnmarshaler
+	}
 }
 
 // Stats describes one training step. Under a noisy estimator (DP-SGD)
@@ -487,6 +497,8 @@ type State struct {
 	// Rand is the state of the Trainer's own generator (Config.Rand nil),
 	// nil when Config.Rand was given.
 	Rand []byte `json:"rand,omitempty"`
+	// Progress is Config.Progress's state, nil without one.
+	Progress []byte `json:"progress,omitempty"`
 }
 
 // State returns the Trainer's State after the steps made so far.
@@ -501,17 +513,27 @@ func (t *Trainer) State() (State, error) {
 			return State{}, fmt.Errorf("train: %w", err)
 		}
 	}
+	if !isnil.IsNil(t.cfg.Progress) {
+		if s.Progress, err = t.cfg.Progress.MarshalBinary(); err != nil {
+			return State{}, fmt.Errorf("train: %w", err)
+		}
+	}
 	return s, nil
 }
 
 // SetState restores a State returned by State, so that the next Step is
 // the one the saving Trainer would have made. It refuses a State without
-// an adaptive estimator's state, or whose generator does not fit
+// an adaptive estimator's state, whose generator does not fit
 // Config.Rand (a state for the Trainer's own generator when Config.Rand
-// was given, or none when it was nil). On error the Trainer is unchanged.
+// was given, or none when it was nil), or whose progress does not fit
+// Config.Progress (one without the other, or one it refuses). On error
+// the Trainer and Config.Progress are unchanged.
 func (t *Trainer) SetState(s State) error {
 	var own rand.PCG
+	progress := !isnil.IsNil(t.cfg.Progress)
 	switch {
+	case progress != (s.Progress != nil):
+		return fmt.Errorf("train: the state has progress %v, the Trainer's Config.Progress is set %v: a state saved with another Progress", s.Progress != nil, progress)
 	case t.own != nil && s.Rand == nil:
 		return errors.New("train: the state has no generator, and Config.Rand is nil: the dropout masks would restart (a state saved with Config.Rand given?)")
 	case t.own == nil && s.Rand != nil:
@@ -521,7 +543,20 @@ func (t *Trainer) SetState(s State) error {
 			return fmt.Errorf("train: the state's generator: %w", err)
 		}
 	}
+	var old []byte
+	if progress {
+		var err error
+		if old, err = t.cfg.Progress.MarshalBinary(); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		if err := t.cfg.Progress.UnmarshalBinary(s.Progress); err != nil {
+			return fmt.Errorf("train: the state's progress: %w", err)
+		}
+	}
 	if err := estimator.SetState(t.cfg.Estimator, s.Estimator); err != nil {
+		if progress {
+			err = errors.Join(err, t.cfg.Progress.UnmarshalBinary(old))
+		}
 		return fmt.Errorf("train: %w", err)
 	}
 	if t.own != nil {
