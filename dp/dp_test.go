@@ -219,7 +219,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *dp.Config) { c.NoiseMultiplier, c.ExpectedBatch = 1, 2001 }, "ExpectedBatch"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.MicroBatch = 1, -1 }, "MicroBatch"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.Clip = 1, 0 }, "Clip"},
-		{func(c *dp.Config) { c.NoiseMultiplier, c.Delta = 1, 1.0 / 2000 }, "Delta"},
+		{func(c *dp.Config) { c.NoiseMultiplier, c.Delta = 1, 1.0/2000 }, "Delta"},
 		{func(c *dp.Config) { c.NoiseMultiplier = 1e200 }, "NoiseMultiplier"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.CountNoise = 1, 5 }, "CountNoise"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.TargetQuantile = 1, 1 }, "TargetQuantile"},
