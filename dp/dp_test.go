@@ -39,7 +39,7 @@ func blobs(rng *rand.Rand, n int) (*tensor.Tensor, []int32) {
 func setup(t *testing.T) dp.Config {
 	t.Helper()
 	x, y := blobs(rand.New(rand.NewPCG(1, 2)), 2000)
-	data, err := dataset.NewTensors(x, y, nil)
+	data, err := dataset.NewTensors(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}

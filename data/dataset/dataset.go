@@ -12,7 +12,7 @@
 // checkpoint.SaveTrainer and RestoreTrainer and a resumed run draws what
 // the uninterrupted one would.
 //
-//	data, _ := dataset.NewTensors(x, y, nil) // x [N, features…], y one class a sample
+//	data, _ := dataset.NewTensors(x, y) // x [N, features…], y one class a record
 //	s, _ := dataset.NewShuffle(data.Len(), 64, false, 1)
 //	for range steps {
 //		b, _ := data.Batch(s.Next())
@@ -58,12 +58,29 @@ type Tensors struct {
 	perY int // targets per record, Y's or T's
 }
 
-// NewTensors returns the Dataset of inputs x and targets y or t (exactly
-// one non-nil), which it keeps without copying. It refuses, with a
-// *setting.Error naming "X", "Y" or "T", inputs with no record or whose
-// data do not fit their shape, both or neither kind of target, and
-// targets that do not divide evenly among the records.
-func NewTensors(x *tensor.Tensor, y []int32, t []float32) (*Tensors, error) {
+// NewTensors returns the Dataset of inputs x and class targets y, which
+// it keeps without copying. It refuses, with a *setting.Error naming "X"
+// or "Y", inputs with no record or whose data do not fit their shape, and
+// targets that do not divide evenly among the records (or none).
+func NewTensors(x *tensor.Tensor, y []int32) (*Tensors, error) {
+	if y == nil {
+		y = []int32{}
+	}
+	return newTensors(x, y, nil)
+}
+
+// NewFloatTensors is NewTensors for float targets t (train.FloatLoss's;
+// errors name "X" or "T").
+func NewFloatTensors(x *tensor.Tensor, t []float32) (*Tensors, error) {
+	if t == nil {
+		t = []float32{}
+	}
+	return newTensors(x, nil, t)
+}
+
+// newTensors is NewTensors and NewFloatTensors: exactly one of y and t
+// is not nil.
+func newTensors(x *tensor.Tensor, y []int32, t []float32) (*Tensors, error) {
 	if x == nil || len(x.Shape) == 0 || x.Shape[0] < 1 || tensor.Numel(x.Shape) != len(x.Data) {
 		var shape []int
 		if x != nil {
@@ -74,8 +91,6 @@ func NewTensors(x *tensor.Tensor, y []int32, t []float32) (*Tensors, error) {
 	n := x.Shape[0]
 	d := &Tensors{x: x, y: y, t: t, per: len(x.Data) / n}
 	switch {
-	case (y == nil) == (t == nil):
-		return nil, setting.Errorf("Y", len(y), "class targets (Y) or float targets (T), exactly one")
 	case len(y)%n != 0 || y != nil && len(y) == 0:
 		return nil, setting.Errorf("Y", len(y), "a positive multiple of the %d records", n)
 	case len(t)%n != 0 || t != nil && len(t) == 0:
