@@ -51,9 +51,9 @@ func wantEpsilon(t *testing.T, q, sigma float64, steps int, delta float64) float
 // training split: N = ⌊1,003,854/17⌋ = 59,050 records at q = 6/N; every
 // evaluation's ε (steps 0, 4, 8) and result.json's are privacy's accountant
 // for the steps taken (and not for one step fewer); each step's logged
-// size is the size of the Poisson sample text.Records draws with the run's
-// seed for that step, and the sizes add up to the clipped sequences'
-// denominator.
+// size (written with ReleaseUnprotected) is the size of the Poisson sample
+// text.Records draws with the fixed noise seed's secret for that step, and
+// the sizes add up to the clipped sequences' denominator.
 func TestDPSGDShakespeare(t *testing.T) {
 	corpus := shakespeare(t)
 	c := dpConfig(7)
