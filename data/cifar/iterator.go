@@ -66,7 +66,7 @@ type Iterator struct {
 	drawn []int // Poisson sampling: the batch's images
 	// poisson draws the Poisson samples; nil without Poisson sampling.
 	poisson *privacy.Poisson
-	bufs  [][2][ImageBytes]byte
+	bufs    [][2][ImageBytes]byte
 }
 
 // NewIterator returns an iterator at the start of epoch 0.

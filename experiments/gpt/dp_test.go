@@ -52,9 +52,9 @@ func wantEpsilon(t *testing.T, q, sigma float64, steps int, delta float64) float
 // training split: N = ⌊1,003,854/17⌋ = 59,050 records at q = 6/N; every
 // evaluation's ε (steps 0, 4, 8) and result.json's are privacy's accountant
 // for the steps taken (and not for one step fewer); each step's logged
-// size is the size of the Poisson sample text.Records draws with the run's
-// seed for that step, and the sizes add up to the clipped sequences'
-// denominator.
+// size (written with ReleaseUnprotected) is the size of the Poisson sample
+// text.Records draws with the fixed noise seed's secret for that step, and
+// the sizes add up to the clipped sequences' denominator.
 func TestDPSGDShakespeare(t *testing.T) {
 	corpus := shakespeare(t)
 	c := dpConfig(7)
@@ -291,5 +291,41 @@ func TestNoiseMultiplier(t *testing.T) {
 	var se *setting.Error
 	if _, err := NoiseMultiplier(tinyConfig(ClipPerSample), corpus, 3); !errors.As(err, &se) || se.Field != "Estimator" {
 		t.Errorf("ps-clip-sgd: %v, want a *setting.Error naming Estimator", err)
+	}
+}
+
+// Two private runs of the same configuration (the same Seed) draw
+// different Poisson samples of records, from keys of crypto/rand, and are
+// private; two runs with one fixed noise seed draw the same samples and
+// are not private, because of the seed.
+func TestPrivateRunsDrawSecretSamples(t *testing.T) {
+	corpus := testCorpus(t)
+	draw := func(c Config) ([][]int, *run.Privacy) {
+		r, err := New(c, corpus, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var b [][]int
+		for range 3 {
+			b = append(b, slices.Clone(r.records.Next()))
+		}
+		return b, r.Privacy()
+	}
+	a, pa := draw(dpConfig(0))
+	b, pb := draw(dpConfig(0))
+	if slices.EqualFunc(a, b, slices.Equal) {
+		t.Error("two private runs of one configuration draw the same records")
+	}
+	if !pa.Private() || !pb.Private() {
+		t.Errorf("a private run is not private: %v", pa.NotPrivateBecause())
+	}
+	f, pf := draw(dpConfig(9))
+	g, _ := draw(dpConfig(9))
+	if !slices.EqualFunc(f, g, slices.Equal) {
+		t.Error("two runs of one fixed noise seed draw different records")
+	}
+	if pf.Private() || !slices.Equal(pf.NotPrivateBecause(), []string{run.BecauseFixedSeed}) {
+		t.Errorf("a fixed-seed run: private %v because %v", pf.Private(), pf.NotPrivateBecause())
 	}
 }
