@@ -34,15 +34,20 @@
 //
 // # Differential privacy
 //
-// A noisy estimator (estimator.NoisyOf: DP-SGD) changes three things:
-// every sample's clipped gradient enters with weight 1/Config.ExpectedBatch
-// (q·N under Poisson sampling) instead of 1/N, no weight is raised for a
-// dropped sample, and the estimator's noise is added to the sum once per
-// step, whatever its micro-batches, by rank 0 before the ranks' sums are
-// added (so the job's sum holds it once). A step with no micro-batch, an
-// empty Poisson sample, is an update by the noise alone. A step's memory
+// A noisy estimator (estimator.NoisyOf: DP-SGD) changes four things:
+// its steps are PrivateStep's, given the step's whole Poisson sample and
+// cutting it into micro-batches itself (Step refuses it, ErrPrivateStep,
+// so that the noise cannot be added once per micro-batch); every sample's
+// clipped gradient enters with weight 1/Config.ExpectedBatch (q·N under
+// Poisson sampling) instead of 1/N, no weight is raised for a dropped
+// sample, and the estimator's noise is added to the sum once per step,
+// by rank 0 before the ranks' sums are added (so the job's sum holds it
+// once); and Stats withhold what the step computed from the samples
+// outside the noised gradient unless Config.SampleStats asks for it. An
+// empty Poisson sample is an update by the noise alone. A step's memory
 // is the per-sample engine's: the noise is drawn into the gradients in
-// place, with no per-sample gradient formed.
+// place, with no per-sample gradient formed. Package dp drives such a
+// Trainer over a Dataset, with the sampler and the accountant.
 //
 // # Data parallelism
 //
