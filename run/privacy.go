@@ -21,13 +21,3 @@ func Epsilon(private bool, h privacy.History, delta float64) Float {
 	}
 	return Float(res.Epsilon)
 }
-
-// CheckPrivacy refuses a dp-sgd run whose steps, steps of them at sample
-// rate q and noise multiplier σ, package privacy cannot account (σ or the
-// number of steps beyond what float64 accounting represents), with
-// privacy.Epsilon's *setting.Error, so that the run stops before it starts
-// rather than when it first reports its ε.
-func CheckPrivacy(q, sigma float64, steps int, delta float64) error {
-	_, err := privacy.Epsilon(privacy.History{{SampleRate: q, NoiseMultiplier: sigma, Count: steps}}, delta, privacy.Options{})
-	return err
-}

@@ -161,9 +161,6 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 			return nil, err
 		}
 		s.sampleRate = s.records.SampleRate()
-		if err := run.CheckPrivacy(s.sampleRate, cfg.NoiseMultiplier, cfg.Steps, cfg.Delta); err != nil {
-			return nil, err
-		}
 		rngs["records"] = s.records
 	} else {
 		if s.train, err = text.NewSampler(corpus.Train, cfg.MicroBatch, cfg.BlockSize, cfg.Seed); err != nil {

@@ -387,11 +387,6 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		r.sampleRate = min(1, float64(cfg.Batch)/float64(len(sp.train)))
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
-	if cfg.Private() {
-		if err := run.CheckPrivacy(r.sampleRate, cfg.NoiseMultiplier, cfg.Epochs*r.batchesPerEpoch, cfg.Delta); err != nil {
-			return nil, err
-		}
-	}
 	if r.model, err = cfg.newModel(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
