@@ -161,19 +161,30 @@ func (cfg *Config) estimator(sigma float64) (estimator.Noisy, error) {
 		if cfg.CountNoise != 0 {
 			return nil, setting.Unread("CountNoise", cfg.CountNoise, "read only with TargetQuantile")
 		}
-		return estimator.NewDPSGD(cfg.Clip, sigma, cfg.Seed)
+		e, err := estimator.NewDPSGD(cfg.Clip, sigma, cfg.Seed)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	sigmaB := cfg.CountNoise
 	if sigmaB == 0 {
 		sigmaB = float64(cfg.ExpectedBatch) / 20 // Andrew et al.'s choice
 	}
 	e, err := estimator.NewDPQuantile(cfg.Clip, cfg.TargetQuantile, cfg.QuantileRate, sigma, sigmaB, float64(cfg.ExpectedBatch), cfg.Seed)
-	var se *setting.Error
-	if errors.As(err, &se) && se.Field == "Q" {
-		se.Field = "TargetQuantile"
+	if err != nil {
+		var se *setting.Error
+		if errors.As(err, &se) && quantileFields[se.Field] != "" {
+			se.Field = quantileFields[se.Field]
+		}
+		return nil, err
 	}
-	return e, err
+	return e, nil
 }
+
+// quantileFields are Config's names for estimator.NewDPQuantile's
+// arguments where they differ.
+var quantileFields = map[string]string{"Q": "TargetQuantile", "Rate": "QuantileRate", "Gamma": "Clip"}
 
 // rangeInt checks lo ≤ v ≤ hi.
 func rangeInt(field string, v, lo, hi int) error {

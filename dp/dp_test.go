@@ -223,6 +223,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *dp.Config) { c.NoiseMultiplier = 1e200 }, "NoiseMultiplier"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.CountNoise = 1, 5 }, "CountNoise"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.TargetQuantile = 1, 1 }, "TargetQuantile"},
+		{func(c *dp.Config) { c.NoiseMultiplier, c.TargetQuantile, c.QuantileRate = 1, 0.5, -1 }, "QuantileRate"},
 		{func(c *dp.Config) { c.NoiseMultiplier, c.TargetQuantile, c.CountNoise = 1, 0.5, 0.4 }, "CountNoise"},
 		{func(c *dp.Config) { c.TargetEpsilon, c.Steps = -1, 100 }, "Epsilon"},
 	} {
