@@ -91,6 +91,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
@@ -324,10 +325,11 @@ type Trainer struct {
 	noisy   estimator.Noisy // the estimator, if it adds noise
 	own     *rand.PCG       // the generator of Config.Rand when it was nil, else nil
 	comm    dist.Comm
-	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
-	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
-	grads   [][]float32 // the parameters' gradients, what Global scope reduces
-	params  []*nn.Param
+	pcg     *rand.PCG     // the generator of a micro-batch's dropout masks
+	mbRand  *rand.Rand    // pcg's Rand, nn.Context.Rand
+	grads   [][]float32   // the parameters' gradients, what Global scope reduces
+	params  []*nn.Param   // the parameters to train
+	all     []*nn.Param   // the model's parameters, frozen ones included, each once
 	groups  [][]*nn.Param // Config.Groups, each parameter once
 	ctx     nn.Context
 	acc     [][]float32 // MicroBatch scopes: the running sum of scaled micro-batch gradients
@@ -341,29 +343,40 @@ type Trainer struct {
 	gnorms  []float64   // Stats.GroupNorms
 }
 
-// New validates cfg and returns a Trainer. It refuses a missing (nil, or
-// typed nil) model, loss or optimizer, an estimator estimator.Validate
-// refuses (nil, or one built as a struct literal with invalid settings), a
-// model without parameters, an optimizer that updates no parameter or one
-// that is not the model's, and groups with parameters that are not the
-// model's. An optimizer may update a subset of the model's parameters (the
-// others stay frozen). Like estimator.Spec, it refuses settings that would
-// have no effect, with a *setting.Error: a Scope other than Global with a
-// per-sample estimator or SGD (their Scale is 1, so where it is applied
-// changes nothing), and KeepNorms with an estimator that has no per-sample
-// norms.
+// New validates cfg and returns a Trainer. Every error is a *setting.Error
+// naming the Config field at fault. It refuses a missing (nil, or typed
+// nil) model, loss or optimizer, an estimator estimator.Validate refuses
+// (nil, or one built as a struct literal with invalid settings), a model
+// with a nil layer or without a parameter to train, and groups with
+// parameters the model does not train.
+//
+// The Trainer trains the model's parameters that are not frozen
+// (nn.Param.Frozen), and the optimizer must update exactly those: New
+// refuses one that updates a frozen parameter or another model's, and one
+// that leaves out a parameter the model trains (freeze it: a parameter
+// the optimizer does not update would still count in every clipping
+// norm). Frozen parameters take no gradient and no part in any norm.
+//
+// Like estimator.Spec, it refuses settings that would have no effect: a
+// Scope other than Global with a per-sample estimator or SGD (their Scale
+// is 1, so where it is applied changes nothing), and KeepNorms with an
+// estimator that has no per-sample norms.
 func New(cfg Config) (*Trainer, error) {
 	switch {
 	case isnil.IsNil(cfg.Model):
-		return nil, errors.New("train: no model")
+		return nil, setting.Errorf("Model", nil, "a model (an nn.Layer)")
 	case isnil.IsNil(cfg.Loss) == isnil.IsNil(cfg.FloatLoss):
-		return nil, errors.New("train: want exactly one of Loss (class targets) and FloatLoss (float targets)")
+		return nil, setting.Errorf("Loss", "both or neither of Loss and FloatLoss", "exactly one of Loss (class targets) and FloatLoss (float targets)")
 	case isnil.IsNil(cfg.Optimizer):
-		return nil, errors.New("train: no optimizer")
+		return nil, setting.Errorf("Optimizer", nil, "an optimizer (optim.SGD, optim.AdamW)")
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
 		return nil, setting.Errorf("Scope", cfg.Scope, "Global, MicroBatch or MicroBatchMean")
 	}
 	if err := estimator.Validate(cfg.Estimator); err != nil {
+		var se *setting.Error
+		if !errors.As(err, &se) {
+			err = setting.Errorf("Estimator", cfg.Estimator, "a valid estimator: %v", err)
+		}
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	_, sgd := cfg.Estimator.(estimator.SGD)
@@ -384,11 +397,13 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, setting.Errorf("ExpectedBatch", cfg.ExpectedBatch, "a finite expected batch size > 0 for %s", cfg.Estimator.Name())
 	}
 	if l := nilLayer(cfg.Model); l != "" {
-		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
+		return nil, setting.Errorf("Model", "a nil layer at "+l, "a model without nil layers")
 	}
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
-	// it must be zeroed, measured and scaled once.
-	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
+	// it must be zeroed, measured and scaled once (nn.Trainable lists it
+	// once).
+	all := cfg.Model.Params()
+	t := &Trainer{cfg: cfg, params: nn.Trainable(all), all: uniqueParams(all)}
 	t.noisy = estimator.NoisyOf(cfg.Estimator)
 	t.ctx.PerSampleMemory = cfg.PerSampleMemory
 	if t.cfg.Rand == nil {
@@ -402,23 +417,36 @@ func New(cfg Config) (*Trainer, error) {
 	t.pcg = rand.NewPCG(0, 0)
 	t.mbRand = rand.New(t.pcg)
 	if len(t.params) == 0 {
-		return nil, errors.New("train: the model has no parameters")
+		what := "no parameters"
+		if len(all) > 0 {
+			what = "every parameter frozen"
+		}
+		return nil, setting.Errorf("Model", what, "a model with a parameter to train")
 	}
 	own := make(map[*nn.Param]bool, len(t.params))
-	for _, p := range t.params {
+	for _, p := range all {
 		if p == nil || p.Value == nil || p.Grad == nil || !p.Value.SameShape(p.Grad) || len(p.Value.Data) != len(p.Grad.Data) {
-			return nil, fmt.Errorf("train: model parameter %q has no value, or no gradient of its shape", paramName(p))
+			return nil, setting.Errorf("Model", "parameter "+strconv.Quote(paramName(p)), "parameters with a value and a gradient of its shape")
 		}
-		own[p] = true
+		own[p] = !p.Frozen
 	}
-	if err := belongs("the optimizer's", cfg.Optimizer.Params(), own); err != nil {
+	if err := belongs("Optimizer", cfg.Optimizer.Params(), own); err != nil {
 		return nil, err
 	}
+	updated := make(map[*nn.Param]bool)
+	for _, p := range cfg.Optimizer.Params() {
+		updated[p] = true
+	}
+	for _, p := range t.params {
+		if !updated[p] {
+			return nil, setting.Errorf("Optimizer", "without "+strconv.Quote(p.Name), "an optimizer over every parameter the model trains: freeze %q (nn.Param.Frozen) or give it to the optimizer", p.Name)
+		}
+	}
 	for g, ps := range cfg.Groups {
-		if err := belongs(fmt.Sprintf("group %d's", g), ps, own); err != nil {
+		if err := belongs(fmt.Sprintf("Groups[%d]", g), ps, own); err != nil {
 			return nil, err
 		}
-		t.groups = append(t.groups, uniqueParams(ps))
+		t.groups = append(t.groups, nn.Trainable(ps))
 	}
 	if cfg.Scope != Global {
 		t.acc = make([][]float32, len(t.params))
@@ -436,21 +464,28 @@ func New(cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
-// belongs checks that ps is a non-empty list of the model's parameters.
-func belongs(whose string, ps []*nn.Param, own map[*nn.Param]bool) error {
+// belongs checks that ps, the parameters of field, is a non-empty list of
+// the model's parameters to train (own: true for those, false for the
+// frozen ones).
+func belongs(field string, ps []*nn.Param, own map[*nn.Param]bool) error {
 	if len(ps) == 0 {
-		return fmt.Errorf("train: %s parameter list is empty", whose)
+		return setting.Errorf(field, "no parameters", "a list of the model's parameters to train")
 	}
 	for _, p := range ps {
-		if !own[p] {
-			return fmt.Errorf("train: %s parameter %q is not one of the model's", whose, paramName(p))
+		trained, ok := own[p]
+		switch {
+		case !ok:
+			return setting.Errorf(field, "parameter "+strconv.Quote(paramName(p)), "only the model's parameters: it is not one of them")
+		case !trained:
+			return setting.Errorf(field, "parameter "+strconv.Quote(paramName(p)), "only the model's parameters to train: it is frozen")
 		}
 	}
 	return nil
 }
 
-// Params returns the model's parameters, in the model's order, each once.
-func (t *Trainer) Params() []*nn.Param { return t.params }
+// Params returns the model's parameters, frozen ones included, in the
+// model's order, each once: what a checkpoint saves.
+func (t *Trainer) Params() []*nn.Param { return t.all }
 
 // Optimizer returns the optimizer the Trainer updates the parameters with
 // (Config.Optimizer).
@@ -609,7 +644,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			// A plain backward pass cannot keep one sample's NaN out of
 			// the others' gradient: a micro-batch with one is left out.
 			kernels.Scale(inv, dout.Data)
-			t.cfg.Model.Backward(&t.ctx, dout)
+			nn.BackwardParams(&t.ctx, t.cfg.Model, dout)
 			kept = m
 		}
 		k0 += m
@@ -835,7 +870,7 @@ func (t *Trainer) groupNorms(st *Stats) {
 // factors for samples k0+1..k0+m of the step.
 func (t *Trainer) perSampleBackward(dout *tensor.Tensor, k0, m int, weight float32) estimator.Stats {
 	defer t.ctx.EndPerSample()
-	t.cfg.Model.Backward(&t.ctx, dout)
+	nn.BackwardParams(&t.ctx, t.cfg.Model, dout)
 	norms := t.sums.norms[k0 : k0+m]
 	for i, sq := range t.ctx.SqNorms() {
 		norms[i] = math.Sqrt(sq)
@@ -949,11 +984,9 @@ func (t *Trainer) shares(run func(lo, hi int)) {
 }
 
 func uniqueParams(ps []*nn.Param) []*nn.Param {
-	seen := make(map[*nn.Param]bool, len(ps))
 	var out []*nn.Param
-	for _, p := range ps {
-		if !seen[p] {
-			seen[p] = true
+	for i, p := range ps {
+		if !slices.Contains(ps[:i], p) {
 			out = append(out, p)
 		}
 	}
