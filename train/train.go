@@ -496,6 +496,9 @@ func (t *Trainer) Optimizer() Optimizer { return t.cfg.Optimizer }
 // for a resumed run to continue bit for bit (package checkpoint's
 // SaveTrainer and RestoreTrainer save and restore it with the rest).
 type State struct {
+	// Method is the estimator's method and settings (estimator.Describe):
+	// SetState restores a State only into the method that saved it.
+	Method string `json:"method,omitempty"`
 	// Estimator is the adaptive estimator's state (estimator.State), nil
 	// for a stateless estimator.
 	Estimator []byte `json:"estimator,omitempty"`
@@ -506,7 +509,7 @@ type State struct {
 
 // State returns the Trainer's State after the steps made so far.
 func (t *Trainer) State() (State, error) {
-	var s State
+	s := State{Method: estimator.Describe(t.cfg.Estimator)}
 	var err error
 	if s.Estimator, err = estimator.State(t.cfg.Estimator); err != nil {
 		return State{}, fmt.Errorf("train: %w", err)
@@ -520,12 +523,18 @@ func (t *Trainer) State() (State, error) {
 }
 
 // SetState restores a State returned by State, so that the next Step is
-// the one the saving Trainer would have made. It refuses a State without
-// an adaptive estimator's state, or whose generator does not fit
-// Config.Rand (a state for the Trainer's own generator when Config.Rand
-// was given, or none when it was nil). On error the Trainer is unchanged.
+// the one the saving Trainer would have made. It refuses a State saved by
+// another estimator method or settings (another estimator, threshold, γ,
+// σ: an *estimator.MismatchError), a State without an adaptive estimator's
+// state, or with one for a stateless estimator, and one whose generator
+// does not fit Config.Rand (a state for the Trainer's own generator when
+// Config.Rand was given, or none when it was nil). On error the Trainer is
+// unchanged.
 func (t *Trainer) SetState(s State) error {
 	var own rand.PCG
+	if have := estimator.Describe(t.cfg.Estimator); s.Method != "" && s.Method != have {
+		return fmt.Errorf("train: %w", &estimator.MismatchError{Saved: s.Method, Have: have})
+	}
 	switch {
 	case t.own != nil && s.Rand == nil:
 		return errors.New("train: the state has no generator, and Config.Rand is nil: the dropout masks would restart (a state saved with Config.Rand given?)")
