@@ -280,6 +280,10 @@ type NormSummary struct {
 // micro-batch.
 var ErrNoBatches = errors.New("train: no micro-batch given, want at least one")
 
+// ErrNotBuilt is the error of a Trainer's methods when it was not made by
+// New (a zero Trainer).
+var ErrNotBuilt = errors.New("train: the Trainer was not made by train.New")
+
 // RanksError is Step's error in a data-parallel job (Config.Comm) given
 // fewer micro-batches than ranks: a rank would have none to compute and
 // sit idle, so the step is refused on every rank alike, before anything
@@ -509,6 +513,9 @@ type State struct {
 
 // State returns the Trainer's State after the steps made so far.
 func (t *Trainer) State() (State, error) {
+	if t == nil || t.cfg.Model == nil {
+		return State{}, ErrNotBuilt
+	}
 	s := State{Method: estimator.Describe(t.cfg.Estimator)}
 	var err error
 	if s.Estimator, err = estimator.State(t.cfg.Estimator); err != nil {
@@ -531,6 +538,9 @@ func (t *Trainer) State() (State, error) {
 // Config.Rand was given, or none when it was nil). On error the Trainer is
 // unchanged.
 func (t *Trainer) SetState(s State) error {
+	if t == nil || t.cfg.Model == nil {
+		return ErrNotBuilt
+	}
 	var own rand.PCG
 	if have := estimator.Describe(t.cfg.Estimator); s.Method != "" && s.Method != have {
 		return fmt.Errorf("train: %w", &estimator.MismatchError{Saved: s.Method, Have: have})
@@ -584,7 +594,10 @@ func (t *Trainer) SetState(s State) error {
 // that fails has still drawn its noise: the estimator's noise stream is not
 // restored (fresh noise is as private).
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
-	n, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
+	if t == nil || t.cfg.Model == nil {
+		return Stats{}, ErrNotBuilt
+	}
+	n, guard, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
 	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
 		return Stats{}, err
 	}
@@ -624,8 +637,12 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			// quantities of their inputs while those are in cache.
 			t.ctx.BeginPerSample(b.X.Shape[0])
 		}
-		out := t.cfg.Model.Forward(&t.ctx, b.X)
-		losses, dout, err := t.cfg.loss(out, b)
+		var losses []float32
+		var dout *tensor.Tensor
+		out, err := forward(&t.ctx, t.cfg.Model, b.X, guard)
+		if err == nil {
+			losses, dout, err = t.cfg.loss(out, b)
+		}
 		if err == nil && len(losses) != b.X.Shape[0] {
 			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
@@ -753,26 +770,28 @@ func (c *Config) loss(out *tensor.Tensor, b Batch) ([]float32, *tensor.Tensor, e
 
 // check validates the micro-batches of one step or evaluation of model
 // (see Step), with float targets (Batch.T) or class targets (Batch.Y), and
-// returns their number of samples.
-func check(model nn.Layer, batches []Batch, float bool) (int, error) {
+// returns their number of samples, and guard: whether the model's output
+// shape could not be known without running it (a layer on the way is not
+// an nn.Shaper), so that its forward pass must be guarded (forward).
+func check(model nn.Layer, batches []Batch, float bool) (n int, guard bool, err error) {
 	if len(batches) == 0 {
-		return 0, ErrNoBatches
+		return 0, false, ErrNoBatches
 	}
-	n := 0
 	for j, b := range batches {
 		out, err := nn.CheckInput(model, b.X)
 		if err != nil {
-			return 0, &BatchError{Batch: j, Err: err}
+			return 0, false, &BatchError{Batch: j, Err: err}
 		}
 		if first := batches[0].X.Shape; !slices.Equal(b.X.Shape[1:], first[1:]) {
-			return 0, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
+			return 0, false, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
 		}
 		if err := checkTargets(out, b, float); err != nil {
-			return 0, &BatchError{Batch: j, Err: err}
+			return 0, false, &BatchError{Batch: j, Err: err}
 		}
+		guard = guard || out == nil
 		n += b.X.Shape[0]
 	}
-	return n, nil
+	return n, guard, nil
 }
 
 // checkTargets checks b's targets against the output shape out, if it is
