@@ -361,7 +361,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--target-epsilon", "3", "--delta", "0.05"}, 2, "--delta = 0.05, want below 1/N"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--normalize", "channel"}, 2, `--normalize = "channel", want none for dp-sgd`},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--accum", "2"}, 2, "--accum = 2, want unset"},
-		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--sampling", "shuffle", "--micro-batch", "4"}, 2, "--micro-batch = 4, want unset"},
+		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--sampling", "shuffle", "--micro-batch", "4", "--accum", "2"}, 2, "--micro-batch and --accum exclude each other"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--noise-multiplier", "1"}, 2, "--noise-multiplier does not apply to --estimator ps-clip-sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--sampling", "poisson"}, 2, "--sampling = \"poisson\", want unset: Poisson sampling is dp-sgd's"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--target-epsilon", "3"}, 2, "--target-epsilon does not apply to --estimator ps-clip-sgd"},
@@ -445,6 +445,11 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--lr", "1e-320", "--min-lr", "0"}, 2, "--lr = 1e-320, want a positive normal float32"},
 		{[]string{"--out", "out", "--text", fxText, "--eps", "1e-50"}, 2, "--eps = 1e-50"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "micro-batch", "--accum", "8", "--clip", "1e38"}, 2, "--clip = 1e+38"},
+		// --batch, the sequences of a step, as train images reads it.
+		{[]string{"--out", "out", "--text", fxText, "--batch", "0"}, 2, "--batch 0: want > 0"},
+		{[]string{"--out", "out", "--text", fxText, "--batch", "12", "--micro-batch", "5"}, 2, "--batch 12 is not a multiple of --micro-batch 5"},
+		{[]string{"--out", "out", "--text", fxText, "--batch", "12", "--accum", "5"}, 2, "--batch 12 is not a multiple of --accum 5"},
+		{[]string{"--out", "out", "--text", fxText, "--batch", "12", "--micro-batch", "4", "--accum", "2"}, 2, "--batch 12 is not --micro-batch 4 × --accum 2"},
 	},
 }
 

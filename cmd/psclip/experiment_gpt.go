@@ -36,6 +36,9 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	if err := corruptFlags(fs, &c); err != nil {
 		return err
 	}
+	if err := gptBatch(fs, &c); err != nil {
+		return err
+	}
 	e := gpt.Experiment{Base: c}
 	for _, s := range strings.Split(*lrs, ",") {
 		lr, err := strconv.ParseFloat(strings.TrimSpace(s), 64)

@@ -118,6 +118,9 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 			return usagef("--%s: the study sets it per run (--settings, --methods)", name)
 		}
 	}
+	if err := gptBatch(fs, &c); err != nil {
+		return err
+	}
 	c.MinLR = c.LR / 10
 	c.Corruption, c.ClipConvention = gpt.Corruption{}, ""
 	s := gpt.CorruptionStudy{Base: c}

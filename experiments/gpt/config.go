@@ -242,9 +242,10 @@ const (
 	SamplingPoisson = "poisson"
 )
 
-// Private reports whether the run trains with differential privacy
-// (per-sample mode's dp-sgd) and accounts its ε.
-func (c *Config) Private() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
+// DPSGD reports whether the run trains with DP-SGD (per-sample mode's
+// dp-sgd) and accounts its ε. Whether that run is private also depends on
+// its noise seed (estimator.DPSGD.Private).
+func (c *Config) DPSGD() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
 
 // sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
 // windows otherwise.
@@ -252,7 +253,7 @@ func (c *Config) sampling() string {
 	switch {
 	case c.Sampling != "":
 		return c.Sampling
-	case c.Private():
+	case c.DPSGD():
 		return SamplingPoisson
 	}
 	return SamplingWindows
@@ -267,15 +268,15 @@ func (c *Config) validatePrivacy() error {
 	switch {
 	case c.Sampling != "" && c.Sampling != SamplingWindows && c.Sampling != SamplingPoisson:
 		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s or %s", SamplingPoisson, SamplingWindows)
-	case c.sampling() == SamplingPoisson && !c.Private():
+	case c.sampling() == SamplingPoisson && !c.DPSGD():
 		return setting.Unread("Sampling", strconv.Quote(c.Sampling), "Poisson sampling of records is dp-sgd's, not "+c.Label()+"'s")
-	case c.Private() && c.sampling() != SamplingPoisson:
+	case c.DPSGD() && c.sampling() != SamplingPoisson:
 		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s for dp-sgd: windows at random offsets overlap, so one token sits in many samples and the accountant's record-level guarantee does not hold", SamplingPoisson)
-	case c.Delta != 0 && !c.Private():
+	case c.Delta != 0 && !c.DPSGD():
 		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
-	case c.Private() && !(c.Delta > 0 && c.Delta < 1):
+	case c.DPSGD() && !(c.Delta > 0 && c.Delta < 1):
 		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
-	case c.Private() && c.Corrupt != 0:
+	case c.DPSGD() && c.Corrupt != 0:
 		return setting.Errorf("Corrupt", c.Corrupt, "0 for dp-sgd: the corruption is laid out over steps of a fixed size, which Poisson steps are not")
 	}
 	return nil
@@ -542,7 +543,7 @@ func (c *Config) Label() string {
 	case ClipMicroBatch:
 		return "MB-Clip-SGD (micro-batch)"
 	case ClipPerSample:
-		if c.Adaptive() || c.Private() {
+		if c.Adaptive() || c.DPSGD() {
 			return c.psSpec().Label() + " (per-sample)"
 		}
 		return "PS-Clip-SGD (per-sample)"

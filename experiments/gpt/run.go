@@ -197,7 +197,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
 		Rand: rand.New(s.dropout), Comm: s.h.Comm(), PerSampleMemory: perSample,
 	}
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
 		s.privacyNotes(opts)
 	}
@@ -513,7 +513,7 @@ func setTokens(x *tensor.Tensor, ids []int32) {
 // c's own NoiseMultiplier is ignored; the rest of c must be valid and fit
 // the corpus. Its errors are *setting.Error values.
 func NoiseMultiplier(c Config, corpus *text.Corpus, targetEpsilon float64) (float64, error) {
-	if !c.Private() {
+	if !c.DPSGD() {
 		return 0, setting.Errorf("Estimator", strconv.Quote(c.Estimator), "dp-sgd in per-sample mode: only it spends privacy")
 	}
 	c.NoiseMultiplier = 1 // any valid σ, so that the rest is checked
