@@ -174,13 +174,21 @@ func (m *GPT) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
 	return m.net.Backward(ctx, dy)
 }
 
+// BackwardParams produces the parameter gradients for the logit gradient
+// dy, leaving out the blocks before the first with a parameter to train
+// (nn.BackwardParams).
+func (m *GPT) BackwardParams(ctx *nn.Context, dy *tensor.Tensor) { m.net.BackwardParams(ctx, dy) }
+
 // Params lists the parameters in nanoGPT's named_parameters order:
 // transformer.wte.weight, transformer.wpe.weight, then for every block
 // ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj (weight, then
 // bias, of each), and transformer.ln_f. The tied lm_head is not listed.
 func (m *GPT) Params() []*nn.Param { return m.params }
 
-var _ nn.Layer = (*GPT)(nil)
+var (
+	_ nn.Layer           = (*GPT)(nil)
+	_ nn.ParamBackwarder = (*GPT)(nil)
+)
 
 // OutShape is [B, T, VocabSize] for token ids [B, T] with T ≤ BlockSize
 // (nn.Shaper); the ids themselves are checked by CheckInput.
