@@ -33,6 +33,13 @@ func TestFrozenPerSample(t *testing.T) {
 		m[0].(*nn.Conv2d).ReLU = true
 		return m
 	}
+	gn := func() nn.Sequential {
+		g, err := nn.NewGroupNorm("2", 2, 4, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nn.Sequential{nn.NewConv2d("0", 2, 4, 3, 1, 1, true), &nn.Tanh{}, g, &nn.Flatten{}, nn.NewLinear("4", 4*6*6, 3, true)}
+	}
 	weight := func(i int) func(nn.Sequential) {
 		return func(m nn.Sequential) { m[i].Params()[0].Frozen = true }
 	}
@@ -63,6 +70,9 @@ func TestFrozenPerSample(t *testing.T) {
 		{"conv/second weight", cnn, nntest.RandTensor(rng, 4, 2, 6, 6), weight(2)},
 		{"conv/first bias, second", cnn, nntest.RandTensor(rng, 4, 2, 6, 6), both(bias(0), layer(2))},
 		{"conv/backbone", cnn, nntest.RandTensor(rng, 4, 2, 6, 6), both(layer(0), layer(2))},
+		{"groupnorm", gn, nntest.RandTensor(rng, 4, 2, 6, 6), layer(2)},
+		{"groupnorm/weight", gn, nntest.RandTensor(rng, 4, 2, 6, 6), weight(2)},
+		{"groupnorm/bias", gn, nntest.RandTensor(rng, 4, 2, 6, 6), bias(2)},
 		{"conv relu/first bias", relu, nntest.RandTensor(rng, 4, 2, 6, 6), bias(0)},
 		{"conv relu/first weight", relu, nntest.RandTensor(rng, 4, 2, 6, 6), weight(0)},
 	} {
