@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 )
 
 // PrepareDir checks that the output directory dir can be created (if it
@@ -98,17 +96,19 @@ func (e *OverwriteError) Error() string {
 	if len(e.Files) == 0 {
 		return fmt.Sprintf("%s exists; an output replaces a file only when asked to", e.Path)
 	}
-	const show = 3
-	list := slices.Clone(e.Files[:min(len(e.Files), show)])
-	if len(e.Files) > show {
-		list = append(list, fmt.Sprintf("and %d more", len(e.Files)-show))
-	}
-	return fmt.Sprintf("%s is not empty (%s); an output replaces files only when asked to", e.Path, strings.Join(list, ", "))
+	return fmt.Sprintf("%s is not empty (%s); an output replaces files only when asked to", e.Path, fileList(e.Files))
 }
 
 // notRunDir refuses dir if it is a run or experiment directory: one that
-// holds LockFile.
+// holds RecordFile or LockFile.
 func notRunDir(dir string) error {
+	if r, err := readRecord(dir); err != nil || r != nil {
+		kind := ""
+		if r != nil {
+			kind = r.Kind
+		}
+		return &DirKindError{Dir: dir, Kind: kind}
+	}
 	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
 		return &DirKindError{Dir: dir, Kind: dirKind(dir)}
 	}

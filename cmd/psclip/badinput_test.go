@@ -383,8 +383,8 @@ var badInputs = map[string][]badCase{
 		// Issue 26: label noise at the edges: a share that flips no image
 		// of a small subset, or every image, or that is 1 in float32, and
 		// noise on a one-class set.
-		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.01"}, 2, "--label-noise = 0.01, want at least 0.05: a share that replaces a label of the 10 training images"},
-		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.97"}, 2, "--label-noise = 0.97, want below 0.95: a share that keeps a label of the 10 training images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.01"}, 2, "--label-noise = 0.01, want at least 0.05: 0.01 of the 10 training images rounds to 0 of them"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.97"}, 2, "--label-noise = 0.97, want below 0.95: 0.97 of the 10 training images rounds to all 10 of them"},
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.99999999"}, 2, "--label-noise = 0.99999999, want in [0, 1) in float32 as well"},
 		{[]string{"--out", "out", "--data", fxIDXOne, "--label-noise", "0.2"}, 2, "a classifier needs at least 2 classes"},
 	},

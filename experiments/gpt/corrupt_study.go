@@ -299,7 +299,7 @@ type Cell struct {
 // K = Base.Accum at a setting and method of the main grid) trains once.
 func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Corpus, o run.Options) (*StudyResults, error) {
 	prov := provenance.New()
-	x, err := run.OpenExperiment(o, s.Check)
+	x, err := run.OpenExperiment(o, s, s.Check)
 	if err != nil {
 		return nil, err
 	}
