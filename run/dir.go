@@ -157,9 +157,8 @@ func openDir(o Options, config map[string]string, files ...string) (_ *Dir, err 
 	owner := cmp.Or(o.Owner, UserCommand)
 	fi, err := os.Stat(o.Out)
 	if errors.Is(err, fs.ErrNotExist) {
-		if li, lerr := os.Lstat(o.Out); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
-			target, _ := os.Readlink(o.Out)
-			return nil, &OutputError{o.Out, fmt.Errorf("is a symbolic link to %s, which does not exist", target)}
+		if err := danglingLink(o.Out); err != nil {
+			return nil, err
 		}
 	}
 	// The owner of a run is known before anything is made: a run under an

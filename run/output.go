@@ -43,6 +43,9 @@ func PrepareDir(dir string, replace bool) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return &OutputError{dir, err}
 	}
+	if err := danglingLink(dir); err != nil {
+		return err
+	}
 	// The nearest existing ancestor must be a directory that takes the
 	// new one.
 	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
@@ -56,6 +59,16 @@ func PrepareDir(dir string, replace bool) error {
 			return &OutputError{dir, err}
 		}
 	}
+}
+
+// danglingLink is an *OutputError if path, which does not exist, is a
+// symbolic link to nothing: the directory cannot be made there.
+func danglingLink(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return &OutputError{path, fmt.Errorf("is a symbolic link to %s, which does not exist", target)}
+	}
+	return nil
 }
 
 // errNotDir is an output directory that exists as something else.
