@@ -198,7 +198,7 @@ func openDir(o Options, config map[string]string, files ...string) (_ *Dir, err 
 		return nil, &NotResumableError{o.Out, "it holds no run (no checkpoint)"}
 	case o.Resume && rec != nil && rec.Config != nil && config != nil:
 		if diffs := configDiffs(rec.Config, config); diffs != nil {
-			return nil, &ConfigChangedError{Dir: o.Out, Changes: diffs}
+			return nil, &ConfigChangedError{Dir: o.Out, Changes: diffs, Experiment: true}
 		}
 	}
 	// The record comes first: a directory psclip takes, or starts over, is

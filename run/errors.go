@@ -57,15 +57,20 @@ func (e *DataChangedError) Error() string {
 	return fmt.Sprintf("the run in %s was trained on other data (%s; now %s): %s", e.Dir, e.Was, e.Now, strings.Join(e.Changes, "; "))
 }
 
-// ConfigChangedError is returned when a run is resumed, or a finished run
-// reused, with a configuration other than its own.
+// ConfigChangedError is returned when a run or an experiment is resumed,
+// or a finished run reused, with a configuration other than its own.
 type ConfigChangedError struct {
-	Dir     string
-	Changes []string // "lr=0.1 (run 0.01)"
+	Dir        string
+	Changes    []string // "lr=0.1 (run 0.01)"
+	Experiment bool     // Dir is an experiment's
 }
 
 func (e *ConfigChangedError) Error() string {
-	return fmt.Sprintf("the run in %s has another configuration: %s", e.Dir, strings.Join(e.Changes, ", "))
+	what := "run"
+	if e.Experiment {
+		what = "experiment"
+	}
+	return fmt.Sprintf("the %s in %s has another configuration: %s", what, e.Dir, strings.Join(e.Changes, ", "))
 }
 
 // KindError is returned for a checkpoint written by another trainer than
