@@ -81,8 +81,9 @@ type Options struct {
 	ReadOnly bool
 	// Kind is the kind of the directory Out, such as "gpt run" or "gpt
 	// experiment" (New sets a run's from Spec.Kind): recorded in its
-	// LockFile, it keeps the directory to runs of that kind (a
-	// *DirKindError). Empty: not checked, not recorded.
+	// RecordFile (and its LockFile, for earlier psclip versions), it keeps
+	// the directory to runs of that kind (a *DirKindError). Empty: not
+	// checked.
 	Kind string
 	// Owner is who the directory Out is for: empty for the command that
 	// runs (UserCommand), or the kind of the experiment whose run it is
@@ -201,13 +202,14 @@ func openDir(o Options, config map[string]string, files ...string) (_ *Dir, err 
 			return nil, &ConfigChangedError{Dir: o.Out, Changes: diffs, Experiment: true}
 		}
 	}
-	// The record comes first: a directory psclip takes, or starts over, is
-	// marked as its own before it holds any other file of psclip's.
-	if rec == nil || o.Restart || (o.Resume && rec.Config == nil && config != nil) {
-		if err = writeRecord(o.Out, Record{Kind: o.Kind, Owner: owner, Config: config}); err != nil {
+	// The record comes first: a directory psclip takes is marked as its
+	// own before it holds any other file of psclip's.
+	newRecord := Record{Kind: o.Kind, Owner: owner, Config: config}
+	if rec == nil {
+		if err = writeRecord(o.Out, newRecord); err != nil {
 			return nil, &OutputError{o.Out, err}
 		}
-		d.claimed = rec == nil
+		d.claimed = true
 	}
 	lockPath := filepath.Join(o.Out, LockFile)
 	_, lerr := os.Lstat(lockPath)
@@ -226,6 +228,13 @@ func openDir(o Options, config map[string]string, files ...string) (_ *Dir, err 
 	if found := present(o.Out, files); !o.Resume && !o.Restart && len(found) > 0 {
 		d.Close()
 		return nil, &ExistsError{o.Out, found}
+	}
+	// A restart records the run it starts, once the directory is its.
+	if rec != nil && o.Restart {
+		if err = writeRecord(o.Out, newRecord); err != nil {
+			d.Close()
+			return nil, &OutputError{o.Out, err}
+		}
 	}
 	// Holding the lock, no other process writes these files: the
 	// temporary copies a killed write of one of them left are stale.
@@ -370,21 +379,26 @@ func (d *Dir) Close() error {
 // made. A directory that holds another file stays.
 func (d *Dir) undo() {
 	names, err := entries(d.Path)
-	if err != nil || slices.ContainsFunc(names, func(n string) bool { return n != RecordFile && n != LockFile }) {
+	switch {
+	case err != nil: // not made, or only some of the directories above it
+	case slices.ContainsFunc(names, func(n string) bool { return n != RecordFile && n != LockFile }):
 		return
-	}
-	if d.claimed {
-		os.Remove(filepath.Join(d.Path, RecordFile))
-	}
-	if d.newLock {
-		os.Remove(filepath.Join(d.Path, LockFile))
+	default:
+		if d.claimed {
+			os.Remove(filepath.Join(d.Path, RecordFile))
+		}
+		if d.newLock {
+			os.Remove(filepath.Join(d.Path, LockFile))
+		}
 	}
 	if d.made == "" {
 		return
 	}
+	// os.Remove leaves a directory that holds anything.
 	made := filepath.Clean(d.made)
 	for p := filepath.Clean(d.Path); ; p = filepath.Dir(p) {
-		if os.Remove(p) != nil || p == made || p == filepath.Dir(p) {
+		os.Remove(p)
+		if p == made || p == filepath.Dir(p) {
 			return
 		}
 	}
