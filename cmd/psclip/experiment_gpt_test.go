@@ -47,8 +47,8 @@ func TestExperimentGPTClipFlag(t *testing.T) {
 // Issue 34: experiment gpt's help offers only the estimators it trains: not
 // dp-sgd, which it refuses.
 func TestExperimentGPTHelpOffersWhatItTrains(t *testing.T) {
-	_, _, help := runCLI("experiment", "gpt", "-h")
-	if !strings.Contains(help, "ps-clip-quantile") || strings.Contains(help, "dp-sgd") {
-		t.Errorf("experiment gpt -h:\n%s", help)
+	r := psclip(t, "", nil, "experiment", "gpt", "-h")
+	if help := r.stdout + r.stderr; !strings.Contains(help, "ps-clip-quantile") || strings.Contains(help, "dp-sgd") {
+		t.Errorf("experiment gpt -h:\n%s", r.stdout+r.stderr)
 	}
 }
