@@ -181,6 +181,11 @@ func TestDanglingSymlinkOut(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "nowhere"), link); err != nil {
 		t.Skip(err)
 	}
-	r := psclip(t, "", nil, append(tinyGPT(t, textCorpus(t), 2), "--out", link)...)
-	refusedWith(t, "train gpt --out <dangling link>", r, 2, "--out "+link+" is a symbolic link to "+filepath.Join(dir, "nowhere")+", which does not exist")
+	for _, args := range [][]string{
+		tinyGPT(t, textCorpus(t), 2),
+		{"tail", "quadratic", "--runs", "50", "--T", "20000"}, // an output directory that is no run's
+	} {
+		r := psclip(t, "", nil, append(args, "--out", link)...)
+		refusedWith(t, strings.Join(args[:2], " ")+" --out <dangling link>", r, 2, "--out "+link+" is a symbolic link to "+filepath.Join(dir, "nowhere")+", which does not exist")
+	}
 }
