@@ -187,7 +187,7 @@ func openDir(o Options, config map[string]string, files ...string) (_ *Dir, err 
 			d.undo()
 		}
 	}()
-	rec, err := claim(o, owner, files)
+	rec, err := claim(o, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -248,10 +248,10 @@ func openDir(o Options, config map[string]string, files ...string) (_ *Dir, err 
 }
 
 // claim checks that the directory o.Out may be used by owner for a run or
-// experiment of kind o.Kind keeping files, and returns its record; nil if
+// experiment of kind o.Kind, and returns its record; nil if
 // it has none yet (a new or empty directory, or one of an earlier psclip,
 // told by its LockFile).
-func claim(o Options, owner string, files []string) (*Record, error) {
+func claim(o Options, owner string) (*Record, error) {
 	rec, err := readRecord(o.Out)
 	if err != nil {
 		return nil, err
