@@ -96,7 +96,7 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
-		res.LossTable(), res.TimeTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
+	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\n%s\nResults in %s (%s, %s, %s, %s, %s)\n",
+		res.LossTable(), res.TimeTable(), res.ClipTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.ClipTableMD, gpt.CurvesPNG, gpt.CurvesSVG)
 	return nil
 }

@@ -57,7 +57,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 		c.CorruptKind = gpt.KindRandom
 	}
 	fs.StringVar((*string)(&c.CorruptLayout), "corrupt-layout", string(c.CorruptLayout),
-		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences from a micro-batch's start, so that whole micro-batches are corrupt)")
+		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences, the same ones at every --accum for the same M·K, so that whole micro-batches are corrupt)")
 	fs.StringVar((*string)(&c.CorruptKind), "corrupt-kind", string(c.CorruptKind),
 		"--corrupt: what a corrupted sequence holds: random (uniform tokens), shuffle (a clean sequence's tokens permuted) or repeat (one of its tokens repeated)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
