@@ -21,7 +21,8 @@ type Layer interface {
 	// Context for the plain and per-sample modes.
 	Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor
 	// Params lists the layer's trainable parameters (none for ReLU and the
-	// like) in a fixed order.
+	// like) in a fixed order. Backward leaves a frozen one (Param.Frozen)
+	// alone: no gradient, no norm term.
 	Params() []*Param
 }
 
