@@ -21,7 +21,7 @@ var fieldFlags = map[string]string{
 	"Beta1": "beta1", "Beta2": "beta2", "Eps": "eps", "ClipMode": "clip-mode", "ClipConvention": "clip-convention",
 	"EvalInterval": "eval-interval", "EvalIters": "eval-iters", "LogInterval": "log-interval", "CkptInterval": "ckpt-interval",
 	"Corrupt": "corrupt", "CorruptLayout": "corrupt-layout", "CorruptKind": "corrupt-kind",
-	"Settings": "settings", "GammaGrid": "gamma-grid", "GammaSeeds": "gamma-seeds", "Ks": "ks", "KMethods": "k-methods",
+	"Settings": "settings", "GammaGrid": "gamma-grid", "GammaAt": "gamma-at", "KAt": "k-at", "GammaSeeds": "gamma-seeds", "Ks": "ks", "KMethods": "k-methods",
 	"LRs": "lrs", "Modes": "clip-modes", "Text": "text", "Dir": "data", "Level": "vocab",
 	"Tokens": "tokens", "Temperature": "temperature", "TopK": "top-k", "Prompt": "prompt",
 	// quadratic.Config

@@ -57,7 +57,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 		c.CorruptKind = gpt.KindRandom
 	}
 	fs.StringVar((*string)(&c.CorruptLayout), "corrupt-layout", string(c.CorruptLayout),
-		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences from a micro-batch's start, so that whole micro-batches are corrupt)")
+		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences, the same ones at every --accum for the same M·K, so that whole micro-batches are corrupt)")
 	fs.StringVar((*string)(&c.CorruptKind), "corrupt-kind", string(c.CorruptKind),
 		"--corrupt: what a corrupted sequence holds: random (uniform tokens), shuffle (a clean sequence's tokens permuted) or repeat (one of its tokens repeated)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
@@ -134,10 +134,11 @@ func gptBatch(fs *flag.FlagSet, c *gpt.Config) error {
 }
 
 // definePS defines per-sample mode's flags on fs, bound to c's estimator
-// settings: --ps-estimator (default def) and the flags of psFields. mode is how the
-// command selects per-sample mode, for the usage.
-func definePS(fs *flag.FlagSet, c *gpt.Config, def, mode string) {
-	fs.StringVar(&c.Estimator, "ps-estimator", def, mode+": the threshold, "+strings.Join(gpt.PSEstimators, ", ")+
+// settings: --ps-estimator (default def), one of estimators, and the flags
+// of psFields. mode is how the command selects per-sample mode, for the
+// usage.
+func definePS(fs *flag.FlagSet, c *gpt.Config, def, mode string, estimators []string) {
+	fs.StringVar(&c.Estimator, "ps-estimator", def, mode+": the threshold, "+strings.Join(estimators, ", ")+
 		" (ps-clip-sgd, the default: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
 	addSpecFlags(fs, &c.Spec, psFields, func(_, text string) string { return mode + ": " + text })
 }
@@ -147,7 +148,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
-	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample")
+	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample", gpt.PSEstimators)
 	addSpecFlags(fs, &c.Spec, []string{"NoiseMultiplier", "NoiseSeed"}, func(_, text string) string { return "--clip-mode per-sample --ps-estimator " + text })
 	fs.Float64Var(&f.targetEps, "target-epsilon", f.targetEps, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee for one record (a window of --block-size + 1 tokens), below 1/N (N records); ε is logged at every evaluation and in result.json")

@@ -160,7 +160,8 @@ type Config struct {
 	// sequences (CorruptPerStep), laid out and filled as CorruptLayout and
 	// CorruptKind say, drawn from Seed on a stream of their own: the clean
 	// sequences are those of the same run without corruption, and Corrupt
-	// 0 is that run bit for bit. Validation and test text stay clean. It
+	// 0 is that run bit for bit; a share that rounds to none or all of them
+	// is refused (setting.Share). Validation and test text stay clean. It
 	// is part of the run's data identity, so a resume with another
 	// corruption is refused.
 	Corruption
@@ -525,6 +526,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Corruption.Validate(); err != nil {
 		return err
+	}
+	if c.Corrupt > 0 {
+		if _, err := setting.Share("Corrupt", c.Corrupt, c.MicroBatch*c.Accum, "sequences of a step"); err != nil {
+			return err
+		}
 	}
 	if err := c.validateClip(); err != nil {
 		return err

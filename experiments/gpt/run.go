@@ -45,6 +45,9 @@ type Summary struct {
 	Clipped         int64   `json:"clipped"`
 	Clippable       int64   `json:"clippable"`
 	ClippedFraction float64 `json:"clipped_fraction"`
+	// ClipWindows are the same counts over each ClipWindowSteps steps, in
+	// order; absent without clipping.
+	ClipWindows []ClipWindow `json:"clip_windows,omitempty"`
 	// CorruptPerStep is the number of corrupted sequences in every step
 	// (Config.CorruptPerStep), and Detection clipping as a detector of them
 	// over the run (with corrupted data, in micro-batch and per-sample
@@ -95,6 +98,9 @@ type Run struct {
 type state struct {
 	Clipped   int64 `json:"clipped"`
 	Clippable int64 `json:"clippable"`
+	// ClipWindows are Clipped and Clippable by ClipWindowSteps steps
+	// (clipping modes only).
+	ClipWindows []ClipWindow `json:"clip_windows,omitempty"`
 	// Detection accumulates the steps' Detection (corrupted data and a clip
 	// mode that clips sequences or micro-batches).
 	Detection *Detection `json:"detection,omitempty"`
@@ -316,7 +322,7 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 	}
 	sum := &Summary{
 		Config: s.cfg, Steps: s.cfg.Steps, Curve: s.curve, Summary: s.h.Summary(), ClipThreshold: s.runRecord().ClipThreshold,
-		Clipped: s.st.Clipped, Clippable: s.st.Clippable,
+		Clipped: s.st.Clipped, Clippable: s.st.Clippable, ClipWindows: s.st.ClipWindows,
 	}
 	if len(s.curve) > 0 {
 		sum.FinalValLoss = s.curve[len(s.curve)-1].ValLoss
@@ -423,6 +429,9 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	dt := time.Since(t0).Seconds()
 	s.st.Clipped += int64(s.cfg.clipped(st))
 	s.st.Clippable += int64(s.cfg.clippable(size))
+	if s.cfg.ClipMode != ClipNone {
+		s.st.ClipWindows = addClipWindow(s.st.ClipWindows, i, s.cfg.clipped(st), s.cfg.clippable(size))
+	}
 	s.last = StepRecord{
 		Step: i + 1, LR: Float(lr), Loss: Float(st.Loss), GradNorm: Float(st.GradNorm),
 		ClippedBatches: st.ClippedBatches, ClippedSamples: st.Clipped, DroppedSamples: st.Dropped,

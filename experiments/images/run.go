@@ -140,13 +140,9 @@ func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
 		sp.labels[j] = d.Labels[i]
 	}
 	if c.LabelNoise > 0 {
-		// The share must flip some images and keep some: noise that
-		// flips none (a small split) or all is not the noise asked for.
-		switch k, n := c.noise().Count(len(ti)), len(ti); {
-		case k == 0:
-			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "at least %.3g: a share that replaces a label of the %d training images", 0.5/float64(n), n)
-		case k == n:
-			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "below %.3g: a share that keeps a label of the %d training images", (float64(n)-0.5)/float64(n), n)
+		// The share must flip some images and keep some (setting.Share).
+		if _, err := setting.Share("LabelNoise", c.LabelNoise, len(ti), "training images"); err != nil {
+			return nil, err
 		}
 		if sp.noisy, err = labelnoise.Apply(sp.labels, d.Classes, c.noise()); err != nil {
 			return nil, err
