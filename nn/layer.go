@@ -29,7 +29,8 @@ type Layer interface {
 // ParamBackwarder is a Layer that can run its backward pass for its
 // parameters' gradients alone, skipping the work of its input gradient (a
 // model's first layer: nobody reads its input gradient). Sequential,
-// Residual, Linear, Conv2d and CausalSelfAttention are ParamBackwarders.
+// Residual, Linear, Conv2d, CausalSelfAttention and LoRA are
+// ParamBackwarders.
 type ParamBackwarder interface {
 	// BackwardParams produces the parameter gradients of Backward(ctx, dy),
 	// in the context's mode, and no input gradient.
