@@ -125,6 +125,7 @@ var Released = map[string]Release{
 	"train_seconds": {true, "wall time"},
 	// The accounting.
 	"epsilon":     {true, "ε, by the accountant, at δ"},
+	"accountant":  {true, "the accountant ε is computed by"},
 	"delta":       {true, "δ, a setting"},
 	"sample_rate": {true, "q = expected batch / N"},
 	"records":     {true, "N, the records q is accounted for"},
