@@ -117,7 +117,7 @@ func TestResumeIsExact(t *testing.T) {
 			if got.TestAcc != want.TestAcc || got.TestLoss != want.TestLoss || len(got.Curve) != cfg.Epochs {
 				t.Errorf("resumed test accuracy %v loss %v, %d epochs; uninterrupted %v %v", got.TestAcc, got.TestLoss, len(got.Curve), want.TestAcc, want.TestLoss)
 			}
-			if cfg.Private() != (eps(want.Epsilon) > 0) || eps(got.Epsilon) != eps(want.Epsilon) || got.Delta != cfg.Delta {
+			if cfg.DPSGD() != (eps(want.Epsilon) > 0) || eps(got.Epsilon) != eps(want.Epsilon) || got.Delta != cfg.Delta {
 				t.Errorf("resumed ε %v δ %v, uninterrupted ε %v", eps(got.Epsilon), got.Delta, eps(want.Epsilon))
 			}
 		})
