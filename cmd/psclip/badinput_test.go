@@ -60,7 +60,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--threads", "100000"}, 2, "--threads 100000: want at most 1024"},
 	},
 	"bench step": {
-		{[]string{"--batch", "0"}, 2, "--batch 0"},
+		{[]string{"--micro-batch", "0"}, 2, "--micro-batch 0"},
 		{[]string{"--gamma", "0"}, 2, "--gamma = 0"},
 		{[]string{"--gamma", "-1"}, 2, "--gamma = -1"},
 		{[]string{"--steps", "0"}, 2, "--steps 0"},

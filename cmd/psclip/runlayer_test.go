@@ -174,7 +174,7 @@ func TestSizesThatCannotFit(t *testing.T) {
 		append(slices.Clone(gpt), "--micro-batch", "100000000"),
 		append(slices.Clone(gpt), "--n-layer", "100000000"),
 		{"persample", "--batch", "100000000"},
-		{"bench", "step", "--batch", "100000000"},
+		{"bench", "step", "--micro-batch", "100000000"},
 	} {
 		if tc[0] != "bench" {
 			tc = append(tc, "--out", t.TempDir())
