@@ -1,6 +1,8 @@
 package privacy
 
 import (
+	"encoding"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -119,5 +121,17 @@ func TestSecretRootFixed(t *testing.T) {
 		if got.Uint64() != want.Uint64() {
 			t.Fatal("a fixed seed's root stream is not the noise stream of earlier versions")
 		}
+	}
+}
+
+// A Secret has no encoding: nothing that writes values (JSON, a
+// checkpoint's binary or text state) can write its key.
+func TestSecretHasNoEncoding(t *testing.T) {
+	var s any = NewSecret(0)
+	_, bin := s.(encoding.BinaryMarshaler)
+	_, txt := s.(encoding.TextMarshaler)
+	_, js := s.(json.Marshaler)
+	if b, err := json.Marshal(s); bin || txt || js || err != nil || string(b) != "{}" {
+		t.Errorf("a secret encodes: binary %v, text %v, JSON %v %s (%v)", bin, txt, js, b, err)
 	}
 }

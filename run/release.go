@@ -108,6 +108,11 @@ var Released = map[string]Release{
 	"provenance":          {true, "the command, the binary and the machine"},
 	"ranks":               {true, "the processes of a data-parallel run"},
 	"clip_threshold":      {true, "the clipping norm C, a setting"},
+	// RecordFile: whose directory it is.
+	"kind":    {true, "the directory's kind"},
+	"owner":   {true, "who made the directory"},
+	"created": {true, "when the directory was made"},
+	"psclip":  {true, "the commit of the psclip that made it"},
 	// Progress and time.
 	"epoch":         {true, "epochs done"},
 	"epochs":        {true, "the epochs of the run"},
@@ -125,6 +130,7 @@ var Released = map[string]Release{
 	"train_seconds": {true, "wall time"},
 	// The accounting.
 	"epsilon":     {true, "ε, by the accountant, at δ"},
+	"accountant":  {true, "the accountant ε is computed by"},
 	"delta":       {true, "δ, a setting"},
 	"sample_rate": {true, "q = expected batch / N"},
 	"records":     {true, "N, the records q is accounted for"},

@@ -2,9 +2,11 @@ package run
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"testing"
 
+	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/privacy"
 )
 
@@ -70,5 +72,23 @@ func TestNotPrivateBecause(t *testing.T) {
 	p = Privacy{Secret: privacy.NewSecret(4), Shuffled: true, ReleaseUnprotected: true}
 	if want := []string{BecauseFixedSeed, BecauseShuffled, BecauseUnprotected}; p.Private() || !slices.Equal(p.NotPrivateBecause(), want) {
 		t.Errorf("got %v, want %v", p.NotPrivateBecause(), want)
+	}
+}
+
+// A run whose estimator adds noise (dp-sgd) without a Privacy is refused
+// before anything is written: a trainer cannot forget the release.
+func TestNoisyNeedsPrivacy(t *testing.T) {
+	est, err := estimator.NewDPSGD(1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r, err := New(Spec{Kind: "toy", Config: toyConfig{Steps: 1}, Steps: 1, Estimator: est}, Options{Out: dir})
+	if err == nil {
+		r.Close()
+		t.Fatal("a dp-sgd run without Spec.Privacy accepted")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the refused run left %d files", len(entries))
 	}
 }

@@ -256,6 +256,10 @@ func sameOnRanks(c dist.Comm, spec Spec, opts Options) error {
 // open is New on one rank.
 func open(spec Spec, opts Options) (*Run, error) {
 	r := &Run{spec: spec, opts: opts, est: spec.Estimator}
+	if estimator.NoisyOf(spec.Estimator) != nil && spec.Privacy == nil {
+		// A trainer that forgot its Privacy would write everything.
+		return nil, errors.New("run: an estimator that adds noise (dp-sgd) needs Spec.Privacy")
+	}
 	if opts.LogNorms && spec.Privacy != nil && !spec.Privacy.ReleaseUnprotected {
 		return nil, setting.Errorf("LogNorms", true, "false for %s: per-sample norms are statistics of the private records that ε does not cover (release them with ReleaseUnprotected, and the run is not private)", spec.Estimator.Name())
 	}

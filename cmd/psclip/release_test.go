@@ -75,62 +75,7 @@ func TestDPReleasesOnlyWhatEpsilonCovers(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			for _, line := range strings.Split(stdout+stderr, "\n") {
-				for _, w := range privateWords {
-					if strings.Contains(strings.ToLower(line), w) {
-						t.Errorf("output line names %q: %s", w, line)
-					}
-				}
-			}
-			if !strings.Contains(stdout, "private: true") {
-				t.Errorf("stdout does not say the run is private:\n%s", stdout)
-			}
-			entries, err := os.ReadDir(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range entries {
-				path := filepath.Join(out, e.Name())
-				switch {
-				case e.Name() == runlayer.LockFile:
-				case strings.HasSuffix(e.Name(), ".safetensors"):
-					l, err := checkpoint.Load(path)
-					if err != nil {
-						t.Fatal(err)
-					}
-					scanJSON(t, e.Name()+" trainer state", []byte(l.Extra["state"]))
-				case strings.HasSuffix(e.Name(), ".jsonl"):
-					b, err := os.ReadFile(path)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sc := bufio.NewScanner(bytes.NewReader(b))
-					sc.Buffer(nil, 1<<24)
-					for n := 0; sc.Scan(); n++ {
-						scanJSON(t, e.Name(), sc.Bytes())
-						if n == 0 && !bytes.Equal(sc.Bytes(), []byte(`{"private":true}`)) {
-							t.Errorf("%s opens with %s, want {\"private\":true}", e.Name(), sc.Bytes())
-						}
-					}
-				default:
-					b, err := os.ReadFile(path)
-					if err != nil {
-						t.Fatal(err)
-					}
-					scanJSON(t, e.Name(), b)
-				}
-			}
-			var res struct {
-				Private *bool    `json:"private"`
-				Epsilon *float64 `json:"epsilon"`
-			}
-			b, err := os.ReadFile(filepath.Join(out, runlayer.ResultFile))
-			if err == nil {
-				err = json.Unmarshal(b, &res)
-			}
-			if err != nil || res.Private == nil || !*res.Private || res.Epsilon == nil || !(*res.Epsilon > 0) {
-				t.Errorf("result.json (%v): private %v, ε %v; want true and ε > 0", err, res.Private, res.Epsilon)
-			}
+			scanRelease(t, out, stdout, stderr)
 		})
 	}
 	for _, args := range [][]string{
@@ -141,6 +86,70 @@ func TestDPReleasesOnlyWhatEpsilonCovers(t *testing.T) {
 		if code, _, stderr := runCLI(append(args, "--out", t.TempDir())...); code != 2 || !strings.Contains(stderr, "dp-sgd") {
 			t.Errorf("psclip %s: exit %d, want 2 naming dp-sgd: %s", strings.Join(args, " "), code, stderr)
 		}
+	}
+}
+
+// scanRelease fails the test for anything a private dp-sgd run wrote to
+// stdout, stderr or its run directory out that ε does not cover, and
+// unless the log's first line and result.json say "private": true and
+// give ε.
+func scanRelease(t *testing.T, out, stdout, stderr string) {
+	t.Helper()
+	for _, line := range strings.Split(stdout+stderr, "\n") {
+		for _, w := range privateWords {
+			if strings.Contains(strings.ToLower(line), w) {
+				t.Errorf("output line names %q: %s", w, line)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "private: true") {
+		t.Errorf("stdout does not say the run is private:\n%s", stdout)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		path := filepath.Join(out, e.Name())
+		switch {
+		case e.Name() == runlayer.LockFile:
+		case strings.HasSuffix(e.Name(), ".safetensors"):
+			l, err := checkpoint.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scanJSON(t, e.Name()+" trainer state", []byte(l.Extra["state"]))
+		case strings.HasSuffix(e.Name(), ".jsonl"):
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			sc.Buffer(nil, 1<<24)
+			for n := 0; sc.Scan(); n++ {
+				scanJSON(t, e.Name(), sc.Bytes())
+				if n == 0 && !bytes.Equal(sc.Bytes(), []byte(`{"private":true}`)) {
+					t.Errorf("%s opens with %s, want {\"private\":true}", e.Name(), sc.Bytes())
+				}
+			}
+		default:
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scanJSON(t, e.Name(), b)
+		}
+	}
+	var res struct {
+		Private *bool    `json:"private"`
+		Epsilon *float64 `json:"epsilon"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, runlayer.ResultFile))
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil || res.Private == nil || !*res.Private || res.Epsilon == nil || !(*res.Epsilon > 0) {
+		t.Errorf("result.json (%v): private %v, ε %v; want true and ε > 0", err, res.Private, res.Epsilon)
 	}
 }
 

@@ -215,7 +215,7 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	fs.Float64Var(&targetEps, "target-epsilon", 0, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee, below 1/N (N training images); ε is logged every epoch and in result.json")
 	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "batches: poisson (each image joins a batch with probability batch/N, drawn from a secret key; dp-sgd's default and only for it) or shuffle (fixed-size batches of a shuffled epoch; for dp-sgd only in a run marked not private, by --noise-seed or --release-unprotected)")
-	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "poisson sampling: the most images per micro-batch, which bounds memory (0: the batch in one)")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "images per micro-batch, the most one holds, which bounds memory: a batch is cut into ⌈batch/micro-batch⌉ (0: the batch in one, or --accum's)")
 	fs.BoolVar(&c.ReleaseUnprotected, "release-unprotected", c.ReleaseUnprotected, releaseUsage)
 	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")

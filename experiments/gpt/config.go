@@ -252,7 +252,8 @@ const (
 
 // DPSGD reports whether the run trains with DP-SGD (per-sample mode's
 // dp-sgd) and accounts its ε. Whether that run is private also depends on
-// its noise seed (estimator.DPSGD.Private).
+// its noise seed (estimator.DPSGD.Private), its sampling and what it releases
+// (run.Privacy).
 func (c *Config) DPSGD() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
 
 // privacy is what the run layer must know of a dp-sgd run: a fresh secret
