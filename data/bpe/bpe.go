@@ -1,0 +1,189 @@
+package bpe
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Tokenizer is a byte-level BPE tokenizer: GPT-2's pre-tokeniser (Pieces),
+// then in each piece the merges applied by rank to its bytes. Encode and
+// Decode are safe for concurrent use.
+type Tokenizer struct {
+	// tokens[id] is the token's bytes.
+	tokens [][]byte
+	// byteID[b] is the token of the single byte b.
+	byteID [256]int32
+	// merges maps an adjacent pair of tokens to the merge that joins them.
+	merges map[pair]merge
+
+	mu    sync.Mutex
+	cache map[string][]int32 // a piece's tokens
+}
+
+type pair struct{ a, b int32 }
+
+type merge struct {
+	rank int32 // lower merges first
+	id   int32 // the joined token
+}
+
+// maxCache bounds the number of pieces the cache keeps; it is emptied when
+// full. Natural text repeats a few tens of thousands of distinct words.
+const maxCache = 1 << 17
+
+// newTokenizer checks that tokens give every byte a token of its own and
+// that no two tokens are equal, and returns a Tokenizer without merges.
+func newTokenizer(tokens [][]byte) (*Tokenizer, error) {
+	t := &Tokenizer{tokens: tokens, merges: map[pair]merge{}, cache: map[string][]int32{}}
+	if len(tokens) > 1<<31-1 {
+		return nil, fmt.Errorf("%d tokens are too many", len(tokens))
+	}
+	for i := range t.byteID {
+		t.byteID[i] = -1
+	}
+	seen := make(map[string]int32, len(tokens))
+	for id, b := range tokens {
+		if len(b) == 0 {
+			return nil, fmt.Errorf("token %d is empty", id)
+		}
+		if prev, dup := seen[string(b)]; dup {
+			return nil, fmt.Errorf("tokens %d and %d are both %q", prev, id, b)
+		}
+		seen[string(b)] = int32(id)
+		if len(b) == 1 {
+			t.byteID[b[0]] = int32(id)
+		}
+	}
+	for b, id := range t.byteID {
+		if id < 0 {
+			return nil, fmt.Errorf("no token for the byte 0x%02x: byte-level BPE needs all 256", b)
+		}
+	}
+	return t, nil
+}
+
+// Size is the number of tokens: valid ids are 0 ≤ id < Size().
+func (t *Tokenizer) Size() int { return len(t.tokens) }
+
+// Token returns the bytes of token id, or nil if id is not a token. The
+// result must not be modified.
+func (t *Tokenizer) Token(id int32) []byte {
+	if id < 0 || int(id) >= len(t.tokens) {
+		return nil
+	}
+	return t.tokens[id]
+}
+
+// Encode returns the tokens of text: its pieces (Pieces), each encoded by
+// merging adjacent tokens from its bytes, the pair of lowest rank first
+// (every occurrence of it, left to right), until no adjacent pair has a
+// merge, as GPT-2's encoder.py. Any bytes encode, valid UTF-8 or not, and
+// Decode gives them back. Special tokens such as <|endoftext|> are not
+// recognised in text: they are encoded as the characters they are made of.
+func (t *Tokenizer) Encode(text []byte) []int32 {
+	var out []int32
+	Pieces(text, func(p []byte) bool {
+		out = append(out, t.piece(p)...)
+		return true
+	})
+	return out
+}
+
+// piece returns the tokens of one piece, from the cache when it has them.
+func (t *Tokenizer) piece(p []byte) []int32 {
+	t.mu.Lock()
+	ids, ok := t.cache[string(p)]
+	t.mu.Unlock()
+	if ok {
+		return ids
+	}
+	ids = t.bpe(p)
+	t.mu.Lock()
+	if len(t.cache) >= maxCache {
+		clear(t.cache)
+	}
+	t.cache[string(p)] = ids
+	t.mu.Unlock()
+	return ids
+}
+
+// bpe merges p's bytes into tokens.
+func (t *Tokenizer) bpe(p []byte) []int32 {
+	word := make([]int32, len(p))
+	for i, b := range p {
+		word[i] = t.byteID[b]
+	}
+	for len(word) > 1 {
+		best, found := merge{}, false
+		var bp pair
+		for i := 0; i+1 < len(word); i++ {
+			pr := pair{word[i], word[i+1]}
+			if m, ok := t.merges[pr]; ok && (!found || m.rank < best.rank) {
+				best, bp, found = m, pr, true
+			}
+		}
+		if !found {
+			break
+		}
+		// Join every occurrence of the pair, left to right, in place.
+		j := 0
+		for i := 0; i < len(word); j++ {
+			if i+1 < len(word) && word[i] == bp.a && word[i+1] == bp.b {
+				word[j] = best.id
+				i += 2
+			} else {
+				word[j] = word[i]
+				i++
+			}
+		}
+		word = word[:j]
+	}
+	return slices.Clip(word)
+}
+
+// Decode returns the bytes of tokens, concatenated. An id that is not a
+// token is an error naming its position.
+func (t *Tokenizer) Decode(tokens []int32) ([]byte, error) {
+	var out []byte
+	for i, id := range tokens {
+		b := t.Token(id)
+		if b == nil {
+			return nil, fmt.Errorf("token %d at position %d is outside the vocabulary of %d", id, i, len(t.tokens))
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// byteRunes is GPT-2's bytes_to_unicode: the printable characters of
+// Latin-1 ('!'–'~', '¡'–'¬', '®'–'ÿ') stand for their own byte, and the
+// other 68 bytes, in increasing order, for U+0100 onwards, so that every
+// token of vocab.json and merges.txt is printable text without spaces.
+var byteRunes, runeBytes = func() ([256]rune, map[rune]byte) {
+	var enc [256]rune
+	dec := make(map[rune]byte, 256)
+	n := rune(0)
+	for b := range 256 {
+		r := rune(b)
+		if !('!' <= b && b <= '~' || '¡' <= b && b <= '¬' || '®' <= b && b <= 'ÿ') {
+			r = 256 + n
+			n++
+		}
+		enc[b], dec[r] = r, byte(b)
+	}
+	return enc, dec
+}()
+
+// unmapBytes returns the bytes a vocab.json or merges.txt token stands for.
+func unmapBytes(s string) ([]byte, error) {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		c, ok := runeBytes[r]
+		if !ok {
+			return nil, fmt.Errorf("token %q has the character %q, outside GPT-2's byte alphabet", s, r)
+		}
+		b = append(b, c)
+	}
+	return b, nil
+}
