@@ -90,6 +90,21 @@ func (t *Tokenizer) Encode(text []byte) []int32 {
 	return out
 }
 
+// EncodeUint16 is Encode with the tokens as uint16, the type of nanoGPT's
+// token files and of package text's corpora (text.Tokenize): an error if
+// the vocabulary has more than 65536 tokens.
+func (t *Tokenizer) EncodeUint16(text []byte) ([]uint16, error) {
+	if len(t.tokens) > 1<<16 {
+		return nil, fmt.Errorf("a vocabulary of %d tokens does not fit uint16 tokens", len(t.tokens))
+	}
+	ids := t.Encode(text)
+	out := make([]uint16, len(ids))
+	for i, id := range ids {
+		out[i] = uint16(id)
+	}
+	return out, nil
+}
+
 // piece returns the tokens of one piece, from the cache when it has them.
 func (t *Tokenizer) piece(p []byte) []int32 {
 	t.mu.Lock()
