@@ -17,8 +17,8 @@ func TestSplitText(t *testing.T) {
 	}{
 		{"abcdefghij", 0.1, "abcdefghi", "j", ""},
 		{"abcdefghij", 0.25, "abcdefg", "hij", ""}, // ⌊10·0.75⌋ = 7
-		{"ééééé", 0.2, "éééé", "é", ""},               // characters, not bytes
-		{"a\xff\xfeb", 0.5, "a\xff", "\xfeb", ""},     // an invalid byte is one character
+		{"ééééé", 0.2, "éééé", "é", ""},            // characters, not bytes
+		{"a\xff\xfeb", 0.5, "a\xff", "\xfeb", ""},  // an invalid byte is one character
 		{"abc", 0, "", "", "outside (0, 1)"},
 		{"abc", 1, "", "", "outside (0, 1)"},
 		{"abc", 0.1, "ab", "c", ""}, // ⌊2.7⌋
