@@ -87,3 +87,27 @@ func TestDataTokenizeRefuses(t *testing.T) {
 		t.Error("a refused run left its output directory")
 	}
 }
+
+// train gpt --init fine-tunes a GPT-2-layout checkpoint, whose architecture
+// the model takes; a model flag that contradicts it is refused.
+func TestTrainGPTInit(t *testing.T) {
+	ckpt := filepath.Join("..", "..", "models", "testdata", "gpt2-tiny")
+	corpus := writeCorpus(t, strings.Repeat("to be or not to be, that is the question.\n", 60))
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"train", "gpt", "--text", corpus, "--init", ckpt, "--micro-batch", "2", "--accum", "2", "--steps", "2", "--warmup", "1",
+		"--eval-interval", "2", "--eval-iters", "2", "--clip-mode", "per-sample"}
+	code, stdout, stderr := runCLI(append(args, "--out", out)...)
+	if code != 0 || !strings.Contains(stdout, "final validation loss") {
+		t.Fatalf("train gpt --init: exit %d, %q, %q", code, stdout, stderr)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"--n-layer", "3"}},
+		{[]string{"--block-size", "17"}},
+		{[]string{"--init", t.TempDir()}},
+	} {
+		code, _, stderr := runCLI(append(append(args, "--out", filepath.Join(t.TempDir(), "run")), c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.args[0]) {
+			t.Errorf("train gpt --init … %s: exit %d, %q; want 2 naming %s", strings.Join(c.args, " "), code, stderr, c.args[0])
+		}
+	}
+}
