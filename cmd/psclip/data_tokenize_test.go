@@ -55,39 +55,6 @@ func TestDataTokenizeTrainsGPT(t *testing.T) {
 	}
 }
 
-func TestDataTokenizeRefuses(t *testing.T) {
-	corpus := writeCorpus(t, "some text to tokenise\n")
-	dir := t.TempDir()
-	full := filepath.Join(dir, "full")
-	if err := os.MkdirAll(full, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--out", dir + "/a"}, "--text"},
-		{[]string{"--text", corpus}, "--out"},
-		{[]string{"--text", corpus, "--out", dir + "/a", "--val-fraction", "1"}, "--val-fraction"},
-		{[]string{"--text", corpus, "--out", dir + "/a", "--tokenizer", "char", "--vocab-dir", dir}, "--vocab-dir"},
-		{[]string{"--text", corpus, "--out", dir + "/a", "--tokenizer", "words"}, "--tokenizer"},
-		{[]string{"--text", corpus, "--out", dir + "/a", "--vocab-dir", dir}, "encoder.json"},
-		{[]string{"--text", dir + "/missing", "--out", dir + "/a"}, "missing"},
-		{[]string{"--text", corpus, "--out", full, "--tokenizer", "char"}, "--out"},
-	} {
-		code, _, stderr := runCLI(append([]string{"data", "tokenize"}, c.args...)...)
-		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
-			t.Errorf("data tokenize %s: exit %d, %q; want 2 and one line naming %s", strings.Join(c.args, " "), code, stderr, c.want)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
-		t.Error("a refused run left its output directory")
-	}
-}
-
 // train gpt --init fine-tunes a GPT-2-layout checkpoint, whose architecture
 // the model takes; a model flag that contradicts it is refused.
 func TestTrainGPTInit(t *testing.T) {

@@ -261,3 +261,18 @@ func TestShakespeareMatchesNanoGPT(t *testing.T) {
 		t.Errorf("train %d, val %d tokens; want 301966, 36059", train, val)
 	}
 }
+
+// BenchmarkEncode encodes tinyshakespeare (1.1 MB) with GPT-2's tokenizer,
+// a fresh cache each time.
+func BenchmarkEncode(b *testing.B) {
+	tok := gpt2(b)
+	text, err := os.ReadFile(filepath.Join("..", "text", "testdata", "tinyshakespeare.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		clear(tok.cache)
+		tok.Encode(text)
+	}
+}
