@@ -102,6 +102,11 @@ var badInputs = map[string][]badCase{
 		{[]string{"--text", "missing.txt", "--out", "out"}, 2, "missing.txt"},
 		{[]string{"--text", fxText, "--out", "file", "--tokenizer", "char"}, 2, "--out file"},
 	},
+	"export gpt2": {
+		{[]string{"--ckpt", "run"}, 2, "--out is required"},
+		{[]string{"--ckpt", "run", "--out", "out"}, 2, "--ckpt run: no checkpoint there"},
+		{[]string{"--ckpt", fxForeign, "--out", "out"}, 2, "foreign"},
+	},
 	"experiment cifar": {
 		{[]string{"--out", "out"}, 2, "--data is required"},
 		{[]string{"--out", "out", "--data", fxTrunc}, 2, "train.bin"},
