@@ -276,3 +276,28 @@ func BenchmarkEncode(b *testing.B) {
 		tok.Encode(text)
 	}
 }
+
+// TestPiecesMatchRegexp compares Pieces with the pattern as a regular
+// expression engine with lookahead runs it: 2000 random strings of
+// spaces, line breaks, letters, digits, symbols and contractions, cut by
+// JavaScript's engine (testdata/pieces.js wrote testdata/pieces.json).
+func TestPiecesMatchRegexp(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pieces.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Text   string
+		Pieces []string
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		got := []string{}
+		Pieces([]byte(c.Text), func(p []byte) bool { got = append(got, string(p)); return true })
+		if !slices.Equal(got, c.Pieces) {
+			t.Errorf("Pieces(%q) = %q, want %q", c.Text, got, c.Pieces)
+		}
+	}
+}
