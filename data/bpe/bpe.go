@@ -33,11 +33,12 @@ type merge struct {
 const maxCache = 1 << 17
 
 // newTokenizer checks that tokens give every byte a token of its own and
-// that no two tokens are equal, and returns a Tokenizer without merges.
-func newTokenizer(tokens [][]byte) (*Tokenizer, error) {
+// that no two tokens are equal, and returns a Tokenizer without merges and
+// the id of each token's bytes.
+func newTokenizer(tokens [][]byte) (*Tokenizer, map[string]int32, error) {
 	t := &Tokenizer{tokens: tokens, merges: map[pair]merge{}, cache: map[string][]int32{}}
 	if len(tokens) > 1<<31-1 {
-		return nil, fmt.Errorf("%d tokens are too many", len(tokens))
+		return nil, nil, fmt.Errorf("%d tokens are too many", len(tokens))
 	}
 	for i := range t.byteID {
 		t.byteID[i] = -1
@@ -45,10 +46,10 @@ func newTokenizer(tokens [][]byte) (*Tokenizer, error) {
 	seen := make(map[string]int32, len(tokens))
 	for id, b := range tokens {
 		if len(b) == 0 {
-			return nil, fmt.Errorf("token %d is empty", id)
+			return nil, nil, fmt.Errorf("token %d is empty", id)
 		}
 		if prev, dup := seen[string(b)]; dup {
-			return nil, fmt.Errorf("tokens %d and %d are both %q", prev, id, b)
+			return nil, nil, fmt.Errorf("tokens %d and %d are both %q", prev, id, b)
 		}
 		seen[string(b)] = int32(id)
 		if len(b) == 1 {
@@ -57,10 +58,10 @@ func newTokenizer(tokens [][]byte) (*Tokenizer, error) {
 	}
 	for b, id := range t.byteID {
 		if id < 0 {
-			return nil, fmt.Errorf("no token for the byte 0x%02x: byte-level BPE needs all 256", b)
+			return nil, nil, fmt.Errorf("no token for the byte 0x%02x: byte-level BPE needs all 256", b)
 		}
 	}
-	return t, nil
+	return t, seen, nil
 }
 
 // Size is the number of tokens: valid ids are 0 ≤ id < Size().

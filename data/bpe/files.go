@@ -92,7 +92,7 @@ func Read(vocab, merges io.Reader) (*Tokenizer, error) {
 		}
 		tokens[id] = b
 	}
-	t, err := newTokenizer(tokens)
+	t, _, err := newTokenizer(tokens)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary: %w", err)
 	}
@@ -170,13 +170,9 @@ func ReadTiktoken(r io.Reader) (*Tokenizer, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	t, err := newTokenizer(tokens)
+	t, ids, err := newTokenizer(tokens)
 	if err != nil {
 		return nil, err
-	}
-	ids := make(map[string]int32, len(tokens))
-	for id, b := range tokens {
-		ids[string(b)] = int32(id)
 	}
 	// Every split of a token into two tokens is a pair that merges into it.
 	for id, b := range tokens {
