@@ -50,22 +50,31 @@ func (c *Config) initialise(m *models.GPT) (string, error) {
 	if mc.BlockSize > hf.BlockSize {
 		return "", setting.Errorf("BlockSize", mc.BlockSize, "at most the initial checkpoint's %d positions (%s)", hf.BlockSize, c.Init)
 	}
-	path := filepath.Join(c.Init, models.GPT2WeightsFile)
+	b, err := readWeights(m, filepath.Join(c.Init, models.GPT2WeightsFile))
+	if err != nil {
+		return "", setting.Errorf("Init", c.Init, "a Hugging Face GPT-2 directory (%v)", err)
+	}
+	return run.Hash(b), nil
+}
+
+// readWeights imports the GPT-2 weights file path into m and returns its
+// bytes.
+func readWeights(m *models.GPT, path string) ([]byte, error) {
 	f, size, err := regfile.Open(path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer f.Close()
 	b := make([]byte, size)
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	st, err := safetensors.Read(bytes.NewReader(b), size)
+	if err == nil {
+		err = m.ImportGPT2(st)
+	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := m.ImportGPT2(st); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return run.Hash(b), nil
+	return b, nil
 }

@@ -87,6 +87,13 @@ func TestInitRefusesAnotherModel(t *testing.T) {
 		{"ExactGELU", func(c *Config) { c.ExactGELU = true }},
 		{"BlockSize", func(c *Config) { c.BlockSize = 17 }},
 		{"Init", func(c *Config) { c.Init = t.TempDir() }},
+		{"Init", func(c *Config) { // a weights file that is not safetensors
+			c.Init = filepath.Join(t.TempDir(), "gpt2")
+			copyDir(t, tinyGPT2, c.Init)
+			if err := os.WriteFile(filepath.Join(c.Init, models.GPT2WeightsFile), []byte("not safetensors"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		cfg := initConfig(t, tinyGPT2)
 		c.edit(&cfg)
