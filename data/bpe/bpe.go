@@ -2,7 +2,6 @@ package bpe
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 )
 
@@ -78,9 +77,9 @@ func (t *Tokenizer) Token(id int32) []byte {
 
 // Encode returns the tokens of text: its pieces (Pieces), each encoded by
 // merging adjacent tokens from its bytes, the pair of lowest rank first
-// (every occurrence of it, left to right), until no adjacent pair has a
-// merge, as GPT-2's encoder.py. Any bytes encode, valid UTF-8 or not, and
-// Decode gives them back. Special tokens such as <|endoftext|> are not
+// (the leftmost of equal ranks), until no adjacent pair has a merge, as
+// tiktoken and GPT-2's encoder.py do. Any bytes encode, valid UTF-8 or not,
+// and Decode gives them back. Special tokens such as <|endoftext|> are not
 // recognised in text: they are encoded as the characters they are made of.
 func (t *Tokenizer) Encode(text []byte) []int32 {
 	var out []int32
@@ -122,40 +121,6 @@ func (t *Tokenizer) piece(p []byte) []int32 {
 	t.cache[string(p)] = ids
 	t.mu.Unlock()
 	return ids
-}
-
-// bpe merges p's bytes into tokens.
-func (t *Tokenizer) bpe(p []byte) []int32 {
-	word := make([]int32, len(p))
-	for i, b := range p {
-		word[i] = t.byteID[b]
-	}
-	for len(word) > 1 {
-		best, found := merge{}, false
-		var bp pair
-		for i := 0; i+1 < len(word); i++ {
-			pr := pair{word[i], word[i+1]}
-			if m, ok := t.merges[pr]; ok && (!found || m.rank < best.rank) {
-				best, bp, found = m, pr, true
-			}
-		}
-		if !found {
-			break
-		}
-		// Join every occurrence of the pair, left to right, in place.
-		j := 0
-		for i := 0; i < len(word); j++ {
-			if i+1 < len(word) && word[i] == bp.a && word[i+1] == bp.b {
-				word[j] = best.id
-				i += 2
-			} else {
-				word[j] = word[i]
-				i++
-			}
-		}
-		word = word[:j]
-	}
-	return slices.Clip(word)
 }
 
 // Decode returns the bytes of tokens, concatenated. An id that is not a

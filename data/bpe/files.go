@@ -71,8 +71,9 @@ func readFile(path string) ([]byte, error) {
 // ids must be 0, 1, …, n-1, and every byte must be a token. merges has one
 // merge per line, the two tokens separated by a space, in rank order, after
 // an optional first line starting with "#version"; the two tokens and their
-// concatenation must be tokens. Tokens that no merge makes (GPT-2's
-// <|endoftext|>) are decoded but never produced by Encode.
+// concatenation must be tokens, and a token a merge makes may be a part
+// only of later merges, as BPE training writes them. Tokens that no merge
+// makes (GPT-2's <|endoftext|>) are decoded but never produced by Encode.
 func Read(vocab, merges io.Reader) (*Tokenizer, error) {
 	var ids map[string]int
 	if err := json.NewDecoder(vocab).Decode(&ids); err != nil {
@@ -99,6 +100,7 @@ func Read(vocab, merges io.Reader) (*Tokenizer, error) {
 	sc := bufio.NewScanner(merges)
 	sc.Buffer(nil, 1<<20)
 	line, rank := 0, int32(0)
+	var order []pair // the merges by rank
 	for sc.Scan() {
 		line++
 		s := sc.Text()
@@ -120,10 +122,28 @@ func Read(vocab, merges io.Reader) (*Tokenizer, error) {
 			return nil, fmt.Errorf("merges line %d: the merge %q is given twice", line, s)
 		}
 		t.merges[p] = merge{rank: rank, id: int32(iab)}
+		order = append(order, p)
 		rank++
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("merges line %d: %w", line+1, err)
+	}
+	// The merge that makes each token, for the check that a merge's parts
+	// come from earlier ones.
+	madeBy := map[int32]merge{}
+	for _, m := range t.merges {
+		if was, ok := madeBy[m.id]; !ok || m.rank < was.rank {
+			madeBy[m.id] = m
+		}
+	}
+	for _, p := range order {
+		m := t.merges[p]
+		for _, part := range []int32{p.a, p.b} {
+			if made, ok := madeBy[part]; ok && made.rank >= m.rank {
+				return nil, fmt.Errorf("merges: the merge of %q and %q (rank %d) comes before the one that makes %q (rank %d)",
+					t.tokens[p.a], t.tokens[p.b], m.rank, t.tokens[part], made.rank)
+			}
+		}
 	}
 	return t, nil
 }

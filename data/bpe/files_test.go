@@ -40,6 +40,7 @@ func TestReadRejects(t *testing.T) {
 		{"merge without its token", bytesVocab(t, he), "h e\nl l\n", "merges line 2"},
 		{"one token on a line", bytesVocab(t, he), "he\n", "merges line 1"},
 		{"merge twice", bytesVocab(t, he), "h e\nh e\n", "given twice"},
+		{"part made later", bytesVocab(t, map[string]int{"he": 256, "hel": 257}), "he l\nh e\n", `comes before the one that makes "he"`},
 	} {
 		_, err := Read(strings.NewReader(c.vocab), strings.NewReader(c.merges))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

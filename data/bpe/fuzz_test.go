@@ -7,8 +7,9 @@ import (
 )
 
 // FuzzRoundTrip checks on any bytes that the pieces are non-empty and
-// concatenate to the input, and that Decode(Encode(b)) is b, byte for
-// byte, with a small tokenizer and, where its files are present, GPT-2's.
+// concatenate to the input, that Decode(Encode(b)) is b, byte for byte,
+// and that Encode gives encoder.py's tokens (referenceEncode), with a small
+// tokenizer and, where its files are present, GPT-2's.
 func FuzzRoundTrip(f *testing.F) {
 	for _, s := range []string{"", "hello world", "  a\n\n b\t", "don't 's", "\xff\xfe\x80", "é中文 ١٢٣ \u3000x", "\xe2\x82", "0000000000"} {
 		f.Add([]byte(s))
@@ -39,6 +40,9 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			if again := tok.Encode(b); !slices.Equal(again, ids) {
 				t.Fatalf("Encode(%q) from the cache = %v, first %v", b, again, ids)
+			}
+			if want := referenceEncode(tok, b); !slices.Equal(ids, want) {
+				t.Fatalf("Encode(%q) = %v, the reference %v", b, ids, want)
 			}
 		}
 	})
