@@ -371,7 +371,9 @@ func TestEncodeMatchesReference(t *testing.T) {
 	long := letters(100000)
 	start := time.Now()
 	tok.Encode(long)
-	if d := time.Since(start); d > 10*time.Second {
+	d := time.Since(start)
+	if d > 10*time.Second {
 		t.Errorf("a word of 100,000 letters took %v", d)
 	}
+	t.Logf("a word of 100,000 letters: %v", d)
 }
