@@ -108,7 +108,9 @@ type state struct {
 const dropoutStream = 0xd209_0000_0000_0002
 
 // mayDiffer lists the settings a resumed run may change: they affect what
-// is reported and when, not the trajectory.
+// is reported and when, not the trajectory; and init, the directory of the
+// initial weights, which may move: their content is part of the data
+// identity.
 var mayDiffer = []string{"eval_interval", "eval_iters", "log_interval", "ckpt_interval", "max_bad_steps", "init"}
 
 // New sets up a run of cfg on corpus: it checks the configuration against
