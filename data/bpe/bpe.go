@@ -2,7 +2,10 @@ package bpe
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
+	"unicode/utf8"
 )
 
 // Tokenizer is a byte-level BPE tokenizer: GPT-2's pre-tokeniser (Pieces),
@@ -81,13 +84,78 @@ func (t *Tokenizer) Token(id int32) []byte {
 // tiktoken and GPT-2's encoder.py do. Any bytes encode, valid UTF-8 or not,
 // and Decode gives them back. Special tokens such as <|endoftext|> are not
 // recognised in text: they are encoded as the characters they are made of.
+//
+// A text of more than parallelBytes is cut into parts at some line starts
+// (cuts) and the parts are encoded on GOMAXPROCS goroutines; the tokens are
+// the same.
 func (t *Tokenizer) Encode(text []byte) []int32 {
+	parts := cuts(text, max(len(text)/(4*runtime.GOMAXPROCS(0)), parallelBytes))
+	if len(parts) == 1 {
+		return t.encode(text)
+	}
+	out := make([][]int32, len(parts))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(parts)) {
+		wg.Go(func() {
+			for i := range work {
+				out[i] = t.encode(parts[i])
+			}
+		})
+	}
+	for i := range parts {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return slices.Concat(out...)
+}
+
+// encode is Encode on one goroutine.
+func (t *Tokenizer) encode(text []byte) []int32 {
 	var out []int32
 	Pieces(text, func(p []byte) bool {
 		out = append(out, t.piece(p)...)
 		return true
 	})
 	return out
+}
+
+// parallelBytes is the shortest part Encode cuts a text into; a variable so
+// that tests can lower it.
+var parallelBytes = 1 << 20
+
+// cuts cuts text into parts of at least size bytes (the last may be
+// shorter) where a piece of Pieces begins and each part's pieces are the
+// whole text's: after a line feed that follows an ASCII character other
+// than white space and precedes any character but white space. The line
+// feed is then a white-space run of one character, a piece of its own
+// whether the text goes on or ends there (a longer run would keep its
+// last character apart only where a non-space follows), and no piece
+// before it looks past it: Pieces reads forward, a run of letters, numbers
+// or symbols ends at the line feed, and the optional space of " ?\p{L}+"
+// and its like is taken only before the character it precedes.
+func cuts(text []byte, size int) [][]byte {
+	var parts [][]byte
+	for len(text) > size {
+		i := size
+		for ; i < len(text); i++ {
+			if text[i-1] != '\n' || i < 2 || text[i-2] >= utf8.RuneSelf {
+				continue
+			}
+			before, _ := next(text[i-2 : i-1])
+			after, _ := next(text[i:])
+			if before != space && after != space {
+				break
+			}
+		}
+		parts = append(parts, text[:i])
+		text = text[i:]
+	}
+	if len(text) > 0 || len(parts) == 0 {
+		parts = append(parts, text)
+	}
+	return parts
 }
 
 // EncodeUint16 is Encode with the tokens as uint16, the type of nanoGPT's

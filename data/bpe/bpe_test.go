@@ -377,3 +377,52 @@ func TestEncodeMatchesReference(t *testing.T) {
 	}
 	t.Logf("a word of 100,000 letters: %v", d)
 }
+
+// TestEncodeParallel: a text cut into parts and encoded on several
+// goroutines gives the tokens of one pass.
+func TestEncodeParallel(t *testing.T) {
+	tok := gpt2(t)
+	text, err := os.ReadFile(filepath.Join("..", "text", "testdata", "tinyshakespeare.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tok.encode(text)
+	defer func(n int) { parallelBytes = n }(parallelBytes)
+	parallelBytes = 1000
+	if n := len(cuts(text, parallelBytes)); n < 100 {
+		t.Fatalf("%d parts", n)
+	}
+	if got := tok.Encode(text); !slices.Equal(got, want) {
+		t.Errorf("in parts: %d tokens, in one pass %d", len(got), len(want))
+	}
+}
+
+// TestCutsKeepPieces: on every string of up to six symbols from spaces,
+// line feeds, tabs, U+3000, letters, digits, punctuation and an invalid
+// byte, the parts cuts makes have the whole string's pieces.
+func TestCutsKeepPieces(t *testing.T) {
+	symbols := []string{" ", "\n", "\t", "\u3000", "a", "1", ".", "\xff"}
+	pieces := func(b []byte) []string {
+		var out []string
+		Pieces(b, func(p []byte) bool { out = append(out, string(p)); return true })
+		return out
+	}
+	var walk func(s string, depth int)
+	walk = func(s string, depth int) {
+		for size := 1; size <= 3; size++ {
+			var got []string
+			for _, part := range cuts([]byte(s), size) {
+				got = append(got, pieces(part)...)
+			}
+			if want := pieces([]byte(s)); !slices.Equal(got, want) {
+				t.Fatalf("cuts(%q, %d): pieces %q, the whole's %q", s, size, got, want)
+			}
+		}
+		if depth < 6 {
+			for _, c := range symbols {
+				walk(s+c, depth+1)
+			}
+		}
+	}
+	walk("", 0)
+}
