@@ -157,6 +157,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
 	definePerSampleMemory(fs, &f.memory)
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
+	fs.StringVar(&c.Init, "init", c.Init, "fine-tune: start from the weights of a Hugging Face GPT-2 `directory` (config.json and model.safetensors), whose architecture the model takes; nothing is downloaded")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
 	fs.BoolVar(&f.resume, "resume", f.resume, "continue the run checkpointed in --out")
@@ -228,6 +229,11 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	}
 	if !flagSet(fs, "min-lr") {
 		c.MinLR = c.LR / 10
+	}
+	if c.Init != "" {
+		if err := initFlags(fs, &c); err != nil {
+			return c, nil, f, err
+		}
 	}
 	if err := corruptFlags(fs, &c); err != nil {
 		return c, nil, f, err
@@ -306,4 +312,30 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// initFlags gives the model the architecture of the --init checkpoint
+// (gpt.Config.UseGPT2), refusing a model flag that sets another, and cuts
+// the default block size to the checkpoint's positions.
+func initFlags(fs *flag.FlagSet, c *gpt.Config) error {
+	was := *c
+	hf, err := c.UseGPT2(c.Init)
+	if err != nil {
+		return usagef("--init: %v", err)
+	}
+	for _, m := range []struct {
+		flag      string
+		was, init any
+	}{
+		{"n-layer", was.NLayer, c.NLayer}, {"n-head", was.NHead, c.NHead}, {"n-embd", was.NEmbd, c.NEmbd},
+		{"vocab-size", was.VocabSize, c.VocabSize}, {"bias", was.Bias, c.Bias}, {"exact-gelu", was.ExactGELU, c.ExactGELU},
+	} {
+		if flagSet(fs, m.flag) && m.was != m.init {
+			return usagef("--%s %v: the --init checkpoint %s has %v", m.flag, m.was, c.Init, m.init)
+		}
+	}
+	if !flagSet(fs, "block-size") {
+		c.BlockSize = min(c.BlockSize, hf.BlockSize)
+	}
+	return nil
 }

@@ -208,6 +208,14 @@ type Config struct {
 	// masks and the corruption; nothing else does, so runs that differ only in ClipMode or LR
 	// see the same data in the same order from the same initial weights.
 	Seed uint64 `json:"seed"`
+
+	// Init, if set, is a Hugging Face GPT-2 directory (config.json and
+	// model.safetensors, models.ReadGPT2) whose weights replace Seed's
+	// initialisation: fine-tuning. Its architecture must be the model's
+	// (UseGPT2 sets it), with BlockSize at most its positions. The
+	// weights' SHA-256 is part of the run's data identity, so a resume
+	// from other weights is refused; the directory itself may move.
+	Init string `json:"init,omitempty"`
 }
 
 // Default is nanoGPT's published CPU configuration for character-level

@@ -114,8 +114,10 @@ type state struct {
 const dropoutStream = 0xd209_0000_0000_0002
 
 // mayDiffer lists the settings a resumed run may change: they affect what
-// is reported and when, not the trajectory.
-var mayDiffer = []string{"eval_interval", "eval_iters", "log_interval", "ckpt_interval", "max_bad_steps"}
+// is reported and when, not the trajectory; and init, the directory of the
+// initial weights, which may move: their content is part of the data
+// identity.
+var mayDiffer = []string{"eval_interval", "eval_iters", "log_interval", "ckpt_interval", "max_bad_steps", "init"}
 
 // New sets up a run of cfg on corpus: it checks the configuration against
 // the corpus and the machine's memory, builds and initialises the model and
@@ -139,6 +141,12 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	var err error
 	if s.model, err = models.NewGPT(cfg.model(), cfg.Seed); err != nil {
 		return nil, err
+	}
+	data := cfg.identity(corpus)
+	if cfg.Init != "" {
+		if data.SHA256["init"], err = cfg.initialise(s.model); err != nil {
+			return nil, err
+		}
 	}
 	s.opt, err = optim.NewAdamW(optim.DecayGroups(s.model.Params(), cfg.WeightDecay),
 		optim.AdamWConfig{LR: cfg.LR, Beta1: optim.Exactly(cfg.Beta1), Beta2: optim.Exactly(cfg.Beta2), Eps: optim.Exactly(cfg.Eps)})
@@ -178,7 +186,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		rngs["corrupt"] = s.corrupt
 	}
 	spec := run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: cfg.identity(corpus), Steps: cfg.Steps,
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: data, Steps: cfg.Steps,
 		Params: s.model.Params(), Optimizer: s.opt, Estimator: est,
 		RNGs: rngs, State: &s.st, Privacy: priv,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.TokensPerStep(), ItemUnit: "tok",
