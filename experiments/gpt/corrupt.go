@@ -122,10 +122,9 @@ func ParseCorruptKind(s string) (CorruptKind, error) {
 
 // CorruptPerStep is the number of corrupted sequences in every step:
 // round(Corrupt·n) of the step's n = MicroBatch·Accum sequences (all ranks'
-// together in a data-parallel run).
-func (c *Config) CorruptPerStep() int {
-	return int(math.Round(c.Corrupt * float64(c.MicroBatch*c.Accum)))
-}
+// together in a data-parallel run), setting.ShareCount. Validate refuses a
+// share that rounds to none or all of them.
+func (c *Config) CorruptPerStep() int { return setting.ShareCount(c.Corrupt, c.MicroBatch*c.Accum) }
 
 // identity is the run's data identity: the corpus's (CorpusIdentity) and,
 // with corrupted training data, the corruption, so that a resume or a

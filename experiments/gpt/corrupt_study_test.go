@@ -175,12 +175,20 @@ func TestCorruptionStudyCheck(t *testing.T) {
 		{"no global", func(s *CorruptionStudy) { s.Methods = []Method{MethodNone, MethodMBClip} }, "Methods"},
 		{"repeated setting", func(s *CorruptionStudy) { s.Settings = []Corruption{{}, {}} }, "Settings"},
 		{"γ seed in the study", func(s *CorruptionStudy) { s.GammaSeeds = []uint64{2} }, "GammaSeeds"},
-		{"bad γ", func(s *CorruptionStudy) { s.GammaGrid = []float64{0} }, "Clip"},
+		{"bad γ", func(s *CorruptionStudy) { s.GammaGrid = []float64{0, 1} }, "GammaGrid"},
+		// Issue 34: one γ is used as it is: where and on which seeds a
+		// choice would be made is unread.
+		{"one γ, seeds to choose on", func(s *CorruptionStudy) { s.GammaGrid, s.GammaAt = []float64{1}, Corruption{} }, "GammaSeeds"},
+		{"one γ, a setting to choose at", func(s *CorruptionStudy) { s.GammaGrid, s.GammaSeeds = []float64{1}, nil }, "GammaAt"},
+		// A share of a step's sequences that rounds to none of them.
+		{"share of no sequence", func(s *CorruptionStudy) {
+			s.Settings = []Corruption{{}, {Corrupt: 0.01, CorruptLayout: LayoutScattered, CorruptKind: KindRandom}}
+		}, "Settings"},
 		{"K not a divisor", func(s *CorruptionStudy) { s.Ks = []int{3} }, "Ks"},
 		{"K sweep without global", func(s *CorruptionStudy) { s.KMethods = []Method{MethodMBClip} }, "KMethods"},
 		{"bad setting", func(s *CorruptionStudy) {
 			s.Settings = []Corruption{{Corrupt: 1, CorruptLayout: LayoutScattered, CorruptKind: KindRandom}}
-		}, "Corrupt"},
+		}, "Settings"},
 	} {
 		s := miniStudy()
 		tc.edit(&s)

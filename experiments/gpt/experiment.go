@@ -144,7 +144,7 @@ type Row struct {
 // receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run.Options) (*Results, error) {
 	o.Kind = Kind + " experiment" // a directory holds one kind of run
-	x, err := run.OpenExperiment(o, e.Check)
+	x, err := run.OpenExperiment(o, e, e.Check)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
@@ -140,13 +138,9 @@ func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
 		sp.labels[j] = d.Labels[i]
 	}
 	if c.LabelNoise > 0 {
-		// The share must flip some images and keep some: noise that
-		// flips none (a small split) or all is not the noise asked for.
-		switch k, n := c.noise().Count(len(ti)), len(ti); {
-		case k == 0:
-			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "at least %.3g: a share that replaces a label of the %d training images", 0.5/float64(n), n)
-		case k == n:
-			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "below %.3g: a share that keeps a label of the %d training images", (float64(n)-0.5)/float64(n), n)
+		// The share must flip some images and keep some (setting.Share).
+		if _, err := setting.Share("LabelNoise", c.LabelNoise, len(ti), "training images"); err != nil {
+			return nil, err
 		}
 		if sp.noisy, err = labelnoise.Apply(sp.labels, d.Classes, c.noise()); err != nil {
 			return nil, err
@@ -185,16 +179,13 @@ func (c *Config) noisyRecord(sp *trainSplit) *NoisyRecord {
 }
 
 // writeNoisy writes NoisyFile into the run directory, if the run writes
-// one (rank 0, with an output directory).
+// one (rank 0, with an output directory), through the run layer: a
+// dp-sgd run writes only what it may release.
 func (r *Run) writeNoisy() error {
-	if r.noisyRec == nil || r.out == "" || r.h.Comm().Rank() != 0 {
+	if r.noisyRec == nil {
 		return nil
 	}
-	b, err := json.Marshal(r.noisyRec)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(r.out, NoisyFile), append(b, '\n'))
+	return r.h.WriteJSON(NoisyFile, r.noisyRec)
 }
 
 // RunOptions say where a run writes and how it reports; the run
@@ -214,8 +205,9 @@ type Summary struct {
 	TestLoss Float `json:"test_loss"`
 	run.Summary
 	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
-	// Balle et al.'s conversion); both absent for the other estimators.
-	Epsilon        Float   `json:"epsilon,omitempty"`
+	// Balle et al.'s conversion), written whatever its value; both absent
+	// for the other estimators.
+	Epsilon        *Float  `json:"epsilon,omitempty"`
 	Delta          float64 `json:"delta,omitempty"`
 	DroppedSamples int     `json:"dropped_samples"`
 	// Provenance is where and how the run's last session trained (the
@@ -234,10 +226,9 @@ type Run struct {
 	// the estimator clipped, when the detection statistics need it.
 	noisy []bool
 	clips *clipRecorder
-	// noisyRec is NoisyFile's content, written into the run directory out
+	// noisyRec is NoisyFile's content, written into the run directory
 	// when training begins.
 	noisyRec *NoisyRecord
-	out      string
 
 	trainSet, valSet *cifardata.Dataset
 	norm             cifardata.Normalizer
@@ -370,22 +361,25 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.trainSet.Labels = sp.labels
 	if cfg.LabelNoise > 0 {
 		r.noisy = labelnoise.Mask(len(sp.train), sp.noisy)
-		if !opts.ReadOnly {
-			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
-		}
+		r.noisyRec = cfg.noisyRecord(sp)
 	}
 	r.norm = cfg.normalizer(r.trainSet)
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		if err := cfg.checkDelta(len(sp.train)); err != nil {
 			return nil, err
 		}
 	}
 	aug, _ := ParseAugment(cfg.Augment)
 	poisson := cfg.sampling() == SamplingPoisson
-	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
+	priv := cfg.privacy()
+	ic := cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}
+	if poisson {
+		ic.Secret = priv.Secret // shared over the ranks by run.New
+	}
+	if r.it, err = cifardata.NewIterator(r.trainSet, ic); err != nil {
 		return nil, err
 	}
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		r.sampleRate = min(1, float64(cfg.Batch)/float64(len(sp.train)))
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
@@ -407,7 +401,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if rem := r.trainSet.Len() % cfg.Batch; rem != 0 {
 		smallest = rem
 	}
-	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil && !cfg.Private() {
+	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil && !cfg.DPSGD() {
 		return nil, setting.Errorf("Accum", cfg.Accum, "a micro-batch for each of the %d ranks in every step, the epoch's last of %d images included", opts.Comm.Size(), smallest)
 	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
@@ -418,7 +412,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.h, err = run.New(run.Spec{
 		Kind: Kind, Config: cfg, MayDiffer: append(estimator.Keys(cfg.Unread()), mayDiffer...), Data: id, Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
-		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
+		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st, Privacy: priv,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
 	}, opts)
 	if err != nil {
@@ -435,9 +429,8 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
 		Comm: r.h.Comm(), PerSampleMemory: perSample,
 	}
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
-		r.privacyNotes(opts)
 	}
 	r.trainer, err = train.New(tc)
 	if err == nil && r.h.Resumed() {
@@ -458,21 +451,6 @@ func (c *Config) checkDelta(n int) error {
 		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d training images)", 1/float64(n), n)
 	}
 	return nil
-}
-
-// privacyNotes writes to the progress writer (rank 0) what a reader of
-// a dp-sgd run's ε must know: a fixed noise seed makes it not private,
-// and shuffled batches are accounted as Poisson samples.
-func (r *Run) privacyNotes(opts RunOptions) {
-	if opts.Progress == nil || r.h.Comm().Rank() != 0 {
-		return
-	}
-	if r.cfg.NoiseSeed != 0 {
-		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", r.cfg.NoiseSeed)
-	}
-	if r.cfg.sampling() == SamplingShuffle {
-		fmt.Fprintln(opts.Progress, "dp-sgd: shuffled fixed-size batches: the accounting assumes Poisson sampling at q = batch/N, which these batches are not")
-	}
 }
 
 // NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of
@@ -591,6 +569,10 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // Model returns the run's model; its parameters have torchvision's names.
 func (r *Run) Model() nn.Sequential { return r.model }
 
+// Privacy is what makes the run private or not, and what it releases;
+// nil without dp-sgd.
+func (r *Run) Privacy() *run.Privacy { return r.h.Privacy() }
+
 // TotalSteps is the number of optimizer steps of the whole run.
 func (r *Run) TotalSteps() int { return r.cfg.Epochs * r.batchesPerEpoch }
 
@@ -685,7 +667,8 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 		s.TrainAcc, s.ValAcc = r.curve[n-1].TrainAcc, r.curve[n-1].ValAcc
 	}
 	if r.sampleRate > 0 {
-		s.Epsilon, s.Delta = r.epsilon(), r.cfg.Delta
+		eps := r.epsilon()
+		s.Epsilon, s.Delta = &eps, r.cfg.Delta
 	}
 	return s, r.h.Finish(s)
 }
@@ -831,7 +814,7 @@ func (h hooks) Describe(done int) string {
 		d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
 	}
 	if h.sampleRate > 0 {
-		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(ep.Epsilon), h.cfg.Delta)
+		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(*ep.Epsilon), h.cfg.Delta)
 	}
 	return d
 }
@@ -871,7 +854,8 @@ func (r *Run) endEpoch(epoch int) error {
 		rec.Detection = e.Detection.record()
 	}
 	if r.sampleRate > 0 {
-		rec.Epsilon = r.epsilon()
+		eps := r.epsilon()
+		rec.Epsilon = &eps
 	}
 	r.st.Dropped += e.Dropped
 	r.st.Epoch = epochAcc{}
