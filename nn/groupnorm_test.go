@@ -14,13 +14,19 @@ func TestGroupNormForward(t *testing.T) {
 	for _, tc := range []struct {
 		groups int
 		shape  []int
-	}{{3, []int{2, 6, 3, 4}}, {1, []int{2, 4, 5}}, {6, []int{3, 6}}} {
+		affine bool
+	}{{3, []int{2, 6, 3, 4}, true}, {1, []int{2, 4, 5}, true}, {6, []int{3, 6}, true}, {3, []int{2, 6, 3, 4}, false}} {
 		c := tc.shape[1]
-		l, err := NewGroupNorm("gn", tc.groups, c)
+		l, err := NewGroupNorm("gn", tc.groups, c, tc.affine)
 		if err != nil {
 			t.Fatal(err)
 		}
 		randomize(rng, l, 1)
+		weight, bias := func(int) float64 { return 1 }, func(int) float64 { return 0 }
+		if tc.affine {
+			weight = func(ch int) float64 { return float64(l.Weight.Value.Data[ch]) }
+			bias = func(ch int) float64 { return float64(l.Bias.Value.Data[ch]) }
+		}
 		x := randTensor(rng, tc.shape...)
 		y := l.Forward(&Context{}, x)
 		per := x.Len() / tc.shape[0]
@@ -37,7 +43,7 @@ func TestGroupNormForward(t *testing.T) {
 				}
 				for k, e := range vals {
 					ch := (g*n + k) / (per / c)
-					want := (float64(e)-mean)/math.Sqrt(v+1e-5)*float64(l.Weight.Value.Data[ch]) + float64(l.Bias.Value.Data[ch])
+					want := (float64(e)-mean)/math.Sqrt(v+1e-5)*weight(ch) + bias(ch)
 					if got := float64(y.Data[i*per+g*n+k]); math.Abs(got-want) > 1e-5*(1+math.Abs(want)) {
 						t.Fatalf("%v, groups %d: sample %d group %d value %d: %v, want %v", tc.shape, tc.groups, i, g, k, got, want)
 					}
@@ -52,8 +58,9 @@ func TestGroupNormGrad(t *testing.T) {
 	for _, tc := range []struct {
 		groups int
 		shape  []int
-	}{{3, []int{2, 6, 2, 3}}, {2, []int{3, 8}}} {
-		l, err := NewGroupNorm("gn", tc.groups, tc.shape[1])
+		affine bool
+	}{{3, []int{2, 6, 2, 3}, true}, {2, []int{3, 8}, true}, {3, []int{2, 6, 2, 3}, false}} {
+		l, err := NewGroupNorm("gn", tc.groups, tc.shape[1], tc.affine)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,23 +73,27 @@ func TestGroupNormGrad(t *testing.T) {
 // head: GroupNorm over [B, C, H, W] features, then a linear classifier.
 func TestGroupNormPerSample(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 5))
-	gn, err := NewGroupNorm("gn", 3, 6)
-	if err != nil {
-		t.Fatal(err)
+	for _, affine := range []bool{true, false} {
+		gn, err := NewGroupNorm("gn", 3, 6, affine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randomize(rng, gn, 1)
+		conv := NewConv2d("conv", 2, 6, 3, 1, 1, true)
+		randomize(rng, conv, 0.5)
+		fc := NewLinear("fc", 6*2*2, 3, true)
+		randomize(rng, fc, 0.5)
+		checkPerSample(t, Sequential{conv, gn, &Flatten{}, fc}, randTensor(rng, 5, 2, 2, 2), ids(5), squareLoss(randTensor(rng, 5, 3)), medianClip)
 	}
-	randomize(rng, gn, 1)
-	fc := NewLinear("fc", 6*2*2, 3, true)
-	randomize(rng, fc, 0.5)
-	checkPerSample(t, Sequential{gn, &Flatten{}, fc}, randTensor(rng, 5, 6, 2, 2), ids(5), squareLoss(randTensor(rng, 5, 3)), medianClip)
 }
 
 func TestGroupNormRefuses(t *testing.T) {
 	for _, tc := range []struct{ groups, c int }{{0, 4}, {3, 4}, {2, 0}, {-1, 4}} {
-		if _, err := NewGroupNorm("gn", tc.groups, tc.c); err == nil {
+		if _, err := NewGroupNorm("gn", tc.groups, tc.c, true); err == nil {
 			t.Errorf("%d groups of %d channels: no error", tc.groups, tc.c)
 		}
 	}
-	l, err := NewGroupNorm("gn", 2, 4)
+	l, err := NewGroupNorm("gn", 2, 4, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +105,8 @@ func TestGroupNormRefuses(t *testing.T) {
 	}
 	if p := l.Params(); len(p) != 2 || p[0].Name != "gn.weight" || p[1].Name != "gn.bias" || p[0].Value.Data[0] != 1 || p[1].Value.Data[0] != 0 {
 		t.Errorf("params %v", p)
+	}
+	if l, err := NewGroupNorm("gn", 2, 4, false); err != nil || len(l.Params()) != 0 {
+		t.Errorf("without affine parameters: %v, %v", l.Params(), err)
 	}
 }

@@ -67,7 +67,7 @@ func New() Record {
 	}
 	return Record{
 		Command:    args,
-		Commit:     commit(),
+		Commit:     Commit(),
 		GoVersion:  runtime.Version(),
 		GOOS:       runtime.GOOS,
 		GOARCH:     runtime.GOARCH,
@@ -144,7 +144,9 @@ func appendNew(list []string, s string) []string {
 // as bench/evidence/run.sh does.
 var buildCommit string
 
-func commit() string {
+// Commit is the commit psclip was built from ("+dirty" with uncommitted
+// changes), or "unknown".
+func Commit() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return cmp.Or(buildCommit, Unknown)
