@@ -59,7 +59,7 @@ type Summary struct {
 	// Balle et al.'s conversion), for one record of Records, each joining
 	// a step with probability SampleRate; all absent for the other
 	// estimators.
-	Epsilon    Float   `json:"epsilon,omitempty"`
+	Epsilon    *Float  `json:"epsilon,omitempty"`
 	Delta      float64 `json:"delta,omitempty"`
 	Records    int     `json:"records,omitempty"`
 	SampleRate float64 `json:"sample_rate,omitempty"`
@@ -158,8 +158,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	rngs := map[string]run.RNG{"dropout": s.dropout}
+	priv := cfg.privacy()
 	if cfg.sampling() == SamplingPoisson {
-		if s.records, err = text.NewRecords(corpus.Train, cfg.BlockSize, cfg.ExpectedBatch(), cfg.Seed); err != nil {
+		if s.records, err = text.NewRecords(corpus.Train, cfg.BlockSize, cfg.ExpectedBatch(), priv.Secret); err != nil {
 			return nil, err
 		}
 		if err := cfg.checkDelta(s.records.Len()); err != nil {
@@ -179,7 +180,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	spec := run.Spec{
 		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: cfg.identity(corpus), Steps: cfg.Steps,
 		Params: s.model.Params(), Optimizer: s.opt, Estimator: est,
-		RNGs: rngs, State: &s.st,
+		RNGs: rngs, State: &s.st, Privacy: priv,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.TokensPerStep(), ItemUnit: "tok",
 	}
 	if corpus.Vocab != nil {
@@ -205,7 +206,6 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	if cfg.DPSGD() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
-		s.privacyNotes(opts)
 	}
 	if s.trainer, err = train.New(tc); err != nil {
 		s.h.Close()
@@ -236,6 +236,10 @@ func (c *Config) checkMemory(perSample int64) error {
 // Close releases the run directory of a Run that will not train; Train
 // releases it itself.
 func (s *Run) Close() error { return s.h.Close() }
+
+// Privacy is what makes the run private or not, and what it releases;
+// nil without dp-sgd.
+func (s *Run) Privacy() *run.Privacy { return s.h.Privacy() }
 
 // CheckCorpus reports whether the configuration fits the corpus: a block
 // size both splits can hold and a vocabulary that covers the corpus's.
@@ -295,17 +299,6 @@ func (c *Config) clippable(size int) int {
 	return 0
 }
 
-// privacyNotes writes to the progress writer (rank 0) what a reader of a
-// dp-sgd run's ε must know: a fixed noise seed makes it not private.
-func (s *Run) privacyNotes(opts RunOptions) {
-	if opts.Progress == nil || s.h.Comm().Rank() != 0 {
-		return
-	}
-	if s.cfg.NoiseSeed != 0 {
-		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", s.cfg.NoiseSeed)
-	}
-}
-
 // epsilon is the ε the run has spent at its δ; NaN without dp-sgd.
 func (s *Run) epsilon() Float {
 	return run.Epsilon(s.sampleRate != 0, s.st.Privacy, s.cfg.Delta)
@@ -332,7 +325,8 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 	}
 	sum.CorruptPerStep, sum.Detection = s.cfg.CorruptPerStep(), s.st.Detection
 	if s.sampleRate > 0 {
-		sum.Epsilon, sum.Delta, sum.Records, sum.SampleRate = s.epsilon(), s.cfg.Delta, s.records.Len(), s.sampleRate
+		eps := s.epsilon()
+		sum.Epsilon, sum.Delta, sum.Records, sum.SampleRate = &eps, s.cfg.Delta, s.records.Len(), s.sampleRate
 	}
 	return sum, s.h.Finish(sum)
 }
@@ -532,7 +526,7 @@ func NoiseMultiplier(c Config, corpus *text.Corpus, targetEpsilon float64) (floa
 	if err := c.CheckCorpus(corpus); err != nil {
 		return 0, err
 	}
-	r, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), c.Seed)
+	r, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), privacy.NewSecret(0)) // for N and q
 	if err != nil {
 		return 0, err
 	}

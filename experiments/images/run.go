@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
@@ -180,16 +178,13 @@ func (c *Config) noisyRecord(sp *trainSplit) *NoisyRecord {
 }
 
 // writeNoisy writes NoisyFile into the run directory, if the run writes
-// one (rank 0, with an output directory).
+// one (rank 0, with an output directory), through the run layer: a
+// dp-sgd run writes only what it may release.
 func (r *Run) writeNoisy() error {
-	if r.noisyRec == nil || r.out == "" || r.h.Comm().Rank() != 0 {
+	if r.noisyRec == nil {
 		return nil
 	}
-	b, err := json.Marshal(r.noisyRec)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(r.out, NoisyFile), append(b, '\n'))
+	return r.h.WriteJSON(NoisyFile, r.noisyRec)
 }
 
 // RunOptions say where a run writes and how it reports; the run
@@ -209,8 +204,9 @@ type Summary struct {
 	TestLoss Float `json:"test_loss"`
 	run.Summary
 	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
-	// Balle et al.'s conversion); both absent for the other estimators.
-	Epsilon        Float         `json:"epsilon,omitempty"`
+	// Balle et al.'s conversion), written whatever its value; both absent
+	// for the other estimators.
+	Epsilon        *Float        `json:"epsilon,omitempty"`
 	Delta          float64       `json:"delta,omitempty"`
 	DroppedSamples int           `json:"dropped_samples"`
 	Curve          []EpochRecord `json:"curve"`
@@ -226,10 +222,9 @@ type Run struct {
 	// the estimator clipped, when the detection statistics need it.
 	noisy []bool
 	clips *clipRecorder
-	// noisyRec is NoisyFile's content, written into the run directory out
+	// noisyRec is NoisyFile's content, written into the run directory
 	// when training begins.
 	noisyRec *NoisyRecord
-	out      string
 
 	trainSet, valSet *cifardata.Dataset
 	norm             cifardata.Normalizer
@@ -362,9 +357,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.trainSet.Labels = sp.labels
 	if cfg.LabelNoise > 0 {
 		r.noisy = labelnoise.Mask(len(sp.train), sp.noisy)
-		if !opts.ReadOnly {
-			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
-		}
+		r.noisyRec = cfg.noisyRecord(sp)
 	}
 	r.norm = cfg.normalizer(r.trainSet)
 	if cfg.DPSGD() {
@@ -374,7 +367,12 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	aug, _ := ParseAugment(cfg.Augment)
 	poisson := cfg.sampling() == SamplingPoisson
-	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
+	priv := cfg.privacy()
+	ic := cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}
+	if poisson {
+		ic.Secret = priv.Secret // shared over the ranks by run.New
+	}
+	if r.it, err = cifardata.NewIterator(r.trainSet, ic); err != nil {
 		return nil, err
 	}
 	if cfg.DPSGD() {
@@ -410,7 +408,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.h, err = run.New(run.Spec{
 		Kind: Kind, Config: cfg, MayDiffer: append(estimator.Keys(cfg.Unread()), mayDiffer...), Data: id, Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
-		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
+		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st, Privacy: priv,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
 	}, opts)
 	if err != nil {
@@ -429,7 +427,6 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	if cfg.DPSGD() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
-		r.privacyNotes(opts)
 	}
 	r.trainer, err = train.New(tc)
 	if err == nil && r.h.Resumed() {
@@ -450,21 +447,6 @@ func (c *Config) checkDelta(n int) error {
 		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d training images)", 1/float64(n), n)
 	}
 	return nil
-}
-
-// privacyNotes writes to the progress writer (rank 0) what a reader of
-// a dp-sgd run's ε must know: a fixed noise seed makes it not private,
-// and shuffled batches are accounted as Poisson samples.
-func (r *Run) privacyNotes(opts RunOptions) {
-	if opts.Progress == nil || r.h.Comm().Rank() != 0 {
-		return
-	}
-	if r.cfg.NoiseSeed != 0 {
-		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", r.cfg.NoiseSeed)
-	}
-	if r.cfg.sampling() == SamplingShuffle {
-		fmt.Fprintln(opts.Progress, "dp-sgd: shuffled fixed-size batches: the accounting assumes Poisson sampling at q = batch/N, which these batches are not")
-	}
 }
 
 // NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of
@@ -583,6 +565,10 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // Model returns the run's model; its parameters have torchvision's names.
 func (r *Run) Model() nn.Sequential { return r.model }
 
+// Privacy is what makes the run private or not, and what it releases;
+// nil without dp-sgd.
+func (r *Run) Privacy() *run.Privacy { return r.h.Privacy() }
+
 // TotalSteps is the number of optimizer steps of the whole run.
 func (r *Run) TotalSteps() int { return r.cfg.Epochs * r.batchesPerEpoch }
 
@@ -675,7 +661,8 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 		s.TrainAcc, s.ValAcc = r.curve[n-1].TrainAcc, r.curve[n-1].ValAcc
 	}
 	if r.sampleRate > 0 {
-		s.Epsilon, s.Delta = r.epsilon(), r.cfg.Delta
+		eps := r.epsilon()
+		s.Epsilon, s.Delta = &eps, r.cfg.Delta
 	}
 	return s, r.h.Finish(s)
 }
@@ -821,7 +808,7 @@ func (h hooks) Describe(done int) string {
 		d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
 	}
 	if h.sampleRate > 0 {
-		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(ep.Epsilon), h.cfg.Delta)
+		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(*ep.Epsilon), h.cfg.Delta)
 	}
 	return d
 }
@@ -861,7 +848,8 @@ func (r *Run) endEpoch(epoch int) error {
 		rec.Detection = e.Detection.record()
 	}
 	if r.sampleRate > 0 {
-		rec.Epsilon = r.epsilon()
+		eps := r.epsilon()
+		rec.Epsilon = &eps
 	}
 	r.st.Dropped += e.Dropped
 	r.st.Epoch = epochAcc{}
