@@ -51,6 +51,12 @@ type Record struct {
 	// Started and Finished bound the work.
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
+	// Runs is the number of runs' records a study's record sums up
+	// (Merge); absent from the record of a single piece of work.
+	Runs int `json:"runs,omitempty"`
+	// LoadMax is the highest one-minute load any of those runs saw at its
+	// start or end (Merge).
+	LoadMax float64 `json:"load_max,omitempty"`
 }
 
 // New starts a record of the running process.
@@ -80,6 +86,55 @@ func (r *Record) Finish() {
 	r.Finished = time.Now().UTC().Truncate(time.Second)
 }
 
+// Unknown is the commit, CPU or kernel of a run whose record does not
+// say (a result written before provenance was recorded, or a binary built
+// without the commit).
+const Unknown = "unknown"
+
+// Merge is the record of a study whose command, gather, trained runs
+// (or read back the results of earlier sessions' runs, each with its own
+// record): the command is gather's, the rest describes the runs, not the
+// gathering. Commit, CPU and Kernel are the runs' values, the distinct ones
+// joined by ", " in order of appearance when they differ (Unknown for a
+// run that recorded none); Threads is the most any run used; LoadBefore
+// is the first run's, LoadAfter the last's and LoadMax the highest either
+// end of any run saw; Started and Finished bound the runs. Without runs it
+// returns gather.
+func Merge(gather Record, runs ...Record) Record {
+	if len(runs) == 0 {
+		return gather
+	}
+	m := gather
+	m.Runs = len(runs)
+	var commits, cpus, kernels []string
+	m.Threads, m.LoadMax = 0, 0
+	m.Started, m.Finished = time.Time{}, time.Time{}
+	for _, r := range runs {
+		commits = appendNew(commits, cmp.Or(r.Commit, Unknown))
+		cpus = appendNew(cpus, cmp.Or(r.CPU, Unknown))
+		kernels = appendNew(kernels, cmp.Or(r.Kernel, Unknown))
+		m.Threads = max(m.Threads, r.Threads)
+		m.LoadMax = max(m.LoadMax, r.LoadBefore, r.LoadAfter)
+		if !r.Started.IsZero() && (m.Started.IsZero() || r.Started.Before(m.Started)) {
+			m.Started = r.Started
+		}
+		if r.Finished.After(m.Finished) {
+			m.Finished = r.Finished
+		}
+	}
+	m.Commit, m.CPU, m.Kernel = strings.Join(commits, ", "), strings.Join(cpus, ", "), strings.Join(kernels, ", ")
+	m.LoadBefore, m.LoadAfter = runs[0].LoadBefore, runs[len(runs)-1].LoadAfter
+	return m
+}
+
+// appendNew appends s to list unless list holds it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
 // buildCommit names the commit where the binary carries no VCS
 // information (GOFLAGS=-buildvcs=false, a build outside git): set it at
 // link time with
@@ -94,7 +149,7 @@ var buildCommit string
 func Commit() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return cmp.Or(buildCommit, "unknown")
+		return cmp.Or(buildCommit, Unknown)
 	}
 	rev, dirty := "", false
 	for _, s := range bi.Settings {
@@ -106,7 +161,7 @@ func Commit() string {
 		}
 	}
 	if rev == "" {
-		return cmp.Or(buildCommit, "unknown")
+		return cmp.Or(buildCommit, Unknown)
 	}
 	if dirty {
 		rev += "+dirty"

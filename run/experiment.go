@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/psclip/psclip/internal/atomicfile"
+	"github.com/psclip/psclip/provenance"
 )
 
 // The files of an experiment's directory: its results, and the directory
@@ -24,6 +25,7 @@ const (
 type Experiment struct {
 	opts Options
 	dir  *Dir
+	prov provenance.Record // of the command, from OpenExperiment
 }
 
 // OpenExperiment checks the experiment config with check (its errors are
@@ -46,7 +48,18 @@ func OpenExperiment(o Options, config any, check func() error) (*Experiment, err
 	if err != nil {
 		return nil, err
 	}
-	return &Experiment{opts: o, dir: d}, nil
+	return &Experiment{opts: o, dir: d, prov: provenance.New()}, nil
+}
+
+// Provenance is the record of the experiment's results: its command, and
+// of its runs (their Summary.Provenance, in order) the commits, CPU,
+// kernel, threads, load and time (provenance.Merge), so that results
+// gathered from runs trained earlier, by other sessions, say how those runs
+// were made, not how they were read back.
+func (e *Experiment) Provenance(runs ...provenance.Record) provenance.Record {
+	gather := e.prov
+	gather.Finish()
+	return provenance.Merge(gather, runs...)
 }
 
 // RunOptions are the options of the run in RunsDir/path…, labelled label

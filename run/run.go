@@ -22,6 +22,7 @@ import (
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
+	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/train"
 )
@@ -114,6 +115,10 @@ type Summary struct {
 	Data Data `json:"data"`
 	// Ranks is the number of processes of its last session (Options.Comm).
 	Ranks int `json:"ranks"`
+	// Provenance is where and how the run's last session trained (package
+	// provenance: the command, the binary's commit, the CPU, the kernel,
+	// the threads and the load from the session's start to its summary).
+	Provenance provenance.Record `json:"provenance,omitzero"`
 }
 
 // Diagnostics are an adaptive estimator's state after a step, for the log:
@@ -162,6 +167,7 @@ type Run struct {
 	lines   [][]byte // kept, by line
 	log     *logFile
 	start   time.Time
+	prov    provenance.Record // of the session, from Train's start
 }
 
 // New sets up the harness of a run: it checks the estimator against
@@ -376,7 +382,12 @@ func (r *Run) Diagnostics() Diagnostics {
 
 // Summary is the run's part of its summary, so far.
 func (r *Run) Summary() Summary {
-	return Summary{Seconds: r.Elapsed(), SkippedSteps: r.st.SkippedSteps, Data: r.spec.Data, Ranks: r.opts.Comm.Size()}
+	s := Summary{Seconds: r.Elapsed(), SkippedSteps: r.st.SkippedSteps, Data: r.spec.Data, Ranks: r.opts.Comm.Size()}
+	if !r.start.IsZero() {
+		s.Provenance = r.prov
+		s.Provenance.Finish()
+	}
+	return s
 }
 
 // Train runs the remaining steps of the run with t, checkpointing when t
@@ -394,7 +405,7 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 			r.Close()
 		}
 	}()
-	r.start = time.Now()
+	r.start, r.prov = time.Now(), provenance.New()
 	if err := r.agree(r.openLog()); err != nil {
 		return err
 	}

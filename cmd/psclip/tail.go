@@ -13,6 +13,7 @@ import (
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/internal/regfile"
+	"github.com/psclip/psclip/provenance"
 )
 
 func init() {
@@ -98,10 +99,13 @@ func runTailQuadratic(fs *flag.FlagSet, args []string) error {
 	if err := checkOutFile("norms-log", *normsLog, *force); err != nil {
 		return err
 	}
+	rec := provenance.New()
 	res, err := tail.Run(c)
 	if err != nil {
 		return err
 	}
+	rec.Finish()
+	res.Provenance = &rec
 	if *normsLog != "" {
 		m := slices.IndexFunc(c.Methods, func(m tail.Method) bool { return m.Estimator == "ps-clip-auto" })
 		err := atomicfile.Write(*normsLog, func(f *os.File) error { return tail.WriteNormsLog(f, c, c.P[0], m) })

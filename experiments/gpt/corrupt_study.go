@@ -255,6 +255,7 @@ const (
 
 // StudyResults is the content of a corruption study's results.json.
 type StudyResults struct {
+	// Provenance is the command's and its runs' (run.Experiment.Provenance).
 	Provenance provenance.Record `json:"provenance"`
 	Study      CorruptionStudy   `json:"study"`
 	Corpus     string            `json:"corpus"`
@@ -322,16 +323,20 @@ type Cell struct {
 // RunExperiment's is; a run that both parts of the study have (the sweep's
 // K = Base.Accum at a setting and method of the main grid) trains once.
 func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Corpus, o run.Options) (*StudyResults, error) {
-	prov := provenance.New()
 	x, err := run.OpenExperiment(o, s, s.Check)
 	if err != nil {
 		return nil, err
 	}
 	defer x.Close()
 	res := &StudyResults{Study: s, Corpus: corpus.Name}
+	var runs []provenance.Record // every run's, the γ choice's too
 	train := func(c Config, label string, path ...string) (*Summary, error) {
 		c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
-		return run.Train[Summary](ctx, x.RunOptions(label, path...), c, c.identity(corpus), func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
+		sum, err := run.Train[Summary](ctx, x.RunOptions(label, path...), c, c.identity(corpus), func(ro RunOptions) (*Run, error) { return New(c, corpus, ro) })
+		if err == nil {
+			runs = append(runs, sum.Provenance)
+		}
+		return sum, err
 	}
 	gamma := s.Base.Clip
 	if slices.Contains(s.Methods, MethodPSClip) {
@@ -374,8 +379,7 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 	if res.Cells, err = s.cells(res.Runs); err != nil {
 		return nil, err
 	}
-	prov.Finish()
-	res.Provenance = prov
+	res.Provenance = x.Provenance(runs...)
 	if err := x.Finish(res, map[string]string{StudyTableMD: res.Tables()}); err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func TestCorruptionStudy(t *testing.T) {
 	if back.Tables() != string(md) {
 		t.Errorf("the tables of results.json differ from tables.md:\n%s\n%s", back.Tables(), md)
 	}
-	if len(back.Provenance.Command) == 0 || back.Provenance.Finished.IsZero() {
+	if len(back.Provenance.Command) == 0 || back.Provenance.Finished.IsZero() || back.Provenance.Runs < len(back.Runs) {
 		t.Errorf("provenance %+v", back.Provenance)
 	}
 	again, err := RunCorruptionStudy(context.Background(), s, corpus, RunOptions{Out: dir, Resume: true})

@@ -10,6 +10,7 @@ import (
 	"github.com/psclip/psclip/data/text"
 	"github.com/psclip/psclip/internal/plotting"
 	"github.com/psclip/psclip/internal/stats"
+	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
@@ -90,10 +91,12 @@ const (
 // Results is the content of results.json: the experiment, the corpus it
 // ran on (by name), every run in the order they ran, and their rows.
 type Results struct {
-	Experiment Experiment  `json:"experiment"`
-	Corpus     string      `json:"corpus"`
-	Runs       []RunResult `json:"runs"`
-	Table      []Row       `json:"table"`
+	// Provenance is the command's and its runs' (run.Experiment.Provenance).
+	Provenance provenance.Record `json:"provenance"`
+	Experiment Experiment        `json:"experiment"`
+	Corpus     string            `json:"corpus"`
+	Runs       []RunResult       `json:"runs"`
+	Table      []Row             `json:"table"`
 }
 
 // RunResult is what one run of an experiment produced.
@@ -165,6 +168,11 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 		}
 	}
 	res.Table = aggregate(res.Runs, e.label)
+	runs := make([]provenance.Record, len(res.Runs))
+	for i, r := range res.Runs {
+		runs[i] = r.Provenance
+	}
+	res.Provenance = x.Provenance(runs...)
 	if err := x.Finish(res, map[string]string{LossTableMD: res.LossTable(), TimeTableMD: res.TimeTable(), TableCSV: res.CSV(), ClipTableMD: res.ClipTable()}); err != nil {
 		return nil, err
 	}

@@ -254,9 +254,9 @@ type VersusSGD struct {
 
 // Results is the content of results.json.
 type Results struct {
-	// Provenance says which command wrote the runs, on what machine
-	// (package provenance); absent from results written before it was
-	// recorded.
+	// Provenance says which command gathered the runs and how the runs
+	// were made (run.Experiment.Provenance); absent from results written
+	// before it was recorded.
 	Provenance *provenance.Record `json:"provenance,omitempty"`
 	Experiment Experiment         `json:"experiment"`
 	Data       string             `json:"data"`
@@ -310,8 +310,7 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options)
 		return nil, err
 	}
 	defer x.Close()
-	rec := provenance.New()
-	res := &Results{Provenance: &rec, Experiment: e, Data: data.Dir}
+	res := &Results{Experiment: e, Data: data.Dir}
 	for _, m := range e.all() {
 		for _, seed := range e.Seeds {
 			c, id := m.config(e.Base, seed), ids[seed]
@@ -325,11 +324,21 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options)
 		}
 	}
 	res.aggregate()
-	rec.Finish()
+	rec := x.Provenance(runRecords(res.Runs)...)
+	res.Provenance = &rec
 	if err := x.Finish(res, res.tables()); err != nil {
 		return nil, err
 	}
 	return res, res.figures(o.Out)
+}
+
+// runRecords are the runs' provenance records, in order.
+func runRecords(runs []RunResult) []provenance.Record {
+	recs := make([]provenance.Record, len(runs))
+	for i, r := range runs {
+		recs[i] = r.Provenance
+	}
+	return recs
 }
 
 // aggregate fills the tables from the runs.

@@ -282,8 +282,13 @@ func TestNoisyLabelStudyMiniature(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Provenance == nil || res.Provenance.Finished.IsZero() {
-		t.Errorf("provenance %+v, want a finished record", res.Provenance)
+	if res.Provenance == nil || res.Provenance.Finished.IsZero() || res.Provenance.Runs != len(res.Runs) {
+		t.Errorf("provenance %+v, want a finished record of the %d runs", res.Provenance, len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		if p := r.Provenance; len(p.Command) == 0 || p.Kernel == "" || p.Finished.IsZero() || p.Commit != res.Provenance.Commit {
+			t.Errorf("%s seed %d: provenance %+v, want the session's, of the results' commit %q", r.Name, r.Seed, p, res.Provenance.Commit)
+		}
 	}
 	for i, w := range res.Table {
 		if len(w.TestAccs) != 2 || len(w.BestEpochs) != 2 || (i > 0) != (w.Paired != nil) {

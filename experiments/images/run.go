@@ -19,7 +19,6 @@ import (
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/privacy"
-	"github.com/psclip/psclip/provenance"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
@@ -207,13 +206,10 @@ type Summary struct {
 	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
 	// Balle et al.'s conversion), written whatever its value; both absent
 	// for the other estimators.
-	Epsilon        *Float  `json:"epsilon,omitempty"`
-	Delta          float64 `json:"delta,omitempty"`
-	DroppedSamples int     `json:"dropped_samples"`
-	// Provenance is where and how the run's last session trained (the
-	// command, the binary's commit, the CPU, the threads, the load).
-	Provenance provenance.Record `json:"provenance"`
-	Curve      []EpochRecord     `json:"curve"`
+	Epsilon        *Float        `json:"epsilon,omitempty"`
+	Delta          float64       `json:"delta,omitempty"`
+	DroppedSamples int           `json:"dropped_samples"`
+	Curve          []EpochRecord `json:"curve"`
 }
 
 // Run is one training run, set up and ready to train.
@@ -654,16 +650,14 @@ func correct(logits *tensor.Tensor, y []int32) int {
 // once.
 func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	defer r.h.Close()
-	prov := provenance.New()
 	if err := r.h.Train(ctx, hooks{r}); err != nil {
 		return nil, err
 	}
 	acc, loss := r.evaluate(r.data.Test)
 	s := &Summary{
 		Config: r.cfg, Epochs: r.cfg.Epochs, TestAcc: Float(acc), TestLoss: Float(loss),
-		Summary: r.h.Summary(), DroppedSamples: r.st.Dropped, Curve: r.curve, Provenance: prov,
+		Summary: r.h.Summary(), DroppedSamples: r.st.Dropped, Curve: r.curve,
 	}
-	s.Provenance.Finish()
 	if n := len(r.curve); n > 0 {
 		s.TrainAcc, s.ValAcc = r.curve[n-1].TrainAcc, r.curve[n-1].ValAcc
 	}

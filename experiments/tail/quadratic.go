@@ -31,6 +31,7 @@ import (
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/quadratic"
+	"github.com/psclip/psclip/provenance"
 )
 
 // Method is one row of the comparison: an estimator with its settings and
@@ -134,6 +135,9 @@ type Row struct {
 type Result struct {
 	Rows   []Row  `json:"rows"`
 	Config Config `json:"config"`
+	// Provenance is the command's record (package provenance), set by
+	// the command that ran it; absent from a result of Run alone.
+	Provenance *provenance.Record `json:"provenance,omitempty"`
 }
 
 // Run runs the evaluation on all cores.

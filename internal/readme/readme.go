@@ -223,6 +223,14 @@ func Funcs(root string) template.FuncMap {
 			}
 			return sum / float64(len(v))
 		},
+		// count is the number of values of all the lists.
+		"count": func(lists ...[]float64) int {
+			n := 0
+			for _, l := range lists {
+				n += len(l)
+			}
+			return n
+		},
 		"min": func(v []float64) float64 { return slices.Min(v) },
 		"max": func(v []float64) float64 { return slices.Max(v) },
 		"scale": func(k float64, v []float64) []float64 {

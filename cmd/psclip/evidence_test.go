@@ -1,0 +1,584 @@
+package main
+
+// The evidence tests hold the published numbers to the code: a change that
+// moves one fails here until its study is regenerated (docs/evidence.md,
+// "Drift").
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/psclip/psclip/internal/readme"
+	"github.com/psclip/psclip/provenance"
+)
+
+// repoRoot is the repository's root, from this package's directory.
+const repoRoot = "../.."
+
+// driftEnv set to "all" runs every cell; unset, the test runs the cheap
+// ones (a few seconds of one core each) and .ci/run the rest.
+const driftEnv = "PSCLIP_DRIFT"
+
+// evidenceCell is one cheap cell of an evidence study: the study's command,
+// as its results file records it (provenance.command), rerun with a few
+// flags appended (flags parse last-wins) that keep one seed and one method
+// and cut epochs where the first epoch does not depend on their number;
+// its results are compared with the stored file's at the paths given.
+type evidenceCell struct {
+	// study is the results file, from the repository root.
+	study string
+	// command is the study's command where its file records none (written
+	// before provenance was): the one its README gives. Empty: the file's.
+	// kernel is then the micro-kernel its runs reproduce on.
+	command []string
+	kernel  string
+	// setup are commands run first in the cell's directory, to make data
+	// the command names by a relative path.
+	setup [][]string
+	// args are appended to the command; out is the file the cell writes
+	// under its --out directory ("" for a command that prints its result
+	// to stdout; --out is then not given).
+	args []string
+	out  string
+	// checks pair a path in the study's file with one in the cell's
+	// (readme.Lookup): both must give the same values.
+	checks []check
+	// costly cells run only with PSCLIP_DRIFT=all (.ci/run).
+	costly bool
+	// pure cells compute without the GEMM micro-kernels: compared to the
+	// bit on any machine.
+	pure bool
+	// covers are the study's other results files, made by the same code
+	// from the same command with other flags, that this cell stands for.
+	covers []string
+}
+
+type check struct{ stored, cell string }
+
+// firstEpoch compares the first epoch of the study's run sel with the
+// cell's run cellSel (readme.Lookup selectors of their runs).
+func firstEpoch(sel, cellSel string, fields ...string) []check {
+	var cs []check
+	for _, f := range fields {
+		cs = append(cs, check{"runs[" + sel + "].curve[0]." + f, "runs[" + cellSel + "].curve[0]." + f})
+	}
+	return cs
+}
+
+// The default Fashion-MNIST directory (.ci/run installs it); the cells
+// that read it are skipped where it is missing, except under CI=true.
+const fashionMNIST = "/usr/share/datasets/fashion-mnist"
+
+// standIns are files of the repository with the content of data that
+// studies name by a path outside it (the runs record the data's hash).
+var standIns = map[string]string{
+	"/work/shared/data/tinyshakespeare.txt": "data/text/testdata/tinyshakespeare.txt",
+}
+
+// evidenceCells has a cell for every evidence study (TestEvidenceCovered).
+// Timing evidence (bench/evidence, step-time.json) is not rerun: a timing
+// does not reproduce; its provenance is checked (TestEvidenceProvenance).
+var evidenceCells = []evidenceCell{
+	{
+		study: "experiments/images/evidence/adaptive/results.json",
+		setup: [][]string{{"data", "synth-cifar", "--out", "syn5k", "--train", "5000", "--test", "1000", "--classes", "10", "--seed", "1"}},
+		args:  []string{"--seeds", "1", "--methods", "ps-clip-sgd=40", "--epochs", "1"},
+		out:   "results.json",
+		checks: firstEpoch("method.estimator=ps-clip-sgd,method.clip=40,seed=1", "0",
+			"train_loss", "train_acc", "val_loss", "val_acc", "clipped_per_batch"),
+		// The same data and trainer: the first study (γ = 10, increasing
+		// threshold) and train cifar's runs of ps-clip-quantile at 0.9.
+		covers: []string{
+			"experiments/images/evidence/results.json",
+			"experiments/images/evidence/adaptive/quantile-0.9/seed=1/result.json",
+			"experiments/images/evidence/adaptive/quantile-0.9/seed=2/result.json",
+			"experiments/images/evidence/adaptive/quantile-0.9/seed=3/result.json",
+		},
+	},
+	{
+		study: "experiments/images/evidence/fashion-mnist-long/noise-0.4-e40/results.json",
+		args:  []string{"--seeds", "1", "--methods", "ps-clip-sgd", "--epochs", "1"},
+		out:   "results.json",
+		// eval-every 4: the first epoch has no validation figures.
+		checks: firstEpoch("name=PS-Clip-SGD γ=10,seed=1", "0", "train_loss", "train_acc", "clipped_per_batch"),
+		covers: []string{
+			"experiments/images/evidence/fashion-mnist-long/noise-0.4-e20/results.json",
+			"experiments/images/evidence/fashion-mnist-long/noise-0.2-e20/results.json",
+			"experiments/images/evidence/fashion-mnist-long/noise-0.2-e40/results.json",
+		},
+	},
+	{
+		study: "experiments/images/evidence/fashion-mnist/noise-0.4/results.json",
+		command: []string{"psclip", "experiment", "images", "--data", fashionMNIST, "--train-subset", "10000", "--epochs", "3", "--seeds", "3",
+			"--label-noise", "0.4", "--methods", "sgd,clip-sgd,ps-clip-sgd,inc-ps-clip-sgd,ps-clip-auto",
+			"--clip-sgd-gamma", "2", "--ps-gamma", "10", "--inc-alpha", "2", "--inc-beta", "2", "--out", "noise-0.4"},
+		// Its first epochs reproduce to the bit on avx2.
+		kernel: "avx2",
+		args:   []string{"--seeds", "1", "--epochs", "1"},
+		out:    "results.json",
+		checks: append(firstEpoch("name=PS-Clip-SGD γ=10,seed=1", "name=PS-Clip-SGD γ=10", "train_loss", "train_acc", "val_loss", "val_acc"),
+			check{"runs[name=SGD,seed=1].curve[0].val_acc", "runs[name=SGD].curve[0].val_acc"}),
+		costly: true,
+		covers: []string{
+			"experiments/images/evidence/fashion-mnist/noise-0/results.json",
+			"experiments/images/evidence/fashion-mnist/noise-0.2/results.json",
+			"experiments/images/evidence/fashion-mnist/grid/results.json",
+			"experiments/images/evidence/fashion-mnist/long-0.4/results.json",
+		},
+	},
+	{
+		// DP-SGD draws its noise from crypto/rand: no rerun reproduces a
+		// private run. What is deterministic is the ε the runs recorded:
+		// the accountant's for the study's sample rate, σ and steps (its
+		// "accountants"), which must still give the README's ε.
+		study: "experiments/images/evidence/dp-fashion-mnist/results.json",
+		command: []string{"psclip", "privacy", "--sample-rate", "0.037925925925925925", "--noise-multiplier", "2.15",
+			"--steps", "1080", "--delta", "1e-5", "--json"},
+		pure: true,
+		checks: []check{
+			{"40_epochs.runs[seed=1].epsilon", "epsilon"},
+			{"40_epochs.accountants.noise_multiplier", "noise_multiplier"},
+		},
+		covers: []string{
+			"experiments/images/evidence/dp-fashion-mnist/runs-40/seed1/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-40/seed2/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-40/seed3/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-20/seed1/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-20/seed2/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-20/seed3/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-15/seed1/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-15/seed2/result.json",
+			"experiments/images/evidence/dp-fashion-mnist/runs-15/seed3/result.json",
+		},
+	},
+	{
+		study: "experiments/gpt/evidence/corruption/results.json",
+		args:  []string{"--seeds", "1", "--methods", "global,ps-clip", "--settings", "0.2:scattered:repeat", "--ks", "", "--gamma-grid", "1"},
+		out:   "results.json",
+		checks: []check{
+			{"ps_clip_gamma.chosen", "ps_clip_gamma.chosen"},
+			{"runs[setting.corrupt_kind=repeat,k=8,method=global,seed=1].curve", "runs[method=global].curve"},
+			{"runs[setting.corrupt_kind=repeat,k=8,method=ps-clip,seed=1].final_val_loss", "runs[method=ps-clip].final_val_loss"},
+			{"runs[setting.corrupt_kind=repeat,k=8,method=ps-clip,seed=1].clipped_fraction", "runs[method=ps-clip].clipped_fraction"},
+		},
+	},
+	{
+		study: "experiments/gpt/evidence/corruption/longer/results.json",
+		args:  []string{"--seeds", "1", "--methods", "global,ps-clip", "--settings", "0.2:scattered:repeat"},
+		out:   "results.json",
+		checks: []check{
+			{"runs[setting.corrupt_kind=repeat,method=global,seed=1].final_val_loss", "runs[method=global].final_val_loss"},
+			{"runs[setting.corrupt_kind=repeat,method=ps-clip,seed=1].final_val_loss", "runs[method=ps-clip].final_val_loss"},
+		},
+		costly: true,
+	},
+	{
+		// Global clipping at two K: the sweep's own comparison. The study's
+		// regenerated file is picked up through its recorded command.
+		study: "experiments/gpt/evidence/corruption/k-sweep-400/results.json",
+		args:  []string{"--seeds", "1", "--methods", "global", "--ks", "16", "--k-methods", "global"},
+		out:   "results.json",
+		checks: []check{
+			{"runs[k=8,method=global,seed=1].final_val_loss", "runs[k=8].final_val_loss"},
+			{"runs[k=16,method=global,seed=1].final_val_loss", "runs[k=16].final_val_loss"},
+		},
+		costly: true,
+	},
+	{
+		study:  "experiments/quadratic/evidence/untuned/results.json",
+		checks: []check{{"rows", "rows"}, {"config", "config"}},
+	},
+	{
+		// Every run of a p draws from its own stream (seed, p, run): p = 1.2
+		// alone gives the study's p = 1.2 rows.
+		study:  "experiments/quadratic/evidence/highprob/results.json",
+		args:   []string{"--p", "1.2", "--methods", "ps-clip-sgd"},
+		checks: []check{{"rows[p=1.2,method=ps-clip-sgd]", "rows[*]"}},
+		costly: true,
+	},
+	{
+		study:  "experiments/tail/results/tail-quadratic.json",
+		args:   []string{"--p", "1.2", "--norms-log", "norms.jsonl"},
+		out:    "tail-quadratic.json",
+		checks: []check{{"rows[p=1.2]", "rows[*]"}},
+	},
+}
+
+// driftTolerance is the relative difference allowed between a stored
+// number and the cell's when the cell cannot run on the study's
+// micro-kernel (or the study recorded none): another kernel sums float32
+// products in another order, and training amplifies the last bits. On the
+// study's kernel the numbers must be equal to the bit.
+const driftTolerance = 0.02
+
+// TestEvidenceDrift reruns every cell (the costly ones with
+// PSCLIP_DRIFT=all) from its study's recorded command, with the study's
+// micro-kernel (PSCLIP_KERNEL) where this CPU has it, and compares.
+func TestEvidenceDrift(t *testing.T) {
+	bin := binary(t)
+	all := os.Getenv(driftEnv) == "all"
+	for _, c := range evidenceCells {
+		t.Run(c.name(), func(t *testing.T) {
+			if c.costly && !all {
+				t.Skipf("costly: runs with %s=all (.ci/run)", driftEnv)
+			}
+			stored := readJSON(t, filepath.Join(repoRoot, c.study))
+			cmd, err := c.recorded(stored)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			args := c.cellArgs(t, cmd, dir)
+			kernel := cmp.Or(storedKernel(stored), c.kernel)
+			for _, s := range c.setup {
+				runCell(t, bin, dir, "", s)
+			}
+			start := time.Now()
+			out := runCell(t, bin, dir, kernel, args)
+			var got map[string]any
+			if c.out == "" {
+				if err := json.Unmarshal(out, &got); err != nil {
+					t.Fatalf("%v: stdout is no JSON: %v", args, err)
+				}
+			} else {
+				got = readJSON(t, filepath.Join(dir, "cell", c.out))
+			}
+			exact := c.pure || kernel != "" && storedKernel(got) == kernel
+			t.Logf("%s: %.1fs; kernel %q, the study's %q: exact %v", strings.Join(args, " "), time.Since(start).Seconds(), storedKernel(got), kernel, exact)
+			for _, ch := range c.checks {
+				want, err := readme.Lookup(stored, ch.stored)
+				if err != nil {
+					t.Fatalf("stored %s: %v", ch.stored, err)
+				}
+				have, err := readme.Lookup(got, ch.cell)
+				if err != nil {
+					t.Fatalf("cell %s: %v", ch.cell, err)
+				}
+				if len(want) == 0 || len(want) != len(have) {
+					t.Fatalf("%s: %d stored values, the cell's %s %d", ch.stored, len(want), ch.cell, len(have))
+				}
+				for i := range want {
+					if d := differ(want[i], have[i], exact); d != "" {
+						t.Errorf("%s [%d]: %s: the code no longer gives the published number; regenerate the study (its README has the command)", ch.stored, i, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// name names the cell's subtest after its study: images-adaptive for
+// experiments/images/evidence/adaptive/results.json.
+func (c evidenceCell) name() string {
+	r := strings.NewReplacer("experiments/", "", "evidence/", "", "results/", "", "/results.json", "", "/result.json", "", ".json", "", "/", "-")
+	return r.Replace(c.study)
+}
+
+// recorded is the study's command: the one its file records, or c.command.
+func (c evidenceCell) recorded(stored map[string]any) ([]string, error) {
+	if c.command != nil {
+		return c.command, nil
+	}
+	v, err := readme.Lookup(stored, "provenance.command")
+	if err != nil {
+		return nil, fmt.Errorf("%s records no command: %w", c.study, err)
+	}
+	var cmd []string
+	for _, a := range v[0].([]any) {
+		cmd = append(cmd, a.(string))
+	}
+	return cmd, nil
+}
+
+// cellArgs is the command without its program and its flags that reuse
+// or replace output, with data outside the repository replaced by its
+// stand-in, then c.args and the cell's --out.
+func (c evidenceCell) cellArgs(t *testing.T, cmd []string, dir string) []string {
+	var args []string
+	for _, a := range cmd[1:] {
+		switch a {
+		case "--resume", "-resume", "--restart", "-restart", "--force", "-force":
+			continue
+		}
+		if local, ok := standIns[a]; ok {
+			if _, err := os.Stat(a); err != nil {
+				a, _ = filepath.Abs(filepath.Join(repoRoot, local))
+			}
+		}
+		if a == fashionMNIST {
+			if _, err := os.Stat(filepath.Join(a, "train-images-idx3-ubyte.gz")); err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("%s is missing and CI=true allows no skipped cell", a)
+				}
+				t.Skipf("%s is missing (apt-get install dataset-fashion-mnist)", a)
+			}
+		}
+		args = append(args, a)
+	}
+	args = append(args, c.args...)
+	if c.out != "" {
+		args = append(args, "--out", filepath.Join(dir, "cell"))
+	}
+	return args
+}
+
+// storedKernel is the micro-kernel a results file's provenance names, ""
+// where it names none or several.
+func storedKernel(doc map[string]any) string {
+	v, err := readme.Lookup(doc, "provenance.kernel")
+	if err != nil {
+		return ""
+	}
+	k, _ := v[0].(string)
+	if k == provenance.Unknown || strings.Contains(k, ",") {
+		return ""
+	}
+	return k
+}
+
+// runCell runs the binary with args in dir, one thread, on kernel (if
+// set), and returns its stdout.
+func runCell(t *testing.T, bin, dir, kernel string, args []string) []byte {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	if kernel != "" {
+		cmd.Env = append(cmd.Env, "PSCLIP_KERNEL="+kernel)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("psclip %s: %v\n%s", strings.Join(args, " "), err, lastChars(stderr.String(), 2000))
+	}
+	return stdout.Bytes()
+}
+
+// differ says how have differs from want: exactly, or numbers within
+// driftTolerance; "" when it does not.
+func differ(want, have any, exact bool) string {
+	if exact || reflect.DeepEqual(want, have) {
+		if !reflect.DeepEqual(want, have) {
+			return fmt.Sprintf("stored %s, the cell gives %s", compact(want), compact(have))
+		}
+		return ""
+	}
+	switch w := want.(type) {
+	case float64:
+		h, ok := have.(float64)
+		if !ok || math.Abs(w-h) > driftTolerance*max(math.Abs(w), math.Abs(h)) {
+			return fmt.Sprintf("stored %v, the cell gives %v (beyond the relative tolerance %g of another kernel)", w, have, driftTolerance)
+		}
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return fmt.Sprintf("stored %s, the cell gives %s", compact(want), compact(have))
+		}
+		for i := range w {
+			if d := differ(w[i], h[i], false); d != "" {
+				return fmt.Sprintf("[%d]: %s", i, d)
+			}
+		}
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok || len(h) != len(w) {
+			return fmt.Sprintf("stored %s, the cell gives %s", compact(want), compact(have))
+		}
+		for k := range w {
+			if d := differ(w[k], h[k], false); d != "" {
+				return fmt.Sprintf("%s: %s", k, d)
+			}
+		}
+	default:
+		return fmt.Sprintf("stored %s, the cell gives %s", compact(want), compact(have))
+	}
+	return ""
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return lastChars(string(b), 300)
+}
+
+func lastChars(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc
+}
+
+// evidenceFiles are the results files of the studies: every JSON file
+// under an evidence or results directory of experiments/, and of
+// bench/evidence.
+func evidenceFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, top := range []string{"experiments", "bench/evidence"} {
+		err := filepath.WalkDir(filepath.Join(repoRoot, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
+				return err
+			}
+			rel, _ := filepath.Rel(repoRoot, path)
+			rel = filepath.ToSlash(rel)
+			if top == "experiments" && !strings.Contains(rel, "/evidence/") && !strings.Contains(rel, "/results/") {
+				return nil
+			}
+			files = append(files, rel)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+// TestEvidenceCovered checks that every study's results outside
+// bench/evidence (whose timings do not reproduce) have a drift cell, or
+// are made by the code and command of one (covers).
+func TestEvidenceCovered(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range evidenceCells {
+		covered[c.study] = true
+		for _, f := range c.covers {
+			covered[f] = true
+		}
+	}
+	for _, f := range evidenceFiles(t) {
+		if strings.HasPrefix(f, "bench/evidence/") || timing(f) {
+			continue
+		}
+		if !covered[f] && !coveredByRuns(f, covered) {
+			t.Errorf("%s: no drift cell reruns its study; add one to evidenceCells (docs/evidence.md, Drift)", f)
+		}
+	}
+	for f := range covered {
+		if _, err := os.Stat(filepath.Join(repoRoot, f)); err != nil {
+			t.Errorf("evidenceCells names %s: %v", f, err)
+		}
+	}
+}
+
+// timing reports whether f is a timing (bench step's output kept beside a
+// study).
+func timing(f string) bool { return filepath.Base(f) == "step-time.json" }
+
+// coveredByRuns reports whether f is one run's result.json inside a study
+// that is covered (its results gather it).
+func coveredByRuns(f string, covered map[string]bool) bool {
+	i := strings.Index(f, "/runs/")
+	if i < 0 || filepath.Base(f) != "result.json" {
+		return false
+	}
+	return covered[f[:i]+"/results.json"]
+}
+
+// unrecorded are the evidence files written before their producer recorded
+// the commit (or any provenance), with what is known of them. Their
+// numbers are held to the code by their study's drift cell all the same;
+// a file regenerated since leaves this list.
+var unrecorded = map[string]string{
+	"experiments/images/evidence/fashion-mnist/noise-0/results.json":            "none: written before experiment images recorded provenance; the command is its README's, the kernel avx2 (its first epochs reproduce on it to the bit)",
+	"experiments/images/evidence/fashion-mnist/noise-0.2/results.json":          "none: as noise-0",
+	"experiments/images/evidence/fashion-mnist/noise-0.4/results.json":          "none: as noise-0",
+	"experiments/images/evidence/fashion-mnist/grid/results.json":               "none: as noise-0",
+	"experiments/images/evidence/fashion-mnist/long-0.4/results.json":           "none: as noise-0",
+	"experiments/images/evidence/fashion-mnist-long/noise-0.2-e20/results.json": "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/fashion-mnist-long/noise-0.2-e40/results.json": "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/fashion-mnist-long/noise-0.4-e20/results.json": "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/fashion-mnist-long/noise-0.4-e40/results.json": "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/dp-fashion-mnist/runs-15/seed1/result.json":    "none: written before train images recorded provenance",
+	"experiments/images/evidence/dp-fashion-mnist/runs-15/seed2/result.json":    "none: as seed1",
+	"experiments/images/evidence/dp-fashion-mnist/runs-15/seed3/result.json":    "none: as seed1",
+	"experiments/images/evidence/dp-fashion-mnist/runs-20/seed1/result.json":    "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/dp-fashion-mnist/runs-20/seed2/result.json":    "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/dp-fashion-mnist/runs-20/seed3/result.json":    "commit: a binary built without VCS stamping",
+	"experiments/images/evidence/dp-fashion-mnist/step-time.json":               "commit: a binary built without VCS stamping",
+	"experiments/gpt/evidence/corruption/results.json":                          "commit: a binary built without VCS stamping; the load is the gathering command's",
+	"experiments/gpt/evidence/corruption/longer/results.json":                   "commit: a binary built without VCS stamping; the load is the gathering command's",
+	"experiments/gpt/evidence/corruption/k-sweep-400/results.json":              "commit: a binary built without VCS stamping; the load is the gathering command's",
+}
+
+// TestEvidenceProvenance checks that every evidence file records its
+// provenance with a commit (docs/evidence.md), or is listed in unrecorded
+// with what is known of it; a listed file that now records both must
+// leave the list.
+func TestEvidenceProvenance(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range evidenceFiles(t) {
+		seen[f] = true
+		if strings.Contains(f, "/runs/") && !strings.Contains(f, "dp-fashion-mnist") {
+			continue // a run of a study: the study's record sums it up
+		}
+		problem := ""
+		commits := recordedCommits(readJSON(t, filepath.Join(repoRoot, f)))
+		if len(commits) == 0 {
+			problem = "records no provenance"
+		}
+		for _, c := range commits {
+			if c == "" || strings.Contains(c, provenance.Unknown) {
+				problem = fmt.Sprintf("records commit %q", c)
+			}
+		}
+		_, listed := unrecorded[f]
+		switch {
+		case problem != "" && !listed:
+			t.Errorf("%s %s: build the binary with bench/evidence/build.sh (it stamps the commit) and regenerate it", f, problem)
+		case problem == "" && listed:
+			t.Errorf("%s records its commit now: remove it from unrecorded", f)
+		}
+	}
+	for f := range unrecorded {
+		if !seen[f] {
+			t.Errorf("unrecorded lists %s, which is no evidence file", f)
+		}
+	}
+}
+
+// recordedCommits are the commits of every provenance record in doc: the
+// file's, its runs', or those of its parts (a file gathered from several
+// studies keeps each one's).
+func recordedCommits(doc any) []string {
+	var commits []string
+	switch d := doc.(type) {
+	case map[string]any:
+		if p, ok := d["provenance"].(map[string]any); ok {
+			c, _ := p["commit"].(string)
+			commits = append(commits, c)
+		}
+		for k, v := range d {
+			if k != "provenance" {
+				commits = append(commits, recordedCommits(v)...)
+			}
+		}
+	case []any:
+		for _, v := range d {
+			commits = append(commits, recordedCommits(v)...)
+		}
+	}
+	return commits
+}
