@@ -181,12 +181,18 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	}
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
 	fmt.Fprintf(stdout, "Against SGD, and whom clipping picks\n\n%s\n", res.ClippingTable())
+	if a := res.AugmentTable(); a != "" {
+		fmt.Fprintf(stdout, "Per-sample clipping by AutoAugment operation\n\n%s\n", a)
+	}
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 	}
 	files := []string{runlayer.ResultsFile, images.TableMD, images.ClippingMD, images.GridMD, images.AccuracyPNG, images.ClippingPNG}
 	if c.LabelNoise > 0 {
 		files = append(files, images.DetectionPNG)
+	}
+	if res.AugmentTable() != "" {
+		files = append(files, images.AugmentMD)
 	}
 	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
 	return nil

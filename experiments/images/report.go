@@ -68,7 +68,11 @@ func Report(dir string) (*Results, error) {
 
 // tables are the experiment's tables by file name.
 func (r *Results) tables() map[string]string {
-	return map[string]string{TableMD: r.MainTable(), GridMD: r.GridTable(), ClippingMD: r.ClippingTable()}
+	t := map[string]string{TableMD: r.MainTable(), GridMD: r.GridTable(), ClippingMD: r.ClippingTable()}
+	if a := r.AugmentTable(); a != "" {
+		t[AugmentMD] = a
+	}
+	return t
 }
 
 // unrecorded sets to NaN the epoch statistics that the results file b does
