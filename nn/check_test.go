@@ -11,8 +11,8 @@ package nn
 //	randTensor, squareLoss, ids, medianClip            nntest.RandTensor, SquareLoss, IDs, MedianClip
 //
 // A loss's own checks (MSE's) are here too: checkLossGrad compares its
-// output gradient with finite differences of Σ_i loss_i, and mseLoss makes
-// it a lossFunc over sample ids for checkPerSample's brute force.
+// output gradient with finite differences of Σ_i loss_i, and fixedTargets
+// makes one a lossFunc over sample ids for checkPerSample's brute force.
 
 import (
 	"math"
@@ -63,7 +63,7 @@ func squareLoss(r *tensor.Tensor) lossFunc { return Harness.SquareLoss(r) }
 func ids(n int) []int32                    { return Harness.IDs(n) }
 func medianClip(norms []float64) []float32 { return Harness.MedianClip(norms) }
 
-// floatLoss is the shape of a loss of float targets (MSE).
+// floatLoss is the shape of a loss of float targets (MSE, Huber, BCE).
 type floatLoss = func(out *tensor.Tensor, targets []float32) ([]float32, *tensor.Tensor, error)
 
 // checkLossGrad checks a float-target loss's output gradient against
@@ -99,17 +99,16 @@ func checkLossGrad(t *testing.T, loss floatLoss, out *tensor.Tensor, targets []f
 	}
 }
 
-// mseLoss is MSE against fixed targets, one row of r per sample id: the
-// lossFunc checkPerSample needs, y = ids(B) making a batch of one find its
-// own row.
-func mseLoss(r *tensor.Tensor) lossFunc {
+// fixedTargets is loss against fixed targets, per values per sample id:
+// the lossFunc checkPerSample needs, y = ids(B) making a batch of one find
+// its own targets.
+func fixedTargets(loss floatLoss, r []float32, per int) lossFunc {
 	return func(out *tensor.Tensor, y []int32) ([]float32, *tensor.Tensor, error) {
-		per := r.Len() / r.Dim(0)
 		targets := make([]float32, 0, len(y)*per)
 		for _, id := range y {
-			targets = append(targets, r.Data[int(id)*per:(int(id)+1)*per]...)
+			targets = append(targets, r[int(id)*per:(int(id)+1)*per]...)
 		}
-		return MSE(out, targets)
+		return loss(out, targets)
 	}
 }
 

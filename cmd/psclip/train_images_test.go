@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	be "encoding/binary"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -296,5 +299,59 @@ func TestTrainImagesNoValidation(t *testing.T) {
 	resume := slices.Clone(args[:len(args)-2])
 	if code, _, stderr := runCLI(append(resume, "--resume", "--epochs", "2")...); code != 2 || !strings.Contains(stderr, "val_fraction") {
 		t.Errorf("resume without --val-fraction: exit %d, %q; want 2 naming val_fraction", code, stderr)
+	}
+}
+
+// TestTrainImagesFolder trains on one folder of PNG files per class, of
+// another size than the model's input (40×40, resized to 32×32), with the
+// test set taken from the same folders; a folder with one class is
+// refused in one line naming it, with nothing written.
+func TestTrainImagesFolder(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "folders")
+	r := rand.New(rand.NewPCG(7, 7))
+	for k, class := range []string{"bands0", "bands1", "bands2", "bands3"} {
+		if err := os.MkdirAll(filepath.Join(data, class), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 30 {
+			img := image.NewGray(image.Rect(0, 0, 40, 40))
+			for j := range img.Pix {
+				v := r.IntN(100)
+				if j/40/10 == k {
+					v += 150
+				}
+				img.Pix[j] = byte(v)
+			}
+			var b bytes.Buffer
+			if err := png.Encode(&b, img); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(data, class, fmt.Sprintf("%02d.png", i)), b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCLI("train", "images", "--data", data, "--out", out, "--width-div", "4", "--batch", "16", "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("train images on class folders: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "test") {
+		t.Errorf("stdout %q names no test accuracy", stdout)
+	}
+	if epochs, _ := readEpochs(t, out); len(epochs) != 2 || !(epochs[1].TestAcc > 0.5) {
+		t.Errorf("log: %d epochs, last %+v; want 2, the bands learnt above chance", len(epochs), epochs)
+	}
+	one := filepath.Join(t.TempDir(), "one")
+	if err := os.CopyFS(filepath.Join(one, "bands0"), os.DirFS(filepath.Join(data, "bands0"))); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	code, _, stderr = runCLI("train", "images", "--data", one, "--out", bad)
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "at least 2") {
+		t.Errorf("one class folder: exit %d, %q; want 2 and one line", code, stderr)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("the refused run left %s behind (%v)", bad, err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package images loads any image data set the CNN trainer supports,
 // detected from the files in a directory: CIFAR-10 or CIFAR-100 binaries
-// (data/cifar) or MNIST-style IDX files such as Fashion-MNIST's (data/idx).
-// Either way the result is a pair of data/cifar Datasets of 32×32 images,
+// (data/cifar), MNIST-style IDX files such as Fashion-MNIST's (data/idx),
+// or one folder of PNG or JPEG files per class (data/folder). Either way the result is a pair of data/cifar Datasets of 32×32 images,
 // RGB or grey, which data/cifar splits, normalises, augments and batches.
 package images
 
@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/psclip/psclip/data/cifar"
+	"github.com/psclip/psclip/data/folder"
 	"github.com/psclip/psclip/data/idx"
 )
 
@@ -21,7 +22,8 @@ type Format string
 const (
 	CIFAR10  Format = "cifar-10"
 	CIFAR100 Format = "cifar-100"
-	IDX      Format = "idx" // MNIST's layout: MNIST, Fashion-MNIST
+	IDX      Format = "idx"    // MNIST's layout: MNIST, Fashion-MNIST
+	Folder   Format = "folder" // a folder of PNG or JPEG files per class
 )
 
 // Source is a directory holding an image data set in a known format.
@@ -37,7 +39,7 @@ type Source struct {
 type NotFoundError struct{ Dir string }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("images: %s holds no image data set: neither CIFAR-100 (train.bin, test.bin), CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) nor MNIST-style IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, raw or .gz)", e.Dir)
+	return fmt.Sprintf("images: %s holds no image data set: neither CIFAR-100 (train.bin, test.bin), CIFAR-10 (data_batch_1.bin … data_batch_5.bin, test_batch.bin) MNIST-style IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, raw or .gz) nor class folders of PNG or JPEG files (DIR/<class>/, or DIR/train/<class>/ and DIR/test/<class>/)", e.Dir)
 }
 
 // Detect finds which format dir holds. A directory with the files of more
@@ -65,6 +67,13 @@ func Detect(dir string) (Source, error) {
 	case !idxNone:
 		return Source{}, ierr
 	}
+	var fnf *folder.NotFoundError
+	switch err := folder.Detect(dir); {
+	case err == nil:
+		return Source{Dir: dir, Format: Folder}, nil
+	case !errors.As(err, &fnf):
+		return Source{}, err
+	}
 	return Source{}, &NotFoundError{dir}
 }
 
@@ -72,9 +81,12 @@ func Detect(dir string) (Source, error) {
 // all have one label is refused (*OneClassError): a classifier learns
 // nothing from it.
 func (s Source) Load() (train, test *cifar.Dataset, err error) {
-	if s.Format == IDX {
+	switch s.Format {
+	case IDX:
 		train, test, err = idx.Load(s.Dir)
-	} else {
+	case Folder:
+		train, test, err = folder.Load(s.Dir)
+	default:
 		train, test, err = cifar.Load(s.Dir)
 	}
 	if err != nil {
