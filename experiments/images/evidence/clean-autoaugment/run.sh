@@ -22,9 +22,9 @@ methods() {
 	case $1 in
 	sgd) echo "--methods sgd" ;;
 	clip-sgd) echo "--methods clip-sgd=4" ;;
-	ps-clip-sgd) echo "--methods ps-clip-sgd=PS" ;;
+	ps-clip-sgd) echo "--methods ps-clip-sgd=100" ;;
 	ps-clip-11) echo "--methods ps-clip-sgd=25" ;;
-	inc-ps-clip-sgd) echo "--methods inc-ps-clip-sgd --inc-alpha ALPHA --inc-beta 2" ;;
+	inc-ps-clip-sgd) echo "--methods inc-ps-clip-sgd --inc-alpha 10 --inc-beta 2" ;;
 	esac
 }
 # RUN_ONLY, if set, lists the directories to start (default: all of DIRS).
@@ -34,7 +34,7 @@ for A in autoaugment cropflip; do
 		mkdir -p "$OUT/$A/all/runs"
 		for D in $DIRS; do cp -Rn "$OUT/$A/$D/runs/." "$OUT/$A/all/runs/"; done
 		GOMAXPROCS=1 nice -n 19 "$B" experiment images $S --augment $A \
-			--methods sgd,clip-sgd=4,ps-clip-sgd=PS,ps-clip-sgd=25,inc-ps-clip-sgd --inc-alpha ALPHA --inc-beta 2 \
+			--methods sgd,clip-sgd=4,ps-clip-sgd=100,ps-clip-sgd=25,inc-ps-clip-sgd --inc-alpha 10 --inc-beta 2 \
 			--resume --out "$OUT/$A/all" >"$OUT/$A/all.out" 2>>"$OUT/$A/all.log"
 		continue
 	fi
