@@ -2,7 +2,8 @@ package estimator
 
 import (
 	"encoding"
-	"fmt"
+
+	"github.com/psclip/psclip/setting"
 )
 
 // Noisy is an estimator that adds Gaussian noise to the sum of the step's
@@ -54,10 +55,14 @@ type DPSGD struct {
 }
 
 // NewDPSGD returns DP-SGD with clipping norm c and noise multiplier sigma,
-// both finite and > 0, its noise from NewGaussian(seed): secure for seed 0.
+// both finite and > 0 (a *setting.Error for Clip or NoiseMultiplier, Spec's
+// fields, otherwise), its noise from NewGaussian(seed): secure for seed 0.
 func NewDPSGD(c, sigma float64, seed uint64) (*DPSGD, error) {
-	if !positive(c) || !positive(sigma) {
-		return nil, fmt.Errorf("estimator: dp-sgd clip C = %v, noise multiplier σ = %v, want both finite and > 0", c, sigma)
+	switch {
+	case !positive(c):
+		return nil, setting.Errorf("Clip", c, "dp-sgd's clipping norm C, finite and > 0")
+	case !positive(sigma):
+		return nil, setting.Errorf("NoiseMultiplier", sigma, "dp-sgd's noise multiplier σ, finite and > 0")
 	}
 	return &DPSGD{clip: NewPSClip(Threshold{alpha: c}), c: c, sigma: sigma, noise: NewGaussian(seed)}, nil
 }

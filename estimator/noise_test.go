@@ -2,10 +2,13 @@ package estimator
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/psclip/psclip/setting"
 )
 
 // The noise's first four moments are a normal's with standard deviation
@@ -182,3 +185,21 @@ func TestNoisyOf(t *testing.T) {
 type wrapper struct{ Estimator }
 
 func (w wrapper) Unwrap() Estimator { return w.Estimator }
+
+// NewDPSGD refuses a clipping norm or noise multiplier that is not finite
+// and > 0 with a *setting.Error naming Spec's field, as every other
+// constructor does.
+func TestNewDPSGDErrors(t *testing.T) {
+	for _, tc := range []struct {
+		c, sigma float64
+		field    string
+	}{
+		{0, 1, "Clip"}, {-1, 1, "Clip"}, {math.Inf(1), 1, "Clip"}, {math.NaN(), 1, "Clip"},
+		{1, 0, "NoiseMultiplier"}, {1, -2, "NoiseMultiplier"}, {1, math.Inf(1), "NoiseMultiplier"},
+	} {
+		var se *setting.Error
+		if _, err := NewDPSGD(tc.c, tc.sigma, 1); !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("NewDPSGD(%v, %v): %v, want a *setting.Error for %s", tc.c, tc.sigma, err, tc.field)
+		}
+	}
+}

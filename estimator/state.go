@@ -16,10 +16,14 @@ func State(e Estimator) ([]byte, error) {
 
 // SetState restores what State returned. An adaptive estimator refuses a
 // missing state, so a resumed run cannot silently start its threshold afresh;
-// a stateless one ignores b.
+// a stateless one refuses a state (an adaptive estimator's, whose threshold
+// it would throw away) with a *MismatchError.
 func SetState(e Estimator, b []byte) error {
 	u, ok := e.(encoding.BinaryUnmarshaler)
 	if !ok {
+		if b != nil {
+			return &MismatchError{Saved: "an adaptive estimator", Have: Describe(e)}
+		}
 		return nil
 	}
 	if b == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -22,25 +23,26 @@ type GPTConfig struct {
 	ExactGELU bool    // the erf GELU of today's nanoGPT (nn.GELU()); false: GPT-2's tanh approximation
 }
 
-// Validate reports the first problem with c, if any.
+// Validate reports the first problem with c, if any, as a *setting.Error
+// naming the field.
 func (c GPTConfig) Validate() error {
 	switch {
 	case c.NLayer <= 0:
-		return fmt.Errorf("models: gpt: n_layer %d must be positive", c.NLayer)
+		return setting.Errorf("NLayer", c.NLayer, "> 0 (n_layer)")
 	case c.NHead <= 0:
-		return fmt.Errorf("models: gpt: n_head %d must be positive", c.NHead)
+		return setting.Errorf("NHead", c.NHead, "> 0 (n_head)")
 	case c.NEmbd <= 0:
-		return fmt.Errorf("models: gpt: n_embd %d must be positive", c.NEmbd)
+		return setting.Errorf("NEmbd", c.NEmbd, "> 0 (n_embd)")
 	case c.NEmbd%c.NHead != 0:
-		return fmt.Errorf("models: gpt: n_embd %d is not a multiple of n_head %d", c.NEmbd, c.NHead)
+		return setting.Errorf("NEmbd", c.NEmbd, "a multiple of n_head %d", c.NHead)
 	case c.BlockSize <= 0:
-		return fmt.Errorf("models: gpt: block_size %d must be positive", c.BlockSize)
+		return setting.Errorf("BlockSize", c.BlockSize, "> 0 (block_size)")
 	case c.VocabSize <= 0:
-		return fmt.Errorf("models: gpt: vocab_size %d must be positive", c.VocabSize)
+		return setting.Errorf("VocabSize", c.VocabSize, "> 0 (vocab_size)")
 	case c.VocabSize > maxVocab:
-		return fmt.Errorf("models: gpt: vocab_size %d exceeds %d, the largest id float32 token inputs hold exactly", c.VocabSize, maxVocab)
+		return setting.Errorf("VocabSize", c.VocabSize, "at most %d, the largest id float32 token inputs hold exactly", maxVocab)
 	case !(c.Dropout >= 0 && c.Dropout < 1):
-		return fmt.Errorf("models: gpt: dropout %v is outside [0, 1)", c.Dropout)
+		return setting.Errorf("Dropout", c.Dropout, "a probability in [0, 1)")
 	}
 	return nil
 }
@@ -172,13 +174,21 @@ func (m *GPT) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
 	return m.net.Backward(ctx, dy)
 }
 
+// BackwardParams produces the parameter gradients for the logit gradient
+// dy, leaving out the blocks before the first with a parameter to train
+// (nn.BackwardParams).
+func (m *GPT) BackwardParams(ctx *nn.Context, dy *tensor.Tensor) { m.net.BackwardParams(ctx, dy) }
+
 // Params lists the parameters in nanoGPT's named_parameters order:
 // transformer.wte.weight, transformer.wpe.weight, then for every block
 // ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj (weight, then
 // bias, of each), and transformer.ln_f. The tied lm_head is not listed.
 func (m *GPT) Params() []*nn.Param { return m.params }
 
-var _ nn.Layer = (*GPT)(nil)
+var (
+	_ nn.Layer           = (*GPT)(nil)
+	_ nn.ParamBackwarder = (*GPT)(nil)
+)
 
 // OutShape is [B, T, VocabSize] for token ids [B, T] with T ≤ BlockSize
 // (nn.Shaper); the ids themselves are checked by CheckInput.

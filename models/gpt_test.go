@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -9,34 +10,37 @@ import (
 	"testing"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
 
 var smallGPT = GPTConfig{NLayer: 2, NHead: 2, NEmbd: 16, BlockSize: 8, VocabSize: 11}
 
+// NewGPT refuses a bad configuration with a *setting.Error naming the field.
 func TestGPTConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		edit func(*GPTConfig)
-		err  string
+		name  string
+		edit  func(*GPTConfig)
+		field string
 	}{
 		{"ok", func(*GPTConfig) {}, ""},
 		{"bias", func(c *GPTConfig) { c.Bias = true }, ""},
-		{"layers", func(c *GPTConfig) { c.NLayer = 0 }, "n_layer"},
-		{"heads", func(c *GPTConfig) { c.NHead = -1 }, "n_head"},
-		{"width", func(c *GPTConfig) { c.NEmbd = 0 }, "n_embd"},
-		{"divisible", func(c *GPTConfig) { c.NHead = 3 }, "multiple of n_head"},
-		{"block", func(c *GPTConfig) { c.BlockSize = 0 }, "block_size"},
-		{"vocab", func(c *GPTConfig) { c.VocabSize = 0 }, "vocab_size"},
-		{"vocab-float32", func(c *GPTConfig) { c.VocabSize = 1<<24 + 1 }, "float32"},
-		{"dropout", func(c *GPTConfig) { c.Dropout = 1 }, "dropout"},
-		{"dropout-nan", func(c *GPTConfig) { c.Dropout = math.NaN() }, "dropout"},
+		{"layers", func(c *GPTConfig) { c.NLayer = 0 }, "NLayer"},
+		{"heads", func(c *GPTConfig) { c.NHead = -1 }, "NHead"},
+		{"width", func(c *GPTConfig) { c.NEmbd = 0 }, "NEmbd"},
+		{"divisible", func(c *GPTConfig) { c.NHead = 3 }, "NEmbd"},
+		{"block", func(c *GPTConfig) { c.BlockSize = 0 }, "BlockSize"},
+		{"vocab", func(c *GPTConfig) { c.VocabSize = 0 }, "VocabSize"},
+		{"vocab-float32", func(c *GPTConfig) { c.VocabSize = 1<<24 + 1 }, "VocabSize"},
+		{"dropout", func(c *GPTConfig) { c.Dropout = 1 }, "Dropout"},
+		{"dropout-nan", func(c *GPTConfig) { c.Dropout = math.NaN() }, "Dropout"},
 	} {
 		c := smallGPT
 		tc.edit(&c)
 		_, err := NewGPT(c, 1)
-		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		var se *setting.Error
+		if tc.field == "" && err != nil || tc.field != "" && (!errors.As(err, &se) || se.Field != tc.field) {
+			t.Errorf("%s: error %v, want a *setting.Error for %q", tc.name, err, tc.field)
 		}
 	}
 }

@@ -392,7 +392,29 @@ func (a *CausalSelfAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.
 	if a.ResidDrop != nil {
 		dy = a.ResidDrop.Backward(ctx, dy)
 	}
-	return a.CAttn.Backward(ctx, a.Core.backward(ctx, a.CProj.Backward(ctx, dy), a.CAttn))
+	return a.CAttn.Backward(ctx, a.Core.backward(ctx, a.CProj.Backward(ctx, dy), a.next()))
+}
+
+// BackwardParams produces the Linear layers' gradients of Backward and no
+// input gradient: with c_attn frozen, only c_proj's backward pass runs.
+func (a *CausalSelfAttention) BackwardParams(ctx *Context, dy *tensor.Tensor) {
+	if a.ResidDrop != nil {
+		dy = a.ResidDrop.Backward(ctx, dy)
+	}
+	if !a.CAttn.trains() {
+		a.CProj.BackwardParams(ctx, dy)
+		return
+	}
+	a.CAttn.BackwardParams(ctx, a.Core.backward(ctx, a.CProj.Backward(ctx, dy), a.CAttn))
+}
+
+// next is the layer whose per-sample work the core's backward pass does
+// (CausalAttention.backward): c_attn, unless it has nothing to train.
+func (a *CausalSelfAttention) next() *Linear {
+	if !a.CAttn.trains() {
+		return nil
+	}
+	return a.CAttn
 }
 
 // Params returns c_attn's parameters, then c_proj's.

@@ -23,6 +23,9 @@ import (
 //   - materialise: g_i is formed by those GEMMs (so the plain weight
 //     gradient's work is not repeated) and the clipped gradient is
 //     Σ_i c_i·g_i.
+//
+// A frozen weight or bias (Param.Frozen) takes no part: no gradient, no
+// Gram matrix, no per-sample gradient, no norm term.
 type Conv2d struct {
 	Weight *Param // [cout,cin,k,k]
 	Bias   *Param // [cout]; nil without bias
@@ -92,7 +95,7 @@ func (c *Conv2d) geometry(x *tensor.Tensor) (b, h, w, oh, ow int) {
 func (c *Conv2d) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	b, h, w, oh, ow := c.geometry(x)
 	kk, p := c.cin*c.k*c.k, oh*ow
-	if ctx.PerSampleMemory > 0 {
+	if ctx.PerSampleMemory > 0 && !c.Weight.Frozen {
 		ctx.offer(c.offer(b, h, w, p), c.rule)
 	}
 	c.x = x
@@ -138,6 +141,18 @@ func (c *Conv2d) finishOutput(y []float32, p int) {
 // Context says. The input gradient is owned by the layer and overwritten by
 // its next Backward.
 func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	return c.backward(ctx, dy, !c.NoInputGrad)
+}
+
+// BackwardParams produces the weight gradients of Backward and no input
+// gradient.
+func (c *Conv2d) BackwardParams(ctx *Context, dy *tensor.Tensor) { c.backward(ctx, dy, false) }
+
+// biasTrains reports whether the layer has a bias to train.
+func (c *Conv2d) biasTrains() bool { return c.Bias != nil && !c.Bias.Frozen }
+
+// backward is Backward, forming the input gradient only with input.
+func (c *Conv2d) backward(ctx *Context, dy *tensor.Tensor, input bool) *tensor.Tensor {
 	x := c.x
 	if x == nil {
 		panic(fmt.Sprintf("nn: %s: Backward before Forward", c.Weight.Name))
@@ -147,8 +162,8 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if dy.Len() != b*c.cout*p {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", c.Weight.Name, dy, x))
 	}
-	plain := !ctx.PerSample()
-	if c.ReLU || c.Bias != nil {
+	plain, bias := !ctx.PerSample(), c.biasTrains()
+	if c.ReLU || bias {
 		// One pass over dy: the ReLU's mask (dy becomes the gradient of
 		// the output before the ReLU) and the bias gradient, summed over
 		// the samples in the plain mode and per sample (psB) in the
@@ -159,7 +174,7 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 			c.dpre = reuse(c.dpre, dy.Shape...)
 			dy = c.dpre
 		}
-		if !plain && c.Bias != nil {
+		if !plain && bias {
 			c.psB = resize(c.psB, b*c.cout)
 		}
 		parallel(c.cout, workers(b*c.cout*p/passSpan), func(_, lo, hi int) {
@@ -168,9 +183,9 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 				if c.ReLU {
 					kernels.ReLUGrad(rows, in.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p], c.y.Data[(i*c.cout+lo)*p:(i*c.cout+hi)*p])
 				}
-				if c.Bias != nil && plain {
+				if bias && plain {
 					addRowSums(c.Bias.Grad.Data[lo:hi], rows, p)
-				} else if c.Bias != nil {
+				} else if bias {
 					pb := c.psB[i*c.cout+lo : i*c.cout+hi]
 					clear(pb)
 					addRowSums(pb, rows, p)
@@ -178,14 +193,16 @@ func (c *Conv2d) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 			}
 		})
 	}
-	if plain {
+	switch {
+	case c.Weight.Frozen && !bias:
+	case !plain:
+		c.perSample(ctx, dy, b, h, w, ow)
+	case !c.Weight.Frozen:
 		// Σ_i dY_i·U_iᵀ, added in sample order (SgemmBatched shares out
 		// column blocks of the weight gradient, every sample on each).
 		kernels.SgemmBatched(false, true, c.cout, kk, p, 1, dy.Data, p, c.cout*p, c.cols, p, kk*p, 1, c.Weight.Grad.Data, kk, 0, b)
-	} else {
-		c.perSample(ctx, dy, b, h, w, ow)
 	}
-	if c.NoInputGrad {
+	if !input {
 		return nil
 	}
 	c.dx = reuse(c.dx, x.Shape...)
@@ -230,18 +247,23 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	if len(sq) != b {
 		panic(fmt.Sprintf("nn: %s: batch of %d in per-sample mode for %d samples", c.Weight.Name, b, len(sq)))
 	}
-	cout := c.cout
-	ghost := ctx.choose(c.offer(b, h, w, p), c.rule)
+	cout, noW := c.cout, c.Weight.Frozen
+	ghost := noW || ctx.choose(c.offer(b, h, w, p), c.rule)
 	direct, image := c.inputGram(h, w, p)
 	useImage := image < direct
 	// add adds sample i's squared norm, its weight's s and its bias's.
 	add := func(i int, s float64) {
-		if c.Bias != nil { // psB: from Backward's pass over dy
+		if c.biasTrains() { // psB: from Backward's pass over dy
 			s += kernels.SqNorm(c.psB[i*cout : (i+1)*cout])
 		}
 		sq[i] += s
 	}
-	if !ghost {
+	switch {
+	case noW:
+		for i := range b {
+			add(i, 0)
+		}
+	case !ghost:
 		// g_i = dY_i·U_iᵀ, its norm taken on the core that formed it while
 		// it is in cache.
 		c.psW = resize(c.psW, b*cout*kk)
@@ -251,7 +273,7 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 				return dy.Data[i*cout*p : (i+1)*cout*p], c.cols[i*kk*p : (i+1)*kk*p], gi(i)
 			},
 			func(_, i int) { add(i, kernels.SqNorm(gi(i))) })
-	} else {
+	default:
 		nw := workers(b)
 		for len(c.gram) < nw {
 			c.gram = append(c.gram, nil)
@@ -273,12 +295,14 @@ func (c *Conv2d) perSample(ctx *Context, dy *tensor.Tensor, b, h, w, ow int) {
 	}
 	c.dy = dy
 	ctx.Defer(func(f []float32) {
-		if ghost {
+		switch {
+		case noW:
+		case ghost:
 			c.clippedGEMM(f, kk, p)
-		} else {
+		default:
 			weightedSum(c.Weight.Grad.Data, c.psW, f)
 		}
-		if c.Bias != nil {
+		if c.biasTrains() {
 			weightedSum(c.Bias.Grad.Data, c.psB, f)
 		}
 		c.dy = nil

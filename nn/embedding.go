@@ -48,7 +48,8 @@ func tokenID(v float32, n int) (int, bool) {
 // O(T·dim) per sample); the clipped sum Σ_i c_i·g_i is a scatter of c_i·dy_i.
 // When the weight is tied to an output layer (TiedHead), Backward also adds
 // the cross term of the two contributions, so that the norm is that of their
-// sum.
+// sum. A frozen weight (Param.Frozen) has no gradient and no norm term,
+// from either layer.
 type Embedding struct {
 	Weight *Param
 
@@ -101,6 +102,9 @@ func (e *Embedding) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 func (e *Embedding) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if !(len(dy.Shape) == 3 && dy.Shape[0] == e.x.Shape[0] && dy.Shape[1] == e.x.Shape[1] && dy.Shape[2] == e.Weight.Value.Dim(1)) {
 		panic(fmt.Sprintf("nn: Embedding: gradient %v for ids %v", dy, e.x))
+	}
+	if e.Weight.Frozen {
+		return nil
 	}
 	if !ctx.PerSample() {
 		e.scatter(dy, 0, len(e.ids), 1)
@@ -172,7 +176,8 @@ func (e *Embedding) groupedSqNorm(dy *tensor.Tensor, lo, hi int) float64 {
 //
 // Per-sample rule: sample i's gradient is dy_i itself in rows 0..T−1 (the
 // positions are distinct), so its squared norm is |dy_i|² and the clipped sum
-// adds Σ_i c_i·dy_i into those rows.
+// adds Σ_i c_i·dy_i into those rows. A frozen weight (Param.Frozen) has
+// none.
 type PositionEmbedding struct {
 	Weight *Param
 
@@ -217,6 +222,9 @@ func (p *PositionEmbedding) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Te
 	dim := p.Weight.Value.Dim(1)
 	if !(len(dy.Shape) == 3 && dy.Shape[1] == p.t && dy.Shape[2] == dim) {
 		panic(fmt.Sprintf("nn: PositionEmbedding: gradient %v for length %d", dy, p.t))
+	}
+	if p.Weight.Frozen {
+		return dy
 	}
 	m := p.t * dim
 	g := p.Weight.Grad.Data[:m]

@@ -27,7 +27,8 @@ import (
 // Per-sample rule: a sample's gradient is tiny (Σ_s dy⊙x̂ for the weight,
 // Σ_s dy for the bias, per channel, over the sample's S spatial values),
 // so it is always materialised; its squared norm is exact and the clipped
-// sum Σ_i c_i·g_i is formed from the kept per-sample gradients.
+// sum Σ_i c_i·g_i is formed from the kept per-sample gradients. A frozen
+// weight or bias (Param.Frozen) takes no part in either.
 type GroupNorm struct {
 	Groups   int
 	Channels int
@@ -134,8 +135,11 @@ func (l *GroupNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	c, cg := l.Channels, l.Channels/l.Groups
 	l.dx = reuse(l.dx, dy.Shape...)
 	weight := func(ch int) float64 { return 1 }
+	trainW, trainB := l.Weight != nil && !l.Weight.Frozen, l.Bias != nil && !l.Bias.Frozen
 	if l.Weight != nil {
 		weight = func(ch int) float64 { return float64(l.Weight.Value.Data[ch]) }
+	}
+	if trainW || trainB {
 		// Each sample's weight and bias gradients, [B, 2C]: what the
 		// per-sample rule keeps, and what the plain sum adds in sample
 		// order.
@@ -143,7 +147,7 @@ func (l *GroupNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	}
 	parallel(b, workers(b), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if l.Weight != nil {
+			if trainW || trainB {
 				g := l.sample[i*2*c : (i+1)*2*c]
 				for ch := range c {
 					var gw, gb float64
@@ -172,14 +176,28 @@ func (l *GroupNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 			}
 		}
 	})
+	// trained is the part of a sample's gradient g that is trained.
+	trained := func(g []float32) []float32 {
+		switch {
+		case !trainW:
+			return g[c:]
+		case !trainB:
+			return g[:c]
+		}
+		return g
+	}
 	switch {
-	case l.Weight == nil:
+	case !trainW && !trainB:
 		return l.dx
 	case !ctx.PerSample():
 		for i := range b {
 			g := l.sample[i*2*c : (i+1)*2*c]
-			kernels.Add(l.Weight.Grad.Data, l.Weight.Grad.Data, g[:c])
-			kernels.Add(l.Bias.Grad.Data, l.Bias.Grad.Data, g[c:])
+			if trainW {
+				kernels.Add(l.Weight.Grad.Data, l.Weight.Grad.Data, g[:c])
+			}
+			if trainB {
+				kernels.Add(l.Bias.Grad.Data, l.Bias.Grad.Data, g[c:])
+			}
 		}
 		return l.dx
 	}
@@ -188,7 +206,7 @@ func (l *GroupNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		panic(fmt.Sprintf("nn: GroupNorm: gradient %v for a batch of %d", dy, len(sq)))
 	}
 	for i := range b {
-		sq[i] += kernels.SqNorm(l.sample[i*2*c : (i+1)*2*c])
+		sq[i] += kernels.SqNorm(trained(l.sample[i*2*c : (i+1)*2*c]))
 	}
 	ctx.Defer(func(f []float32) {
 		for i, ci := range f {
@@ -196,8 +214,12 @@ func (l *GroupNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 				continue
 			}
 			g := l.sample[i*2*c : (i+1)*2*c]
-			kernels.Axpy(ci, g[:c], l.Weight.Grad.Data)
-			kernels.Axpy(ci, g[c:], l.Bias.Grad.Data)
+			if trainW {
+				kernels.Axpy(ci, g[:c], l.Weight.Grad.Data)
+			}
+			if trainB {
+				kernels.Axpy(ci, g[c:], l.Bias.Grad.Data)
+			}
 		}
 	})
 	return l.dx

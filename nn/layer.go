@@ -25,6 +25,33 @@ type Layer interface {
 	Params() []*Param
 }
 
+// ParamBackwarder is a Layer that can run its backward pass for its
+// parameters' gradients alone, skipping the work of its input gradient (a
+// model's first layer: nobody reads its input gradient). Sequential,
+// Residual, Linear, Conv2d and CausalSelfAttention are ParamBackwarders.
+type ParamBackwarder interface {
+	// BackwardParams produces the parameter gradients of Backward(ctx, dy),
+	// in the context's mode, and no input gradient.
+	BackwardParams(ctx *Context, dy *tensor.Tensor)
+}
+
+// BackwardParams runs l's backward pass for the gradients of its
+// parameters, where the input gradient is not wanted: what a trainer calls
+// on its model. A layer with no parameter to train (all frozen, or none) is
+// left out; a ParamBackwarder skips its input gradient (and a Sequential the
+// layers before its first with a parameter to train); any other layer runs
+// its Backward.
+func BackwardParams(ctx *Context, l Layer, dy *tensor.Tensor) {
+	if !trains(l) {
+		return
+	}
+	if pb, ok := l.(ParamBackwarder); ok {
+		pb.BackwardParams(ctx, dy)
+		return
+	}
+	l.Backward(ctx, dy)
+}
+
 // Context carries the state that one forward and backward pass share.
 //
 // In the plain mode a parametrised layer's Backward adds its full-batch
@@ -138,6 +165,22 @@ func (s Sequential) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		dy = s[i].Backward(ctx, dy)
 	}
 	return dy
+}
+
+// BackwardParams runs the backward pass for the parameters' gradients
+// alone: the layers before the first with a parameter to train are left
+// out, and that one forms no input gradient.
+func (s Sequential) BackwardParams(ctx *Context, dy *tensor.Tensor) {
+	first := 0
+	for first < len(s) && !trains(s[first]) {
+		first++
+	}
+	for i := len(s) - 1; i > first; i-- {
+		dy = s[i].Backward(ctx, dy)
+	}
+	if first < len(s) {
+		BackwardParams(ctx, s[first], dy)
+	}
 }
 
 // Params concatenates the layers' parameters in order.

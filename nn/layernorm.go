@@ -16,7 +16,8 @@ import (
 // Per-sample rule: a sample's gradient is tiny (Σ_t dy_t⊙x̂_t for the weight,
 // Σ_t dy_t for the bias, over the sample's rows t), so it is always
 // materialised; its squared norm is exact and the clipped sum Σ_i c_i·g_i is
-// formed from the kept per-sample gradients.
+// formed from the kept per-sample gradients. A frozen weight or bias
+// (Param.Frozen) takes no part in either.
 type LayerNorm struct {
 	Weight *Param
 	Bias   *Param // nil without a bias
@@ -107,22 +108,18 @@ func (l *LayerNorm) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	// One parallel region for the input gradient, split by rows, and the
 	// weight gradients, split by columns: they read the same dy and x̂ and
 	// write different outputs. Each column sums all the rows, in order.
+	gw, gb := l.grads()
 	nr, nc := workers(rows), 0
-	if !ctx.PerSample() {
+	if !ctx.PerSample() && (gw != nil || gb != nil) {
 		nc = workers(min(d/16, dy.Len()/passSpan))
 	}
-	gw, gb := l.Weight.Grad.Data, l.biasGrad()
 	kernels.Parallel(max(nr, nc), func(w int) {
 		if w < nr {
 			l.inputGrads(dy, w*rows/nr, (w+1)*rows/nr)
 		}
 		if w < nc {
 			lo, hi := w*d/nc, (w+1)*d/nc
-			var b []float32
-			if gb != nil {
-				b = gb[lo:hi]
-			}
-			l.accumulate(dy, 0, dy.Rows(), lo, gw[lo:hi], b)
+			l.accumulate(dy, 0, dy.Rows(), lo, hi-lo, part(gw, lo, hi), part(gb, lo, hi))
 		}
 	})
 	if ctx.PerSample() {
@@ -147,22 +144,36 @@ func (l *LayerNorm) inputGrads(dy *tensor.Tensor, lo, hi int) {
 	}
 }
 
-func (l *LayerNorm) biasGrad() []float32 {
-	if l.Bias == nil {
-		return nil
+// grads returns the gradients of the weight and the bias, nil for one
+// that is frozen or absent.
+func (l *LayerNorm) grads() (gw, gb []float32) {
+	if !l.Weight.Frozen {
+		gw = l.Weight.Grad.Data
 	}
-	return l.Bias.Grad.Data
+	if l.Bias != nil && !l.Bias.Frozen {
+		gb = l.Bias.Grad.Data
+	}
+	return gw, gb
 }
 
-// accumulate adds Σ_r dy_r⊙x̂_r into gw and Σ_r dy_r into gb (if not nil)
-// over the rows [lo, hi), the rows' columns from c on: gw and gb hold as
-// many columns as they are long.
-func (l *LayerNorm) accumulate(dy *tensor.Tensor, lo, hi, c int, gw, gb []float32) {
+// part is g[lo:hi], nil for a nil g.
+func part(g []float32, lo, hi int) []float32 {
+	if g == nil {
+		return nil
+	}
+	return g[lo:hi]
+}
+
+// accumulate adds Σ_r dy_r⊙x̂_r into gw and Σ_r dy_r into gb (each if not
+// nil) over the rows [lo, hi), n of the rows' columns from c on.
+func (l *LayerNorm) accumulate(dy *tensor.Tensor, lo, hi, c, n int, gw, gb []float32) {
 	d := l.Weight.Value.Len()
 	for r := lo; r < hi; r++ {
 		off := r*d + c
-		dyr := dy.Data[off : off+len(gw)]
-		kernels.AddMul(gw, dyr, l.xhat[off:off+len(gw)])
+		dyr := dy.Data[off : off+n]
+		if gw != nil {
+			kernels.AddMul(gw, dyr, l.xhat[off:off+n])
+		}
 		if gb != nil {
 			kernels.Add(gb, gb, dyr)
 		}
@@ -176,9 +187,26 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 	if rows*n != dy.Rows() || dy.Dim(0) != n {
 		panic(fmt.Sprintf("nn: LayerNorm: gradient %v for a batch of %d", dy, n))
 	}
-	per := d // per-sample gradient length: weight, then bias
-	if l.Bias != nil {
-		per = 2 * d
+	gw, gb := l.grads()
+	per := 0 // per-sample gradient length: weight, then bias, those trained
+	if gw != nil {
+		per += d
+	}
+	if gb != nil {
+		per += d
+	}
+	if per == 0 {
+		return
+	}
+	// split cuts a sample's gradient g into its weight's and its bias's.
+	split := func(g []float32) (w, b []float32) {
+		if gw != nil {
+			w, g = g[:d], g[d:]
+		}
+		if gb != nil {
+			b = g[:d]
+		}
+		return w, b
 	}
 	l.sample = resize(l.sample, n*per)
 	clear(l.sample)
@@ -186,24 +214,22 @@ func (l *LayerNorm) perSample(ctx *Context, dy *tensor.Tensor) {
 	parallel(n, workers(n), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g := l.sample[i*per : (i+1)*per]
-			var gb []float32
-			if l.Bias != nil {
-				gb = g[d:]
-			}
-			l.accumulate(dy, i*rows, (i+1)*rows, 0, g[:d], gb)
+			w, b := split(g)
+			l.accumulate(dy, i*rows, (i+1)*rows, 0, d, w, b)
 			sq[i] += kernels.SqNorm(g)
 		}
 	})
 	ctx.Defer(func(c []float32) {
-		gw, gb := l.Weight.Grad.Data, l.biasGrad()
 		for i, ci := range c {
 			if ci == 0 {
 				continue
 			}
-			g := l.sample[i*per : (i+1)*per]
-			kernels.Axpy(ci, g[:d], gw)
-			if gb != nil {
-				kernels.Axpy(ci, g[d:], gb)
+			w, b := split(l.sample[i*per : (i+1)*per])
+			if w != nil {
+				kernels.Axpy(ci, w, gw)
+			}
+			if b != nil {
+				kernels.Axpy(ci, b, gb)
 			}
 		}
 	})

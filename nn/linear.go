@@ -36,6 +36,9 @@ import (
 // their memory, while the ghost norm adds 2T²(in+out) flops per sample.
 //
 // The bias's per-sample gradient Σ_t b_it is always formed: it is small.
+//
+// A frozen weight or bias (Param.Frozen) takes no part: no gradient, no
+// Gram matrix, no per-sample gradient, no norm term.
 type Linear struct {
 	Weight *Param // [out,in]
 	Bias   *Param // [out]; nil without bias
@@ -46,6 +49,7 @@ type Linear struct {
 	in, out int
 	rule    rule // forced per-sample rule (tests); ruleAuto in use
 	ghost   bool // the latest per-sample Backward's choice: psW not formed
+	noW     bool // the latest per-sample Backward left the (frozen) weight out
 
 	x     *tensor.Tensor // input of the latest Forward
 	gx    []float32      // per-sample mode: the Gram matrices A_iA_iᵀ, RowGramLen(T) floats a sample
@@ -145,7 +149,7 @@ func (l *Linear) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
 	l.x = x
 	l.gxOK = false
 	l.early = nil
-	if len(x.Shape) == 3 && (ctx.PerSample() || ctx.PerSampleMemory > 0) {
+	if len(x.Shape) == 3 && !l.Weight.Frozen && (ctx.PerSample() || ctx.PerSampleMemory > 0) {
 		if ghost := ctx.offer(l.offer(x.Dim(0), x.Dim(1)), l.rule); ghost && ctx.PerSample() {
 			l.inputGrams(x)
 		}
@@ -214,6 +218,21 @@ func (l *Linear) inputGrams(x *tensor.Tensor) {
 // The input gradient is owned by the layer and overwritten by its next
 // Backward.
 func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
+	return l.backward(ctx, dy, !l.NoInputGrad)
+}
+
+// BackwardParams produces the weight gradients of Backward and no input
+// gradient.
+func (l *Linear) BackwardParams(ctx *Context, dy *tensor.Tensor) { l.backward(ctx, dy, false) }
+
+// biasTrains reports whether the layer has a bias to train.
+func (l *Linear) biasTrains() bool { return l.Bias != nil && !l.Bias.Frozen }
+
+// trains reports whether the layer has a parameter to train.
+func (l *Linear) trains() bool { return !l.Weight.Frozen || l.biasTrains() }
+
+// backward is Backward, forming the input gradient only with input.
+func (l *Linear) backward(ctx *Context, dy *tensor.Tensor, input bool) *tensor.Tensor {
 	x := l.x
 	if x == nil || dy.Len() != x.Rows()*l.out {
 		panic(fmt.Sprintf("nn: %s: Backward with dy %v after Forward of %v", l.Weight.Name, dy, x))
@@ -224,15 +243,19 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	// are independent: one goroutine computes dx whole while the others
 	// start on dW, which it then joins (kernels.SgemmConcurrent).
 	gemms := make([]kernels.Gemm, 0, 2)
-	if !l.NoInputGrad {
+	if input {
 		l.dx = reuse(l.dx, x.Shape...)
 		gemms = append(gemms, kernels.Gemm{M: rows, N: l.in, K: l.out, Alpha: 1, A: dy.Data, LDA: l.out, B: l.Weight.Value.Data, LDB: l.in, C: l.dx.Data, LDC: l.in})
 	}
-	if ctx.PerSample() {
+	switch {
+	case !l.trains():
+	case ctx.PerSample():
 		l.perSample(ctx, dy)
-	} else {
-		gemms = append(gemms, kernels.Gemm{TransA: true, M: l.out, N: l.in, K: rows, Alpha: 1, A: dy.Data, LDA: l.out, B: x.Data, LDB: l.in, Beta: 1, C: l.Weight.Grad.Data, LDC: l.in})
-		if l.Bias != nil {
+	default:
+		if !l.Weight.Frozen {
+			gemms = append(gemms, kernels.Gemm{TransA: true, M: l.out, N: l.in, K: rows, Alpha: 1, A: dy.Data, LDA: l.out, B: x.Data, LDB: l.in, Beta: 1, C: l.Weight.Grad.Data, LDC: l.in})
+		}
+		if l.biasTrains() {
 			db := l.Bias.Grad.Data
 			for r := 0; r < rows; r++ {
 				kernels.Axpy(1, dy.Data[r*l.out:(r+1)*l.out], db)
@@ -240,7 +263,7 @@ func (l *Linear) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 		}
 	}
 	kernels.SgemmConcurrent(gemms...)
-	if l.NoInputGrad {
+	if !input {
 		return nil
 	}
 	return l.dx
@@ -268,15 +291,17 @@ func (l *Linear) perSample(ctx *Context, dy *tensor.Tensor) {
 	for i, s := range l.norms {
 		sq[i] += s
 	}
-	t, ghost := l.x.Rows()/len(sq), l.ghost
+	t, ghost, noW := l.x.Rows()/len(sq), l.ghost, l.noW
 	l.dy = dy
 	ctx.Defer(func(c []float32) {
-		if ghost {
+		switch {
+		case noW:
+		case ghost:
 			l.clippedGEMM(c, t)
-		} else {
+		default:
 			weightedSum(l.Weight.Grad.Data, l.psW, c)
 		}
-		if l.Bias != nil {
+		if l.biasTrains() {
 			weightedSum(l.Bias.Grad.Data, l.psB, c)
 		}
 		l.dy = nil
@@ -293,11 +318,12 @@ func (l *Linear) beginSamples(ctx *Context, dy *tensor.Tensor) {
 		panic(fmt.Sprintf("nn: %s: per-sample Backward with dy %v after Forward of %v for %d samples", l.Weight.Name, dy, x, n))
 	}
 	t := x.Rows() / n
-	l.ghost = ctx.choose(l.offer(n, t), l.rule)
-	if l.ghost && t > 1 && !l.gxOK { // BeginPerSample came after Forward
+	l.noW = l.Weight.Frozen
+	l.ghost = l.noW || ctx.choose(l.offer(n, t), l.rule)
+	if !l.noW && l.ghost && t > 1 && !l.gxOK { // BeginPerSample came after Forward
 		l.inputGrams(x)
 	}
-	if l.Bias != nil {
+	if l.biasTrains() {
 		l.psB = resize(l.psB, n*l.out)
 		clear(l.psB)
 	}
@@ -319,6 +345,7 @@ func (l *Linear) sampleWork(dy *tensor.Tensor, i int, gy *[]float32) {
 	b := dy.Data[i*t*out : (i+1)*t*out]
 	var s float64
 	switch {
+	case l.noW:
 	case !l.ghost:
 		g := l.psW[i*out*in : (i+1)*out*in]
 		kernels.Sgemm(true, false, out, in, t, 1, b, out, a, in, 0, g, in)
@@ -330,7 +357,7 @@ func (l *Linear) sampleWork(dy *tensor.Tensor, i int, gy *[]float32) {
 		kernels.RowGram(t, b, out, *gy)
 		s = kernels.RowGramDot(t, l.gx[i*m:(i+1)*m], *gy)
 	}
-	if l.Bias != nil {
+	if l.biasTrains() {
 		pb := l.psB[i*out : (i+1)*out]
 		for r := 0; r < t; r++ {
 			kernels.Axpy(1, b[r*out:(r+1)*out], pb)
@@ -344,7 +371,7 @@ func (l *Linear) sampleWork(dy *tensor.Tensor, i int, gy *[]float32) {
 // when it forms none); putGramScratch gives it back.
 func (l *Linear) gramScratch() *[]float32 {
 	t := l.x.Rows() / len(l.norms)
-	if !l.ghost || t == 1 {
+	if !l.ghost || t == 1 || l.noW {
 		return nil
 	}
 	return getScratch(&gramPool, kernels.RowGramLen(t))

@@ -34,6 +34,10 @@ func (r *Residual) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	return r.dx
 }
 
+// BackwardParams produces F's parameter gradients for dy, and no input
+// gradient.
+func (r *Residual) BackwardParams(ctx *Context, dy *tensor.Tensor) { BackwardParams(ctx, r.F, dy) }
+
 // Params returns F's parameters.
 func (r *Residual) Params() []*Param { return r.F.Params() }
 

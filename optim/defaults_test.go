@@ -1,12 +1,14 @@
 package optim
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/setting"
 )
 
 // A config that names only the learning rate is PyTorch's: AdamW with
@@ -75,5 +77,21 @@ func TestParams(t *testing.T) {
 	w, _ := NewAdamW([]Group{{Params: []*nn.Param{b}}, {Params: []*nn.Param{a}}}, AdamWConfig{LR: 1})
 	if !slices.Equal(s.Params(), []*nn.Param{a, b}) || !slices.Equal(w.Params(), []*nn.Param{b, a}) {
 		t.Error("Params does not list the optimizer's parameters in order")
+	}
+}
+
+// An optimizer over no parameter, or over a frozen one, is refused where
+// it is built, with a *setting.Error for Params.
+func TestParamsRefused(t *testing.T) {
+	frozen := nn.NewParam("frozen", 2)
+	frozen.Frozen = true
+	for name, ps := range map[string][]*nn.Param{"none": nil, "frozen": {nn.NewParam("w", 2), frozen}} {
+		_, errSGD := NewSGD(ps, SGDConfig{LR: 0.1})
+		_, errAdamW := NewAdamW([]Group{{Params: ps}}, AdamWConfig{LR: 0.1})
+		for opt, err := range map[string]error{"SGD": errSGD, "AdamW": errAdamW} {
+			if se := (*setting.Error)(nil); !errors.As(err, &se) || se.Field != "Params" {
+				t.Errorf("%s over %s: %v, want a *setting.Error for Params", opt, name, err)
+			}
+		}
 	}
 }

@@ -76,13 +76,20 @@ type State struct {
 	Tensors map[string]*tensor.Tensor
 }
 
-// checkParams validates a parameter list for an optimizer.
+// checkParams validates a parameter list for an optimizer: at least one
+// parameter, none frozen (nn.Param.Frozen: give an optimizer
+// nn.Trainable's list).
 func checkParams(params []*nn.Param) error {
+	if len(params) == 0 {
+		return setting.Errorf("Params", "none", "at least one parameter to update")
+	}
 	names := make(map[string]bool, len(params))
 	for _, p := range params {
 		switch {
 		case p == nil || p.Value == nil || p.Grad == nil:
 			return setting.Errorf("Params", nameOf(p), "parameters with a value and a gradient")
+		case p.Frozen:
+			return setting.Errorf("Params", p.Name, "parameters to train, not a frozen one (nn.Trainable lists those)")
 		case !p.Value.SameShape(p.Grad):
 			return setting.Errorf("Params", p.Name, "a gradient of the value's shape %v, not %v", p.Value.Shape, p.Grad.Shape)
 		case names[p.Name]:

@@ -61,7 +61,7 @@ func New() Record {
 	}
 	return Record{
 		Command:    args,
-		Commit:     commit(),
+		Commit:     Commit(),
 		GoVersion:  runtime.Version(),
 		GOOS:       runtime.GOOS,
 		GOARCH:     runtime.GOARCH,
@@ -89,7 +89,9 @@ func (r *Record) Finish() {
 // as bench/evidence/run.sh does.
 var buildCommit string
 
-func commit() string {
+// Commit is the commit psclip was built from ("+dirty" with uncommitted
+// changes), or "unknown".
+func Commit() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return cmp.Or(buildCommit, "unknown")

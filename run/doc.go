@@ -6,9 +6,18 @@
 // (LogFile), its checkpoint (CheckpointFile, and the previous one) and, once
 // finished, its result (ResultFile). The run layer owns that directory:
 //
+//   - a directory is psclip's by the Record written into it (RecordFile)
+//     before any other file, naming its kind and its owner (the user's
+//     command, or the experiment whose run it is), never by the names of
+//     the files it holds: a fresh run needs a new or empty directory, or
+//     one of psclip's of its kind that holds no run; a directory of files
+//     psclip did not make is a *NotOwnedError, an experiment's run given to
+//     anything else an *OwnerError; a start that fails or is refused leaves
+//     nothing behind;
 //   - a fresh run into a directory that holds a run is refused with an
 //     *ExistsError before anything is written; Options.Resume continues the
-//     run and Options.Restart deliberately starts it over;
+//     run and Options.Restart deliberately starts it over, both only where
+//     psclip made the run;
 //   - one process at a time: an advisory lock (LockFile, flock on unix) is
 //     taken before anything is written, and a second process is refused at
 //     once with a *LockedError naming the holder's PID; the lock dies with
@@ -28,8 +37,10 @@
 //   - log lines have no length limit.
 //
 // An experiment's directory (OpenExperiment) holds its results and one run
-// directory per run; a resumed experiment reads finished runs back, on the
-// same configuration and data only (Reuse, Train). The non-writing
+// directory per run, which belong to it; its record keeps its
+// configuration, and a resumed experiment with another is refused
+// (*ConfigChangedError); it reads finished runs back, on the same
+// configuration and data only (Reuse, Train). The non-writing
 // processes of a data-parallel run open their run ReadOnly.
 //
 // A command's outputs that are no run's go into a fresh place (PrepareDir,

@@ -57,15 +57,20 @@ func (e *DataChangedError) Error() string {
 	return fmt.Sprintf("the run in %s was trained on other data (%s; now %s): %s", e.Dir, e.Was, e.Now, strings.Join(e.Changes, "; "))
 }
 
-// ConfigChangedError is returned when a run is resumed, or a finished run
-// reused, with a configuration other than its own.
+// ConfigChangedError is returned when a run or an experiment is resumed,
+// or a finished run reused, with a configuration other than its own.
 type ConfigChangedError struct {
-	Dir     string
-	Changes []string // "lr=0.1 (run 0.01)"
+	Dir        string
+	Changes    []string // "lr=0.1 (run 0.01)"
+	Experiment bool     // Dir is an experiment's
 }
 
 func (e *ConfigChangedError) Error() string {
-	return fmt.Sprintf("the run in %s has another configuration: %s", e.Dir, strings.Join(e.Changes, ", "))
+	what := "run"
+	if e.Experiment {
+		what = "experiment"
+	}
+	return fmt.Sprintf("the %s in %s has another configuration: %s", what, e.Dir, strings.Join(e.Changes, ", "))
 }
 
 // KindError is returned for a checkpoint written by another trainer than
@@ -138,4 +143,44 @@ func article(kind string) string {
 		return "an " + kind
 	}
 	return "a " + kind
+}
+
+// NotOwnedError is returned for a directory that holds files psclip did
+// not make: it has no RecordFile, nor the LockFile an earlier psclip left
+// in its run directories. No run or experiment starts, starts over or
+// resumes there. Nothing has been changed.
+type NotOwnedError struct {
+	Dir   string
+	Files []string // what it holds
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("%s holds files psclip did not make (%s); a run needs a new or empty directory", e.Dir, fileList(e.Files))
+}
+
+// OwnerError is returned for a run directory that belongs to an
+// experiment, given to anything but that experiment: another command, or
+// another experiment. Nothing has been changed.
+type OwnerError struct {
+	Dir        string
+	Owner      string // the experiment's kind ("gpt experiment")
+	Experiment string // the experiment's directory; "" if not found
+	Want       string // who wanted it: UserCommand, or another experiment's kind
+}
+
+func (e *OwnerError) Error() string {
+	where := ""
+	if e.Experiment != "" {
+		where = " in " + e.Experiment
+	}
+	return fmt.Sprintf("%s belongs to the %s%s: only that experiment trains, resumes or starts over its runs", e.Dir, e.Owner, where)
+}
+
+// fileList names the first few of files, and says how many more there are.
+func fileList(files []string) string {
+	const show = 3
+	if len(files) <= show {
+		return strings.Join(files, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(files[:show], ", "), len(files)-show)
 }

@@ -26,20 +26,23 @@ type Experiment struct {
 	dir  *Dir
 }
 
-// OpenExperiment checks the experiment with check (its errors are
-// returned as they are) and opens the experiment directory o.Out: a fresh
-// experiment (neither o.Resume nor o.Restart) into one that holds an
-// experiment is refused with an *ExistsError, a directory of another kind
-// than o.Kind (default "experiment") with a *DirKindError, and another
-// process holding it is a *LockedError.
-func OpenExperiment(o Options, check func() error) (*Experiment, error) {
+// OpenExperiment checks the experiment config with check (its errors are
+// returned as they are) and opens the experiment directory o.Out as
+// OpenDir opens a run's, of kind o.Kind (default "experiment"): a fresh
+// experiment into one that holds an experiment is refused with an
+// *ExistsError, a directory of another kind with a *DirKindError, one that
+// is not psclip's with a *NotOwnedError, and another process holding it is
+// a *LockedError. The directory's record keeps config (ConfigMap), so that
+// a resume with another configuration is refused with a
+// *ConfigChangedError before any run is trained.
+func OpenExperiment(o Options, config any, check func() error) (*Experiment, error) {
 	if err := check(); err != nil {
 		return nil, err
 	}
 	if o.Kind == "" {
 		o.Kind = "experiment"
 	}
-	d, err := OpenDir(o, ResultsFile, RunsDir)
+	d, err := openDir(o, ConfigMap(config), ResultsFile, RunsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +50,12 @@ func OpenExperiment(o Options, check func() error) (*Experiment, error) {
 }
 
 // RunOptions are the options of the run in RunsDir/path…, labelled label
-// in progress lines: resumed or restarted as the experiment is.
+// in progress lines: resumed or restarted as the experiment is, and owned
+// by it (Options.Owner).
 func (e *Experiment) RunOptions(label string, path ...string) Options {
 	return Options{
 		Out:    filepath.Join(append([]string{e.opts.Out, RunsDir}, path...)...),
-		Resume: e.opts.Resume, Restart: e.opts.Restart, Progress: e.opts.Progress, Label: label,
+		Resume: e.opts.Resume, Restart: e.opts.Restart, Progress: e.opts.Progress, Label: label, Owner: e.opts.Kind,
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 )
 
 // PrepareDir checks that the output directory dir can be created (if it
@@ -45,6 +43,9 @@ func PrepareDir(dir string, replace bool) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return &OutputError{dir, err}
 	}
+	if err := danglingLink(dir); err != nil {
+		return err
+	}
 	// The nearest existing ancestor must be a directory that takes the
 	// new one.
 	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
@@ -58,6 +59,16 @@ func PrepareDir(dir string, replace bool) error {
 			return &OutputError{dir, err}
 		}
 	}
+}
+
+// danglingLink is an *OutputError if path, which does not exist, is a
+// symbolic link to nothing: the directory cannot be made there.
+func danglingLink(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return &OutputError{path, fmt.Errorf("is a symbolic link to %s, which does not exist", target)}
+	}
+	return nil
 }
 
 // errNotDir is an output directory that exists as something else.
@@ -98,17 +109,19 @@ func (e *OverwriteError) Error() string {
 	if len(e.Files) == 0 {
 		return fmt.Sprintf("%s exists; an output replaces a file only when asked to", e.Path)
 	}
-	const show = 3
-	list := slices.Clone(e.Files[:min(len(e.Files), show)])
-	if len(e.Files) > show {
-		list = append(list, fmt.Sprintf("and %d more", len(e.Files)-show))
-	}
-	return fmt.Sprintf("%s is not empty (%s); an output replaces files only when asked to", e.Path, strings.Join(list, ", "))
+	return fmt.Sprintf("%s is not empty (%s); an output replaces files only when asked to", e.Path, fileList(e.Files))
 }
 
 // notRunDir refuses dir if it is a run or experiment directory: one that
-// holds LockFile.
+// holds RecordFile or LockFile.
 func notRunDir(dir string) error {
+	if r, err := readRecord(dir); err != nil || r != nil {
+		kind := ""
+		if r != nil {
+			kind = r.Kind
+		}
+		return &DirKindError{Dir: dir, Kind: kind}
+	}
 	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
 		return &DirKindError{Dir: dir, Kind: dirKind(dir)}
 	}

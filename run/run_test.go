@@ -357,10 +357,10 @@ func TestPrepareOutputRefusesOverwrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Close()
 	if err := os.WriteFile(filepath.Join(rd, LogFile), nil, 0o644); err != nil { // a run's log
 		t.Fatal(err)
 	}
+	d.Close()
 	var (
 		ow *OverwriteError
 		dk *DirKindError
@@ -400,10 +400,15 @@ func TestDirKindsDoNotMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(filepath.Join(recorded, LogFile), nil, 0o644)
 	d.Close()
+	// Directories of an earlier psclip: a lock without a kind.
 	oldRun, oldExp := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(oldRun, LogFile), nil, 0o644)
 	os.Mkdir(filepath.Join(oldExp, RunsDir), 0o755)
+	for _, dir := range []string{oldRun, oldExp} {
+		os.WriteFile(filepath.Join(dir, LockFile), []byte("1\n"), 0o644)
+	}
 	var dk *DirKindError
 	for _, c := range []struct {
 		dir, kind string
@@ -485,8 +490,10 @@ func TestOpenDirRemovesStaleTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, LogFile), nil, 0o644); err != nil {
-		t.Fatal(err)
+	for _, n := range []string{LogFile, LockFile} { // a run of an earlier psclip
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	d, err := OpenDir(Options{Out: dir, Resume: true}, runFiles...)
 	if err != nil {

@@ -40,7 +40,8 @@ func EvaluateFloat(model nn.Layer, loss FloatLoss, batches ...Batch) (Eval, erro
 // evaluate is Evaluate with cfg's loss.
 func evaluate(model nn.Layer, cfg *Config, batches []Batch) (Eval, error) {
 	float := cfg.FloatLoss != nil
-	if _, err := check(model, batches, float); err != nil {
+	_, guard, err := check(model, batches, float)
+	if err != nil {
 		return Eval{}, err
 	}
 	var ctx nn.Context // Train false: dropout is the identity
@@ -48,7 +49,10 @@ func evaluate(model nn.Layer, cfg *Config, batches []Batch) (Eval, error) {
 	var lossSum float64
 	var correct int
 	for j, b := range batches {
-		out := model.Forward(&ctx, b.X)
+		out, err := forward(&ctx, model, b.X, guard)
+		if err != nil {
+			return Eval{}, &BatchError{Batch: j, Err: err}
+		}
 		losses, _, err := cfg.loss(out, b)
 		if err != nil {
 			return Eval{}, &BatchError{Batch: j, Err: err}

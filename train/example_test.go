@@ -5,6 +5,7 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/nn"
@@ -108,4 +109,39 @@ func Example_microBatchClipping() {
 	fmt.Printf("final loss below 0.6: %v\n", loss < 0.6 && !math.IsNaN(loss))
 	// Output:
 	// final loss below 0.6: true
+}
+
+// Fine-tuning the head of a model with its first layer frozen: the
+// optimizer gets the parameters left to train, the frozen layer keeps its
+// weights and no gradient, and every per-sample norm is the head's alone.
+func Example_frozen() {
+	model := nn.Sequential{nn.NewLinear("0", 4, 16, true), &nn.ReLU{}, nn.NewLinear("2", 16, 3, true)}
+	if err := nn.Init(model, 1); err != nil {
+		log.Fatal(err)
+	}
+	nn.Freeze(model[0]) // the backbone: PyTorch's requires_grad_(False)
+	head := nn.Trainable(model.Params())
+	opt, err := optim.NewSGD(head, optim.SGDConfig{LR: 0.1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	est, err := estimator.Spec{Estimator: "ps-clip-sgd", Clip: 1}.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	tr, err := train.New(train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: opt})
+	if err != nil {
+		log.Fatal(err)
+	}
+	before := model[0].(*nn.Linear).Weight.Value.Clone()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		if _, err := tr.Step(blobs(rng, 32)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Printf("trained %d of %d parameters; backbone unchanged: %v\n", len(head), len(model.Params()),
+		slices.Equal(before.Data, model[0].(*nn.Linear).Weight.Value.Data))
+	// Output:
+	// trained 2 of 4 parameters; backbone unchanged: true
 }

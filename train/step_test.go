@@ -366,41 +366,40 @@ func TestStatsNorms(t *testing.T) {
 	}
 }
 
-// New refuses missing, typed-nil and foreign parts.
+// New refuses missing, typed-nil and foreign parts, each with a
+// *setting.Error naming the field.
 func TestNewRefuses(t *testing.T) {
 	model := mlp(10)
 	other := mlp(11)
 	sgd, _ := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1})
 	foreign, _ := optim.NewSGD(other.Params(), optim.SGDConfig{LR: 0.1})
 	partial, _ := optim.NewSGD(model.Params()[:2], optim.SGDConfig{LR: 0.1})
-	empty, _ := optim.NewSGD(nil, optim.SGDConfig{LR: 0.1})
+	empty := &captureOpt{}
 	ok := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: estimator.SGD{}, Optimizer: sgd}
 	for _, tc := range []struct {
-		name string
-		edit func(*train.Config)
+		name, field string
+		edit        func(*train.Config)
 	}{
-		{"nil model", func(c *train.Config) { c.Model = nil }},
-		{"typed-nil model", func(c *train.Config) { c.Model = (*nn.Linear)(nil) }},
-		{"nil layer inside", func(c *train.Config) { c.Model = nn.Sequential{model[0], (*nn.ReLU)(nil), model[2]} }},
-		{"nil loss", func(c *train.Config) { c.Loss = nil }},
-		{"typed-nil estimator", func(c *train.Config) { c.Estimator = (*estimator.PSClip)(nil) }},
-		{"nil optimizer", func(c *train.Config) { c.Optimizer = nil }},
-		{"typed-nil optimizer", func(c *train.Config) { c.Optimizer = (*optim.SGD)(nil) }},
-		{"another model's optimizer", func(c *train.Config) { c.Optimizer = foreign }},
-		{"optimizer with no parameters", func(c *train.Config) { c.Optimizer = empty }},
-		{"foreign group", func(c *train.Config) { c.Groups = [][]*nn.Param{other.Params()} }},
-		{"unknown scope", func(c *train.Config) { c.Scope = 7 }},
+		{"nil model", "Model", func(c *train.Config) { c.Model = nil }},
+		{"typed-nil model", "Model", func(c *train.Config) { c.Model = (*nn.Linear)(nil) }},
+		{"nil layer inside", "Model", func(c *train.Config) { c.Model = nn.Sequential{model[0], (*nn.ReLU)(nil), model[2]} }},
+		{"no parameters", "Model", func(c *train.Config) { c.Model = nn.Sequential{&nn.ReLU{}} }},
+		{"nil loss", "Loss", func(c *train.Config) { c.Loss = nil }},
+		{"typed-nil estimator", "Estimator", func(c *train.Config) { c.Estimator = (*estimator.PSClip)(nil) }},
+		{"nil optimizer", "Optimizer", func(c *train.Config) { c.Optimizer = nil }},
+		{"typed-nil optimizer", "Optimizer", func(c *train.Config) { c.Optimizer = (*optim.SGD)(nil) }},
+		{"another model's optimizer", "Optimizer", func(c *train.Config) { c.Optimizer = foreign }},
+		{"optimizer with no parameters", "Optimizer", func(c *train.Config) { c.Optimizer = empty }},
+		{"optimizer over some parameters, none frozen", "Optimizer", func(c *train.Config) { c.Optimizer = partial }},
+		{"foreign group", "Groups[0]", func(c *train.Config) { c.Groups = [][]*nn.Param{other.Params()} }},
+		{"unknown scope", "Scope", func(c *train.Config) { c.Scope = 7 }},
 	} {
 		cfg := ok
 		tc.edit(&cfg)
-		if tr, err := train.New(cfg); err == nil || tr != nil {
-			t.Errorf("%s: accepted", tc.name)
+		var se *setting.Error
+		if tr, err := train.New(cfg); !errors.As(err, &se) || se.Field != tc.field || tr != nil {
+			t.Errorf("%s: %v, want a *setting.Error for %s", tc.name, err, tc.field)
 		}
-	}
-	cfg := ok
-	cfg.Optimizer = partial // a frozen second layer is allowed
-	if _, err := train.New(cfg); err != nil {
-		t.Errorf("an optimizer over some of the model's parameters: %v", err)
 	}
 }
 

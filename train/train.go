@@ -91,6 +91,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
@@ -279,6 +280,10 @@ type NormSummary struct {
 // micro-batch.
 var ErrNoBatches = errors.New("train: no micro-batch given, want at least one")
 
+// ErrNotBuilt is the error of a Trainer's methods when it was not made by
+// New (a zero Trainer).
+var ErrNotBuilt = errors.New("train: the Trainer was not made by train.New")
+
 // RanksError is Step's error in a data-parallel job (Config.Comm) given
 // fewer micro-batches than ranks: a rank would have none to compute and
 // sit idle, so the step is refused on every rank alike, before anything
@@ -324,10 +329,11 @@ type Trainer struct {
 	noisy   estimator.Noisy // the estimator, if it adds noise
 	own     *rand.PCG       // the generator of Config.Rand when it was nil, else nil
 	comm    dist.Comm
-	pcg     *rand.PCG   // the generator of a micro-batch's dropout masks
-	mbRand  *rand.Rand  // pcg's Rand, nn.Context.Rand
-	grads   [][]float32 // the parameters' gradients, what Global scope reduces
-	params  []*nn.Param
+	pcg     *rand.PCG     // the generator of a micro-batch's dropout masks
+	mbRand  *rand.Rand    // pcg's Rand, nn.Context.Rand
+	grads   [][]float32   // the parameters' gradients, what Global scope reduces
+	params  []*nn.Param   // the parameters to train
+	all     []*nn.Param   // the model's parameters, frozen ones included, each once
 	groups  [][]*nn.Param // Config.Groups, each parameter once
 	ctx     nn.Context
 	acc     [][]float32 // MicroBatch scopes: the running sum of scaled micro-batch gradients
@@ -341,29 +347,40 @@ type Trainer struct {
 	gnorms  []float64   // Stats.GroupNorms
 }
 
-// New validates cfg and returns a Trainer. It refuses a missing (nil, or
-// typed nil) model, loss or optimizer, an estimator estimator.Validate
-// refuses (nil, or one built as a struct literal with invalid settings), a
-// model without parameters, an optimizer that updates no parameter or one
-// that is not the model's, and groups with parameters that are not the
-// model's. An optimizer may update a subset of the model's parameters (the
-// others stay frozen). Like estimator.Spec, it refuses settings that would
-// have no effect, with a *setting.Error: a Scope other than Global with a
-// per-sample estimator or SGD (their Scale is 1, so where it is applied
-// changes nothing), and KeepNorms with an estimator that has no per-sample
-// norms.
+// New validates cfg and returns a Trainer. Every error is a *setting.Error
+// naming the Config field at fault. It refuses a missing (nil, or typed
+// nil) model, loss or optimizer, an estimator estimator.Validate refuses
+// (nil, or one built as a struct literal with invalid settings), a model
+// with a nil layer or without a parameter to train, and groups with
+// parameters the model does not train.
+//
+// The Trainer trains the model's parameters that are not frozen
+// (nn.Param.Frozen), and the optimizer must update exactly those: New
+// refuses one that updates a frozen parameter or another model's, and one
+// that leaves out a parameter the model trains (freeze it: a parameter
+// the optimizer does not update would still count in every clipping
+// norm). Frozen parameters take no gradient and no part in any norm.
+//
+// Like estimator.Spec, it refuses settings that would have no effect: a
+// Scope other than Global with a per-sample estimator or SGD (their Scale
+// is 1, so where it is applied changes nothing), and KeepNorms with an
+// estimator that has no per-sample norms.
 func New(cfg Config) (*Trainer, error) {
 	switch {
 	case isnil.IsNil(cfg.Model):
-		return nil, errors.New("train: no model")
+		return nil, setting.Errorf("Model", nil, "a model (an nn.Layer)")
 	case isnil.IsNil(cfg.Loss) == isnil.IsNil(cfg.FloatLoss):
-		return nil, errors.New("train: want exactly one of Loss (class targets) and FloatLoss (float targets)")
+		return nil, setting.Errorf("Loss", "both or neither of Loss and FloatLoss", "exactly one of Loss (class targets) and FloatLoss (float targets)")
 	case isnil.IsNil(cfg.Optimizer):
-		return nil, errors.New("train: no optimizer")
+		return nil, setting.Errorf("Optimizer", nil, "an optimizer (optim.SGD, optim.AdamW)")
 	case cfg.Scope != Global && cfg.Scope != MicroBatch && cfg.Scope != MicroBatchMean:
 		return nil, setting.Errorf("Scope", cfg.Scope, "Global, MicroBatch or MicroBatchMean")
 	}
 	if err := estimator.Validate(cfg.Estimator); err != nil {
+		var se *setting.Error
+		if !errors.As(err, &se) {
+			err = setting.Errorf("Estimator", cfg.Estimator, "a valid estimator: %v", err)
+		}
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	_, sgd := cfg.Estimator.(estimator.SGD)
@@ -384,11 +401,13 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, setting.Errorf("ExpectedBatch", cfg.ExpectedBatch, "a finite expected batch size > 0 for %s", cfg.Estimator.Name())
 	}
 	if l := nilLayer(cfg.Model); l != "" {
-		return nil, fmt.Errorf("train: the model has a nil layer at %s", l)
+		return nil, setting.Errorf("Model", "a nil layer at "+l, "a model without nil layers")
 	}
 	// A tied parameter (GPT's wte and lm_head) is listed by both its users;
-	// it must be zeroed, measured and scaled once.
-	t := &Trainer{cfg: cfg, params: uniqueParams(cfg.Model.Params())}
+	// it must be zeroed, measured and scaled once (nn.Trainable lists it
+	// once).
+	all := cfg.Model.Params()
+	t := &Trainer{cfg: cfg, params: nn.Trainable(all), all: uniqueParams(all)}
 	t.noisy = estimator.NoisyOf(cfg.Estimator)
 	t.ctx.PerSampleMemory = cfg.PerSampleMemory
 	if t.cfg.Rand == nil {
@@ -402,23 +421,36 @@ func New(cfg Config) (*Trainer, error) {
 	t.pcg = rand.NewPCG(0, 0)
 	t.mbRand = rand.New(t.pcg)
 	if len(t.params) == 0 {
-		return nil, errors.New("train: the model has no parameters")
+		what := "no parameters"
+		if len(all) > 0 {
+			what = "every parameter frozen"
+		}
+		return nil, setting.Errorf("Model", what, "a model with a parameter to train")
 	}
 	own := make(map[*nn.Param]bool, len(t.params))
-	for _, p := range t.params {
+	for _, p := range all {
 		if p == nil || p.Value == nil || p.Grad == nil || !p.Value.SameShape(p.Grad) || len(p.Value.Data) != len(p.Grad.Data) {
-			return nil, fmt.Errorf("train: model parameter %q has no value, or no gradient of its shape", paramName(p))
+			return nil, setting.Errorf("Model", "parameter "+strconv.Quote(paramName(p)), "parameters with a value and a gradient of its shape")
 		}
-		own[p] = true
+		own[p] = !p.Frozen
 	}
-	if err := belongs("the optimizer's", cfg.Optimizer.Params(), own); err != nil {
+	if err := belongs("Optimizer", cfg.Optimizer.Params(), own); err != nil {
 		return nil, err
 	}
+	updated := make(map[*nn.Param]bool)
+	for _, p := range cfg.Optimizer.Params() {
+		updated[p] = true
+	}
+	for _, p := range t.params {
+		if !updated[p] {
+			return nil, setting.Errorf("Optimizer", "without "+strconv.Quote(p.Name), "an optimizer over every parameter the model trains: freeze %q (nn.Param.Frozen) or give it to the optimizer", p.Name)
+		}
+	}
 	for g, ps := range cfg.Groups {
-		if err := belongs(fmt.Sprintf("group %d's", g), ps, own); err != nil {
+		if err := belongs(fmt.Sprintf("Groups[%d]", g), ps, own); err != nil {
 			return nil, err
 		}
-		t.groups = append(t.groups, uniqueParams(ps))
+		t.groups = append(t.groups, nn.Trainable(ps))
 	}
 	if cfg.Scope != Global {
 		t.acc = make([][]float32, len(t.params))
@@ -436,21 +468,28 @@ func New(cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
-// belongs checks that ps is a non-empty list of the model's parameters.
-func belongs(whose string, ps []*nn.Param, own map[*nn.Param]bool) error {
+// belongs checks that ps, the parameters of field, is a non-empty list of
+// the model's parameters to train (own: true for those, false for the
+// frozen ones).
+func belongs(field string, ps []*nn.Param, own map[*nn.Param]bool) error {
 	if len(ps) == 0 {
-		return fmt.Errorf("train: %s parameter list is empty", whose)
+		return setting.Errorf(field, "no parameters", "a list of the model's parameters to train")
 	}
 	for _, p := range ps {
-		if !own[p] {
-			return fmt.Errorf("train: %s parameter %q is not one of the model's", whose, paramName(p))
+		trained, ok := own[p]
+		switch {
+		case !ok:
+			return setting.Errorf(field, "parameter "+strconv.Quote(paramName(p)), "only the model's parameters: it is not one of them")
+		case !trained:
+			return setting.Errorf(field, "parameter "+strconv.Quote(paramName(p)), "only the model's parameters to train: it is frozen")
 		}
 	}
 	return nil
 }
 
-// Params returns the model's parameters, in the model's order, each once.
-func (t *Trainer) Params() []*nn.Param { return t.params }
+// Params returns the model's parameters, frozen ones included, in the
+// model's order, each once: what a checkpoint saves.
+func (t *Trainer) Params() []*nn.Param { return t.all }
 
 // Optimizer returns the optimizer the Trainer updates the parameters with
 // (Config.Optimizer).
@@ -461,6 +500,9 @@ func (t *Trainer) Optimizer() Optimizer { return t.cfg.Optimizer }
 // for a resumed run to continue bit for bit (package checkpoint's
 // SaveTrainer and RestoreTrainer save and restore it with the rest).
 type State struct {
+	// Method is the estimator's method and settings (estimator.Describe):
+	// SetState restores a State only into the method that saved it.
+	Method string `json:"method,omitempty"`
 	// Estimator is the adaptive estimator's state (estimator.State), nil
 	// for a stateless estimator.
 	Estimator []byte `json:"estimator,omitempty"`
@@ -471,7 +513,10 @@ type State struct {
 
 // State returns the Trainer's State after the steps made so far.
 func (t *Trainer) State() (State, error) {
-	var s State
+	if t == nil || t.cfg.Model == nil {
+		return State{}, ErrNotBuilt
+	}
+	s := State{Method: estimator.Describe(t.cfg.Estimator)}
 	var err error
 	if s.Estimator, err = estimator.State(t.cfg.Estimator); err != nil {
 		return State{}, fmt.Errorf("train: %w", err)
@@ -485,12 +530,21 @@ func (t *Trainer) State() (State, error) {
 }
 
 // SetState restores a State returned by State, so that the next Step is
-// the one the saving Trainer would have made. It refuses a State without
-// an adaptive estimator's state, or whose generator does not fit
-// Config.Rand (a state for the Trainer's own generator when Config.Rand
-// was given, or none when it was nil). On error the Trainer is unchanged.
+// the one the saving Trainer would have made. It refuses a State saved by
+// another estimator method or settings (another estimator, threshold, γ,
+// σ: an *estimator.MismatchError), a State without an adaptive estimator's
+// state, or with one for a stateless estimator, and one whose generator
+// does not fit Config.Rand (a state for the Trainer's own generator when
+// Config.Rand was given, or none when it was nil). On error the Trainer is
+// unchanged.
 func (t *Trainer) SetState(s State) error {
+	if t == nil || t.cfg.Model == nil {
+		return ErrNotBuilt
+	}
 	var own rand.PCG
+	if have := estimator.Describe(t.cfg.Estimator); s.Method != "" && s.Method != have {
+		return fmt.Errorf("train: %w", &estimator.MismatchError{Saved: s.Method, Have: have})
+	}
 	switch {
 	case t.own != nil && s.Rand == nil:
 		return errors.New("train: the state has no generator, and Config.Rand is nil: the dropout masks would restart (a state saved with Config.Rand given?)")
@@ -540,7 +594,10 @@ func (t *Trainer) SetState(s State) error {
 // that fails has still drawn its noise: the estimator's noise stream is not
 // restored (fresh noise is as private).
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
-	n, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
+	if t == nil || t.cfg.Model == nil {
+		return Stats{}, ErrNotBuilt
+	}
+	n, guard, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
 	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
 		return Stats{}, err
 	}
@@ -580,8 +637,12 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			// quantities of their inputs while those are in cache.
 			t.ctx.BeginPerSample(b.X.Shape[0])
 		}
-		out := t.cfg.Model.Forward(&t.ctx, b.X)
-		losses, dout, err := t.cfg.loss(out, b)
+		var losses []float32
+		var dout *tensor.Tensor
+		out, err := forward(&t.ctx, t.cfg.Model, b.X, guard)
+		if err == nil {
+			losses, dout, err = t.cfg.loss(out, b)
+		}
 		if err == nil && len(losses) != b.X.Shape[0] {
 			err = fmt.Errorf("the loss gave %d losses for %d samples", len(losses), b.X.Shape[0])
 		}
@@ -609,7 +670,7 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 			// A plain backward pass cannot keep one sample's NaN out of
 			// the others' gradient: a micro-batch with one is left out.
 			kernels.Scale(inv, dout.Data)
-			t.cfg.Model.Backward(&t.ctx, dout)
+			nn.BackwardParams(&t.ctx, t.cfg.Model, dout)
 			kept = m
 		}
 		k0 += m
@@ -709,26 +770,28 @@ func (c *Config) loss(out *tensor.Tensor, b Batch) ([]float32, *tensor.Tensor, e
 
 // check validates the micro-batches of one step or evaluation of model
 // (see Step), with float targets (Batch.T) or class targets (Batch.Y), and
-// returns their number of samples.
-func check(model nn.Layer, batches []Batch, float bool) (int, error) {
+// returns their number of samples, and guard: whether the model's output
+// shape could not be known without running it (a layer on the way is not
+// an nn.Shaper), so that its forward pass must be guarded (forward).
+func check(model nn.Layer, batches []Batch, float bool) (n int, guard bool, err error) {
 	if len(batches) == 0 {
-		return 0, ErrNoBatches
+		return 0, false, ErrNoBatches
 	}
-	n := 0
 	for j, b := range batches {
 		out, err := nn.CheckInput(model, b.X)
 		if err != nil {
-			return 0, &BatchError{Batch: j, Err: err}
+			return 0, false, &BatchError{Batch: j, Err: err}
 		}
 		if first := batches[0].X.Shape; !slices.Equal(b.X.Shape[1:], first[1:]) {
-			return 0, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
+			return 0, false, &BatchError{Batch: j, Err: fmt.Errorf("input %v does not match micro-batch 0's %v: every sample of a step has one shape", b.X.Shape, first)}
 		}
 		if err := checkTargets(out, b, float); err != nil {
-			return 0, &BatchError{Batch: j, Err: err}
+			return 0, false, &BatchError{Batch: j, Err: err}
 		}
+		guard = guard || out == nil
 		n += b.X.Shape[0]
 	}
-	return n, nil
+	return n, guard, nil
 }
 
 // checkTargets checks b's targets against the output shape out, if it is
@@ -835,7 +898,7 @@ func (t *Trainer) groupNorms(st *Stats) {
 // factors for samples k0+1..k0+m of the step.
 func (t *Trainer) perSampleBackward(dout *tensor.Tensor, k0, m int, weight float32) estimator.Stats {
 	defer t.ctx.EndPerSample()
-	t.cfg.Model.Backward(&t.ctx, dout)
+	nn.BackwardParams(&t.ctx, t.cfg.Model, dout)
 	norms := t.sums.norms[k0 : k0+m]
 	for i, sq := range t.ctx.SqNorms() {
 		norms[i] = math.Sqrt(sq)
@@ -949,11 +1012,9 @@ func (t *Trainer) shares(run func(lo, hi int)) {
 }
 
 func uniqueParams(ps []*nn.Param) []*nn.Param {
-	seen := make(map[*nn.Param]bool, len(ps))
 	var out []*nn.Param
-	for _, p := range ps {
-		if !seen[p] {
-			seen[p] = true
+	for i, p := range ps {
+		if !slices.Contains(ps[:i], p) {
 			out = append(out, p)
 		}
 	}

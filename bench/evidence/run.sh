@@ -28,9 +28,9 @@ threads=${THREADS:-1}
 export GOMAXPROCS=$threads
 
 # The models and shapes of README's speed table: bench step's flags.
-alexnet=(--model alexnet-cifar --batch 64)
-char=(--model gpt --vocab-size 65 --batch 12)
-gpt6x384=(--model gpt --vocab-size 65 --n-layer 6 --n-head 6 --n-embd 384 --block-size 256 --batch 8)
+alexnet=(--model alexnet-cifar --micro-batch 64)
+char=(--model gpt --vocab-size 65 --micro-batch 12)
+gpt6x384=(--model gpt --vocab-size 65 --n-layer 6 --n-head 6 --n-embd 384 --block-size 256 --micro-batch 8)
 
 step() {
 	mkdir -p "$out/step"
@@ -52,7 +52,7 @@ step() {
 # budget: the per-sample step's time and peak memory under per-sample
 # memory budgets (--persample-memory), one process a point, for the three
 # GPT shapes; the plain step's peak memory from one process of its own.
-gpt1024=(--model gpt --vocab-size 65 --n-layer 4 --n-head 4 --n-embd 256 --block-size 1024 --batch 4)
+gpt1024=(--model gpt --vocab-size 65 --n-layer 4 --n-head 4 --n-embd 256 --block-size 1024 --micro-batch 4)
 budget() {
 	mkdir -p "$out/budget"
 	local name b

@@ -60,7 +60,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--threads", "100000"}, 2, "--threads 100000: want at most 1024"},
 	},
 	"bench step": {
-		{[]string{"--batch", "0"}, 2, "--batch 0"},
+		{[]string{"--micro-batch", "0"}, 2, "--micro-batch 0"},
 		{[]string{"--gamma", "0"}, 2, "--gamma = 0"},
 		{[]string{"--gamma", "-1"}, 2, "--gamma = -1"},
 		{[]string{"--steps", "0"}, 2, "--steps 0"},
@@ -135,6 +135,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--ps-gamma", "5"}, 2, "--ps-gamma applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--clip-sgd-gamma", "5"}, 2, "--clip-sgd-gamma applies to none of --methods sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--inc-alpha", "5"}, 2, "--inc-alpha applies to none of --methods sgd"},
+		{[]string{"--out", "out", "--data", fxIDX, "--methods", "sgd", "--grid-alphas", "5"}, 2, "--grid-alphas applies only with a grid"},
 		// Issue 26: image sets whose parts disagree.
 		{[]string{"--out", "out", "--data", fxIDXSize}, 2, "20×20 images, but the training images"},
 		{[]string{"--out", "out", "--data", fxIDX200}, 2, "have no training image"},
@@ -154,7 +155,18 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--ks", "3"}, 2, "--ks = 3"},
 		{[]string{"--out", "out", "--text", fxText, "--k-methods", "mb-clip"}, 2, "--k-methods"},
 		{[]string{"--out", "out", "--text", fxText, "--gamma-seeds", "1,2"}, 2, "--gamma-seeds = 1"},
-		{[]string{"--out", "out", "--text", fxText, "--gamma-grid", "0"}, 2, "--clip = 0"},
+		{[]string{"--out", "out", "--text", fxText, "--gamma-grid", "0"}, 2, "--gamma-grid = 0"},
+		// Issue 34: a threshold of the grid is named by --gamma-grid; a
+		// one-value grid reads neither --gamma-at nor --gamma-seeds; a
+		// corruption share rounds to some sequences and keeps some, in
+		// every setting.
+		{[]string{"--out", "out", "--text", fxText, "--gamma-grid", "-1"}, 2, "--gamma-grid = -1"},
+		{[]string{"--out", "out", "--text", fxText, "--gamma-grid", "2", "--gamma-seeds", "7"}, 2, "--gamma-seeds applies only with two or more values in --gamma-grid"},
+		{[]string{"--out", "out", "--text", fxText, "--gamma-grid", "2", "--gamma-at", "0.2"}, 2, "--gamma-at applies only with two or more values in --gamma-grid"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--ks", "", "--settings", "0,0.01"}, 2, "--settings = 0.01, want at least 0.0625: 0.01 of the 8 sequences of a step rounds to 0 of them"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--ks", "", "--settings", "0,0.99999999"}, 2, "--settings = 0.99999999, want below 0.938: 0.99999999 of the 8 sequences of a step rounds to all 8 of them"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--ks", "", "--settings", "0,0.25", "--gamma-at", "0.95"}, 2, "--gamma-at = 0.95, want below 0.938"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--ks", "1,8", "--settings", "0,0.25", "--k-at", "0.01"}, 2, "--k-at = 0.01, want at least 0.0625"},
 		{[]string{"--out", "out", "--text", fxText, "--seeds", "0"}, 2, "--seeds = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--methods", "global,mb-clip", "--gamma-grid", "1"}, 2, "--gamma-grid applies only with ps-clip"},
 		{[]string{"--out", "out", "--text", fxText, "--corpus-bytes", "100000"}, 2, "--corpus-bytes applies to the Go source corpus"},
@@ -174,6 +186,8 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--clip-modes", "layer"}, 2, "layer"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt-kind", "shuffle"}, 2, "--corrupt-kind applies only with --corrupt > 0"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "1.5"}, 2, "--corrupt = 1.5"},
+		// Issue 34: a share that rounds to no sequence of a step.
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--corrupt", "0.01"}, 2, "--corrupt = 0.01, want at least 0.0625: 0.01 of the 8 sequences of a step rounds to 0 of them"},
 		{[]string{"--out", "out", "--text", fxText, "--corpus-bytes", "100000"}, 2, "--corpus-bytes applies to the Go source corpus, not to --text or --data"},
 		// Issue 13: repeated entries, settings no run reads, float32 ranges.
 		{[]string{"--out", "out", "--text", fxText, "--lrs", "1e-3,1e-3"}, 2, "--lrs = 0.001, want each value once"},
@@ -361,7 +375,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--target-epsilon", "3", "--delta", "0.05"}, 2, "--delta = 0.05, want below 1/N"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--normalize", "channel"}, 2, `--normalize = "channel", want none for dp-sgd`},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--accum", "2"}, 2, "--accum = 2, want unset"},
-		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--sampling", "shuffle", "--micro-batch", "4"}, 2, "--micro-batch = 4, want unset"},
+		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "dp-sgd", "--clip", "0.1", "--noise-multiplier", "1", "--delta", "0.01", "--sampling", "shuffle", "--micro-batch", "4", "--accum", "2"}, 2, "--micro-batch and --accum exclude each other"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--noise-multiplier", "1"}, 2, "--noise-multiplier does not apply to --estimator ps-clip-sgd"},
 		{[]string{"--out", "out", "--data", fxIDX, "--sampling", "poisson"}, 2, "--sampling = \"poisson\", want unset: Poisson sampling is dp-sgd's"},
 		{[]string{"--out", "out", "--data", fxIDX, "--estimator", "ps-clip-sgd", "--target-epsilon", "3"}, 2, "--target-epsilon does not apply to --estimator ps-clip-sgd"},
@@ -383,8 +397,8 @@ var badInputs = map[string][]badCase{
 		// Issue 26: label noise at the edges: a share that flips no image
 		// of a small subset, or every image, or that is 1 in float32, and
 		// noise on a one-class set.
-		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.01"}, 2, "--label-noise = 0.01, want at least 0.05: a share that replaces a label of the 10 training images"},
-		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.97"}, 2, "--label-noise = 0.97, want below 0.95: a share that keeps a label of the 10 training images"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.01"}, 2, "--label-noise = 0.01, want at least 0.05: 0.01 of the 10 training images rounds to 0 of them"},
+		{[]string{"--out", "out", "--data", fxIDX, "--train-subset", "10", "--label-noise", "0.97"}, 2, "--label-noise = 0.97, want below 0.95: 0.97 of the 10 training images rounds to all 10 of them"},
 		{[]string{"--out", "out", "--data", fxIDX, "--label-noise", "0.99999999"}, 2, "--label-noise = 0.99999999, want in [0, 1) in float32 as well"},
 		{[]string{"--out", "out", "--data", fxIDXOne, "--label-noise", "0.2"}, 2, "a classifier needs at least 2 classes"},
 	},
@@ -393,6 +407,12 @@ var badInputs = map[string][]badCase{
 		// Issue 24: corrupted text.
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "1"}, 2, "--corrupt = 1"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "-0.1"}, 2, "--corrupt = -0.1"},
+		// Issue 34: a share that rounds to none or all of a step's
+		// sequences is not the share asked for.
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--corrupt", "0.01"}, 2, "--corrupt = 0.01, want at least 0.0625: 0.01 of the 8 sequences of a step rounds to 0 of them"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--corrupt", "0.95"}, 2, "--corrupt = 0.95, want below 0.938: 0.95 of the 8 sequences of a step rounds to all 8 of them"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "2", "--accum", "4", "--corrupt", "0.99999999"}, 2, "--corrupt = 0.99999999, want below 0.938"},
+		{[]string{"--out", "out", "--text", fxText, "--micro-batch", "1", "--accum", "1", "--corrupt", "0.5"}, 2, "--corrupt = 0.5, want below 0.5: 0.5 of the 1 sequences of a step rounds to all 1 of them"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt-layout", "clustered"}, 2, "--corrupt-layout applies only with --corrupt > 0"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt-kind", "repeat"}, 2, "--corrupt-kind applies only with --corrupt > 0"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "0.2", "--corrupt-layout", "striped"}, 2, "--corrupt-layout = \"striped\""},
@@ -445,6 +465,11 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--lr", "1e-320", "--min-lr", "0"}, 2, "--lr = 1e-320, want a positive normal float32"},
 		{[]string{"--out", "out", "--text", fxText, "--eps", "1e-50"}, 2, "--eps = 1e-50"},
 		{[]string{"--out", "out", "--text", fxText, "--clip-mode", "micro-batch", "--accum", "8", "--clip", "1e38"}, 2, "--clip = 1e+38"},
+		// --batch, the sequences of a step, as train images reads it.
+		{[]string{"--out", "out", "--text", fxText, "--batch", "0"}, 2, "--batch 0: want > 0"},
+		{[]string{"--out", "out", "--text", fxText, "--batch", "12", "--micro-batch", "5"}, 2, "--batch 12 is not a multiple of --micro-batch 5"},
+		{[]string{"--out", "out", "--text", fxText, "--batch", "12", "--accum", "5"}, 2, "--batch 12 is not a multiple of --accum 5"},
+		{[]string{"--out", "out", "--text", fxText, "--batch", "12", "--micro-batch", "4", "--accum", "2"}, 2, "--batch 12 is not --micro-batch 4 × --accum 2"},
 	},
 }
 

@@ -64,7 +64,8 @@ type benchCase struct {
 func runBenchStep(fs *flag.FlagSet, args []string) error {
 	var m modelFlags
 	defineModelFlags(fs, &m)
-	b := fs.Int("batch", 64, "samples per micro-batch")
+	b := fs.Int("micro-batch", 64, "samples per micro-batch")
+	old := fs.Int("batch", 64, "deprecated spelling of --micro-batch (everywhere else --batch is a step's samples)")
 	accum := fs.Int("accum", 1, "micro-batches per step (gradient accumulation)")
 	names := fs.String("estimators", "sgd,clip-sgd,ps-clip-sgd", "comma-separated estimators to time: "+strings.Join(estimator.Names, ", "))
 	modes := fs.String("clip-modes", "", "comma-separated clip modes to time instead of --estimators (global, micro-batch, per-sample, none), as train gpt runs them")
@@ -79,9 +80,19 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	bFlag := "micro-batch"
+	if flagSet(fs, "batch") {
+		if flagSet(fs, "micro-batch") {
+			return usagef("--batch and --micro-batch exclude each other: --batch is the deprecated spelling of --micro-batch in bench step")
+		}
+		if world.Rank() == 0 {
+			fmt.Fprintln(stderr, "psclip bench step: --batch is deprecated, use --micro-batch: it sets the samples of a micro-batch here, where every other command's --batch is a step's samples (--micro-batch × --accum)")
+		}
+		*b, bFlag = *old, "batch"
+	}
 	switch {
 	case *b < 1:
-		return usagef("--batch %d: need at least 1", *b)
+		return usagef("--%s %d: need at least 1", bFlag, *b)
 	case *accum < 1:
 		return usagef("--accum %d: need at least 1", *accum)
 	case *steps < 1:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/provenance"
@@ -15,7 +16,7 @@ func TestBenchStepJSON(t *testing.T) {
 		{"--model", "tanh-cnn"},
 	} {
 		args := append([]string{"bench", "step"}, model...)
-		code, out, stderr := runCLI(append(args, "--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")...)
+		code, out, stderr := runCLI(append(args, "--micro-batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", model, code, stderr)
 		}
@@ -53,7 +54,7 @@ func TestBenchStepPerSampleMemory(t *testing.T) {
 		bytes  int64 // the budget in bytes; -1 for "none"
 	}{{"none", -1}, {"64KiB", 64 << 10}, {"auto", 0}} {
 		args := []string{"bench", "step", "--model", "gpt", "--vocab-size", "11", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--block-size", "32",
-			"--batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--persample-memory", tc.budget, "--json"}
+			"--micro-batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--persample-memory", tc.budget, "--json"}
 		code, out, stderr := runCLI(args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.budget, code, stderr)
@@ -83,7 +84,7 @@ func TestBenchStepClipModes(t *testing.T) {
 	var stderr string
 	var out string
 	code, out, stderr = runCLI("bench", "step", "--model", "gpt", "--n-layer", "1", "--n-head", "2", "--n-embd", "8",
-		"--block-size", "4", "--vocab-size", "11", "--batch", "2", "--accum", "3", "--steps", "2", "--warmup", "0",
+		"--block-size", "4", "--vocab-size", "11", "--micro-batch", "2", "--accum", "3", "--steps", "2", "--warmup", "0",
 		"--clip-modes", "global,micro-batch", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -115,6 +116,8 @@ func TestBenchStepBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--estimators", "adam"},
 		{"--batch", "0"},
+		{"--micro-batch", "0"},
+		{"--batch", "2", "--micro-batch", "2"},
 		{"--steps", "0"},
 		{"--model", "vgg"},
 		{"--accum", "0"},
@@ -126,5 +129,36 @@ func TestBenchStepBadFlags(t *testing.T) {
 		if code, _, stderr := runCLI(append([]string{"bench", "step"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
 		}
+	}
+}
+
+// bench step's --batch, which set the samples of a micro-batch where every
+// other command's --batch is a step's, is the deprecated spelling of
+// --micro-batch: it still works, with a note on stderr.
+func TestBenchStepBatchDeprecated(t *testing.T) {
+	args := []string{"bench", "step", "--model", "tanh-cnn", "--accum", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd", "--json"}
+	batch := func(stdout string) (int, int) {
+		var res struct {
+			Batch int `json:"batch"`
+			Accum int `json:"accum"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatalf("%v in %q", err, stdout)
+		}
+		return res.Batch, res.Accum
+	}
+	code, out, stderr := runCLI(append(args, "--batch", "3")...)
+	if code != 0 || !strings.Contains(stderr, "--batch is deprecated, use --micro-batch") {
+		t.Fatalf("--batch 3: exit %d, stderr %q", code, stderr)
+	}
+	if b, k := batch(out); b != 3 || k != 2 {
+		t.Errorf("--batch 3 --accum 2: batch %d, accum %d in the JSON", b, k)
+	}
+	code, out, stderr = runCLI(append(args, "--micro-batch", "3")...)
+	if code != 0 || strings.Contains(stderr, "deprecated") {
+		t.Fatalf("--micro-batch 3: exit %d, stderr %q", code, stderr)
+	}
+	if b, k := batch(out); b != 3 || k != 2 {
+		t.Errorf("--micro-batch 3 --accum 2: batch %d, accum %d in the JSON", b, k)
 	}
 }

@@ -215,7 +215,7 @@ func TestCrashResumeCIFAR(t *testing.T) {
 	if got != want {
 		t.Errorf("result after crashes %+v, uninterrupted %+v", got, want)
 	}
-	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock")
+	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock", "psclip.json")
 }
 
 // TestCrashResumeGPT kills "train gpt" with SIGKILL at random points,
@@ -241,7 +241,7 @@ func TestCrashResumeGPT(t *testing.T) {
 	}
 	sameTensors(t, filepath.Join(ref, ckptName), filepath.Join(dir, ckptName))
 	sameLog(t, filepath.Join(ref, "log.jsonl"), filepath.Join(dir, "log.jsonl"))
-	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock")
+	onlyFiles(t, dir, ckptName, prevName, "log.jsonl", "result.json", "psclip.lock", "psclip.json")
 }
 
 // TestDamagedCheckpointFallsBack damages the latest checkpoint of a

@@ -62,7 +62,7 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *images.Config, th *images.Thresh
 		return text
 	})
 	fs.StringVar(&f.alphas, "grid-alphas", f.alphas, "α values of the increasing-threshold grid, numbers (default: --inc-alpha, or its default if --inc-alpha is auto; the appendix's: 1,15,30,45)")
-	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid, numbers (the appendix's: 1.2,1.5,1.8,2); empty: no grid")
+	fs.StringVar(&f.betas, "grid-betas", f.betas, "β values of the increasing-threshold grid, numbers (the appendix's: 1.2,1.5,1.8,2); empty: no grid; the default grid only with inc-ps-clip-sgd in --methods")
 	fs.BoolVar(&f.full, "full-grid", f.full, "run the appendix's whole grid α ∈ {1,15,30,45} × β ∈ {1.2,1.5,1.8,2} (overrides --grid-alphas and --grid-betas)")
 	if !p.images {
 		fs.BoolVar(&f.paper, "paper", f.paper, "start from the paper's setting: full-width model, 300 epochs, AutoAugment, thresholds 15, 45 and α=15 β=2")
@@ -126,6 +126,14 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 		}
 		e.Methods = append(e.Methods, m)
 	}
+	// The default grid varies inc-ps-clip-sgd's α and β: without that
+	// method there is none, unless asked for.
+	if !flagSet(fs, "grid-betas") && !slices.ContainsFunc(strings.Split(f.methods, ","), func(m string) bool { return strings.TrimSpace(m) == "inc-ps-clip-sgd" }) {
+		f.betas = ""
+	}
+	if flagSet(fs, "grid-alphas") && f.betas == "" && !f.full {
+		return usagef("--grid-alphas applies only with a grid (--grid-betas or --full-grid)")
+	}
 	// A setting no method reads is refused rather than ignored, as the
 	// training commands do.
 	reads := func(field string) bool {
@@ -181,18 +189,17 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	}
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
 	fmt.Fprintf(stdout, "Against SGD, and whom clipping picks\n\n%s\n", res.ClippingTable())
+	files := []string{runlayer.ResultsFile, images.TableMD, images.ClippingMD, images.AccuracyPNG, images.ClippingPNG}
 	if a := res.AugmentTable(); a != "" {
 		fmt.Fprintf(stdout, "Per-sample clipping by AutoAugment operation\n\n%s\n", a)
+		files = append(files, images.AugmentMD)
 	}
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
+		files = append(files, images.GridMD)
 	}
-	files := []string{runlayer.ResultsFile, images.TableMD, images.ClippingMD, images.GridMD, images.AccuracyPNG, images.ClippingPNG}
 	if c.LabelNoise > 0 {
 		files = append(files, images.DetectionPNG)
-	}
-	if res.AugmentTable() != "" {
-		files = append(files, images.AugmentMD)
 	}
 	fmt.Fprintf(stdout, "Results in %s (%s)\n", f.out, strings.Join(files, ", "))
 	return nil

@@ -154,3 +154,21 @@ func TestExperimentCIFARThresholdFlags(t *testing.T) {
 		}
 	}
 }
+
+// Issue 34: the increasing-threshold grid varies inc-ps-clip-sgd's α and
+// β: --methods without it trains no grid, unless one is asked for.
+func TestExperimentCIFARMethodsAlone(t *testing.T) {
+	data := writeCIFAR(t)
+	out := filepath.Join(t.TempDir(), "exp")
+	args := append([]string{"experiment", "cifar", "--data", data, "--out", out, "--seeds", "1", "--methods", "sgd"}, tinyCIFARFlags...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("experiment cifar --methods sgd: exit %d: %s", code, stderr)
+	}
+	if runs := dirEntries(t, filepath.Join(out, "runs")); len(runs) != 1 || runs[0] != "sgd" {
+		t.Errorf("--methods sgd trained %v, want sgd alone", runs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "grid.md")); err == nil || strings.Contains(stdout, "grid.md") {
+		t.Errorf("--methods sgd wrote or named a grid table (%v):\n%s", err, stdout)
+	}
+}

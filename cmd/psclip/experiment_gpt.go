@@ -20,13 +20,17 @@ func init() {
 	})
 }
 
+// experimentPSEstimators are the per-sample estimators of experiment gpt:
+// all but dp-sgd, which it does not train (privacy is train gpt's).
+var experimentPSEstimators = slices.DeleteFunc(slices.Clone(gpt.PSEstimators), func(e string) bool { return e == "dp-sgd" })
+
 func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	c, d := gpt.ExperimentDefault(), gpt.DataSpec{}
 	gptFlags(fs, &c, &d)
 	lrs := fs.String("lrs", "6e-4,8e-4,1e-3", "comma-separated peak learning rates (each decays to a tenth)")
 	seeds := fs.Int("seeds", 3, "seeds per learning rate and clip mode: 1..N")
 	modes := fs.String("clip-modes", "global,micro-batch", "comma-separated clip modes to compare: global, micro-batch, per-sample, none; per-sample runs take --ps-estimator and its flags")
-	definePS(fs, &c, "", "the per-sample runs")
+	definePS(fs, &c, "", "the per-sample runs", experimentPSEstimators)
 	out := fs.String("out", "out-experiment-gpt", "output directory: results, tables, curves and one directory per run")
 	var again experimentResume
 	again.bind(fs)
@@ -34,6 +38,9 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if err := corruptFlags(fs, &c); err != nil {
+		return err
+	}
+	if err := gptBatch(fs, &c); err != nil {
 		return err
 	}
 	e := gpt.Experiment{Base: c}
@@ -51,11 +58,11 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 		}
 		e.Modes = append(e.Modes, m)
 	}
-	if slices.Contains(e.Modes, gpt.ClipPerSample) && c.Estimator != "" && !slices.Contains(gpt.PSEstimators, c.Estimator) {
-		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(gpt.PSEstimators, ", "))
-	}
 	if c.Estimator == "dp-sgd" {
 		return usagef("--ps-estimator dp-sgd: experiment gpt does not train privately; use train gpt")
+	}
+	if slices.Contains(e.Modes, gpt.ClipPerSample) && c.Estimator != "" && !slices.Contains(experimentPSEstimators, c.Estimator) {
+		return usagef("--ps-estimator %q: want one of %s", c.Estimator, strings.Join(experimentPSEstimators, ", "))
 	}
 	// A flag no run reads is refused, as train gpt refuses it.
 	if name := unreadFlag(fs, gptFieldFlags, gptClipFields, e.Reads); name != "" {
@@ -89,7 +96,7 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\nResults in %s (%s, %s, %s, %s)\n",
-		res.LossTable(), res.TimeTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.CurvesPNG, gpt.CurvesSVG)
+	fmt.Fprintf(stdout, "Final validation loss\n\n%s\nTraining time\n\n%s\n%s\nResults in %s (%s, %s, %s, %s, %s)\n",
+		res.LossTable(), res.TimeTable(), res.ClipTable(), *out, runlayer.ResultsFile, gpt.TableCSV, gpt.ClipTableMD, gpt.CurvesPNG, gpt.CurvesSVG)
 	return nil
 }

@@ -118,6 +118,9 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 			return usagef("--%s: the study sets it per run (--settings, --methods)", name)
 		}
 	}
+	if err := gptBatch(fs, &c); err != nil {
+		return err
+	}
 	c.MinLR = c.LR / 10
 	c.Corruption, c.ClipConvention = gpt.Corruption{}, ""
 	s := gpt.CorruptionStudy{Base: c}
@@ -141,14 +144,25 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 			return usagef("--%s applies only with ps-clip in --methods", name)
 		}
 	}
-	if s.GammaGrid, err = numberList("gamma-grid", *gammaGrid, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }); err != nil {
-		return err
-	}
-	if s.GammaAt, err = corruption("gamma-at", *gammaAt); err != nil {
-		return err
-	}
-	if s.GammaSeeds, err = numberList("gamma-seeds", *gammaSeeds, func(v string) (uint64, error) { return strconv.ParseUint(v, 10, 64) }); err != nil {
-		return err
+	if slices.Contains(s.Methods, gpt.MethodPSClip) {
+		if s.GammaGrid, err = numberList("gamma-grid", *gammaGrid, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }); err != nil {
+			return err
+		}
+		// One threshold is used as it is: nothing reads where and on
+		// which seeds a choice would be made.
+		for _, name := range []string{"gamma-at", "gamma-seeds"} {
+			if flagSet(fs, name) && len(s.GammaGrid) == 1 {
+				return usagef("--%s applies only with two or more values in --gamma-grid (one is used as it is)", name)
+			}
+		}
+		if len(s.GammaGrid) > 1 {
+			if s.GammaAt, err = corruption("gamma-at", *gammaAt); err != nil {
+				return err
+			}
+			if s.GammaSeeds, err = numberList("gamma-seeds", *gammaSeeds, func(v string) (uint64, error) { return strconv.ParseUint(v, 10, 64) }); err != nil {
+				return err
+			}
+		}
 	}
 	if s.Ks, err = numberList("ks", *ks, strconv.Atoi); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,5 +73,33 @@ func TestTrainGPTCorruptResume(t *testing.T) {
 		if code, _, stderr := runCLI(args...); code != 2 || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("resume with %v: exit %d, stderr %q; want exit 2 and one line", flags, code, stderr)
 		}
+	}
+}
+
+// Issue 34: a corruption study resumed with other settings is refused
+// before anything is trained or written, naming what changed; with its own
+// settings it resumes.
+func TestExperimentGPTCorruptResumeOtherSettings(t *testing.T) {
+	corpus := writeCorpus(t, strings.Repeat("all work and no play makes jack a dull boy\n", 60))
+	out := filepath.Join(t.TempDir(), "study")
+	args := []string{"experiment", "gpt-corrupt", "--text", corpus, "--out", out,
+		"--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16", "--micro-batch", "2", "--accum", "4",
+		"--steps", "2", "--warmup", "1", "--eval-interval", "2", "--eval-iters", "4", "--methods", "global", "--seeds", "1", "--ks", ""}
+	if code, _, stderr := runCLI(append(slices.Clone(args), "--settings", "0,0.25:clustered:repeat")...); code != 0 {
+		t.Fatalf("experiment gpt-corrupt: exit %d: %s", code, stderr)
+	}
+	results, _ := os.ReadFile(filepath.Join(out, "results.json"))
+	code, _, stderr := runCLI(append(slices.Clone(args), "--settings", "0,0.5:clustered:repeat", "--resume")...)
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--resume: the experiment in "+out+" has another configuration: settings=") {
+		t.Errorf("--resume with other settings: exit %d, stderr %q; want 2 and the settings named", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "results.json")); string(after) != string(results) {
+		t.Error("the refused resume rewrote results.json")
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "F=0.5-clustered-repeat")); err == nil {
+		t.Error("the refused resume trained the new setting")
+	}
+	if code, _, stderr := runCLI(append(slices.Clone(args), "--settings", "0,0.25:clustered:repeat", "--resume")...); code != 0 {
+		t.Errorf("--resume with the same settings: exit %d: %s", code, stderr)
 	}
 }

@@ -43,3 +43,12 @@ func TestExperimentGPTClipFlag(t *testing.T) {
 		t.Errorf("psclip %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 }
+
+// Issue 34: experiment gpt's help offers only the estimators it trains: not
+// dp-sgd, which it refuses.
+func TestExperimentGPTHelpOffersWhatItTrains(t *testing.T) {
+	r := psclip(t, "", nil, "experiment", "gpt", "-h")
+	if help := r.stdout + r.stderr; !strings.Contains(help, "ps-clip-quantile") || strings.Contains(help, "dp-sgd") {
+		t.Errorf("experiment gpt -h:\n%s", r.stdout+r.stderr)
+	}
+}

@@ -15,13 +15,13 @@ var fieldFlags = map[string]string{
 	"Model": "model", "Normalize": "normalize", "TrainSubset": "train-subset", "ValFraction": "val-fraction", "LabelNoise": "label-noise", "LabelNoiseKind": "label-noise-kind",
 	"Sampling": "sampling", "Delta": "delta", "Epsilon": "target-epsilon",
 	"LogNorms": "log-norms", "PerSampleMemory": "persample-memory", "Methods": "methods", "Seeds": "seeds", "GridAlphas": "grid-alphas", "GridBetas": "grid-betas",
-	// gpt.Config, gpt.Experiment, gpt.DataSpec, gpt.GenerateOptions
+	// gpt.Config, gpt.Experiment, gpt.DataSpec, models.GenerateOptions
 	"NLayer": "n-layer", "NHead": "n-head", "NEmbd": "n-embd", "BlockSize": "block-size", "VocabSize": "vocab-size",
 	"MicroBatch": "micro-batch", "Accum": "accum", "Steps": "steps", "MinLR": "min-lr", "Warmup": "warmup",
 	"Beta1": "beta1", "Beta2": "beta2", "Eps": "eps", "ClipMode": "clip-mode", "ClipConvention": "clip-convention",
 	"EvalInterval": "eval-interval", "EvalIters": "eval-iters", "LogInterval": "log-interval", "CkptInterval": "ckpt-interval",
 	"Corrupt": "corrupt", "CorruptLayout": "corrupt-layout", "CorruptKind": "corrupt-kind",
-	"Settings": "settings", "GammaGrid": "gamma-grid", "GammaSeeds": "gamma-seeds", "Ks": "ks", "KMethods": "k-methods",
+	"Settings": "settings", "GammaGrid": "gamma-grid", "GammaAt": "gamma-at", "KAt": "k-at", "GammaSeeds": "gamma-seeds", "Ks": "ks", "KMethods": "k-methods",
 	"LRs": "lrs", "Modes": "clip-modes", "Text": "text", "Dir": "data", "Level": "vocab",
 	"Tokens": "tokens", "Temperature": "temperature", "TopK": "top-k", "Prompt": "prompt",
 	// quadratic.Config

@@ -141,7 +141,7 @@ func listed(names []string, n int) string {
 // 2): a run directory that holds a run, a resume that does not fit the run
 // directory (no run, a missing or foreign log, another configuration or
 // data), a checkpoint of another command, a directory of another kind of
-// run, sizes that cannot fit, an output
+// run, of another owner or not psclip's, sizes that cannot fit, an output
 // that cannot be written, an input that is not a regular file. A locked
 // directory (another process) is a failure of the work.
 func isRunUsage(err error) bool {
@@ -155,21 +155,26 @@ func isRunUsage(err error) bool {
 		out     *runlayer.OutputError
 		regular *regfile.NotRegularError
 		dirKind *runlayer.DirKindError
+		owner   *runlayer.OwnerError
+		foreign *runlayer.NotOwnedError
 	)
 	return errors.As(err, &exists) || errors.As(err, &notRes) || errors.As(err, &data) || errors.As(err, &config) ||
-		errors.As(err, &kind) || errors.As(err, &res) || errors.As(err, &out) || errors.As(err, &regular) || errors.As(err, &dirKind)
+		errors.As(err, &kind) || errors.As(err, &res) || errors.As(err, &out) || errors.As(err, &regular) || errors.As(err, &dirKind) ||
+		errors.As(err, &owner) || errors.As(err, &foreign)
 }
 
 // runMessage says what the run layer's errors mean on the command line:
 // the flags that resolve them. ok is false for other errors.
 func runMessage(err error) (msg string, ok bool) {
 	var (
-		exists *runlayer.ExistsError
-		notRes *runlayer.NotResumableError
-		data   *runlayer.DataChangedError
-		config *runlayer.ConfigChangedError
-		out    *runlayer.OutputError
-		kind   *runlayer.DirKindError
+		exists  *runlayer.ExistsError
+		notRes  *runlayer.NotResumableError
+		data    *runlayer.DataChangedError
+		config  *runlayer.ConfigChangedError
+		out     *runlayer.OutputError
+		kind    *runlayer.DirKindError
+		owner   *runlayer.OwnerError
+		foreign *runlayer.NotOwnedError
 	)
 	switch {
 	case errors.As(err, &exists):
@@ -185,6 +190,11 @@ func runMessage(err error) (msg string, ok bool) {
 		return fmt.Sprintf("--out %s %v", out.Path, out.Err), true
 	case errors.As(err, &kind):
 		return fmt.Sprintf("--out %v", kind), true
+	case errors.As(err, &foreign):
+		return fmt.Sprintf("--out %s holds files psclip did not make (%s): name a new or empty directory; psclip starts over or resumes only what it made",
+			foreign.Dir, listed(foreign.Files, 3)), true
+	case errors.As(err, &owner):
+		return fmt.Sprintf("--out %v; resume or restart the experiment, or copy the run elsewhere", owner), true
 	}
 	return "", false
 }

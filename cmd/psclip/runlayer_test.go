@@ -152,8 +152,12 @@ func TestResumeFromForeignSafetensors(t *testing.T) {
 	if err := safetensors.WriteFile(filepath.Join(dir, "ckpt.safetensors"), w, map[string]string{"format": "pt"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte("{}\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// A run directory psclip made (its lock: an earlier psclip's), whose
+	// checkpoint was replaced.
+	for name, b := range map[string]string{"log.jsonl": "{}\n", "psclip.lock": "1\ngpt run\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := psclip(t, "", nil, append(tinyGPT(t, textCorpus(t), 4), "--out", dir, "--resume")...)
 	refusedWith(t, "train gpt --resume from a foreign file", r, 2, "a safetensors file, but not a psclip checkpoint")
@@ -170,7 +174,7 @@ func TestSizesThatCannotFit(t *testing.T) {
 		append(slices.Clone(gpt), "--micro-batch", "100000000"),
 		append(slices.Clone(gpt), "--n-layer", "100000000"),
 		{"persample", "--batch", "100000000"},
-		{"bench", "step", "--batch", "100000000"},
+		{"bench", "step", "--micro-batch", "100000000"},
 	} {
 		if tc[0] != "bench" {
 			tc = append(tc, "--out", t.TempDir())

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/psclip/psclip/experiments/gpt"
+	"github.com/psclip/psclip/models"
 	runlayer "github.com/psclip/psclip/run"
 )
 
@@ -21,7 +22,7 @@ func init() {
 
 func runSample(fs *flag.FlagSet, args []string) error {
 	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+runlayer.CheckpointFile)
-	o := gpt.GenerateOptions{Tokens: 500, Temperature: 0.8, TopK: 200, Seed: 1337}
+	o := models.GenerateOptions{Tokens: 500, Temperature: 0.8, TopK: 200, Seed: 1337}
 	fs.IntVar(&o.Tokens, "tokens", o.Tokens, "tokens to generate")
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "divides the logits: < 1 is more conservative, > 1 more random")
 	fs.IntVar(&o.TopK, "top-k", o.TopK, "sample among the K most likely tokens only (0: all)")

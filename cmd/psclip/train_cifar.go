@@ -185,7 +185,7 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, %s, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), val, 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
-	if c.Private() {
+	if c.DPSGD() {
 		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(s.Epsilon), s.Delta)
 	}
 	return nil
@@ -212,7 +212,7 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	fs.Float64Var(&targetEps, "target-epsilon", 0, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee, below 1/N (N training images); ε is logged every epoch and in result.json")
 	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "batches: poisson (each image joins a batch with probability batch/N; dp-sgd's default and only for it) or shuffle (fixed-size batches of a shuffled epoch; for dp-sgd the accounting then assumes Poisson)")
-	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "poisson sampling: the most images per micro-batch, which bounds memory (0: the batch in one)")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "images per micro-batch, the most one holds, which bounds memory: a batch is cut into ⌈batch/micro-batch⌉ (0: the batch in one, or --accum's)")
 	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")
 	fs.StringVar(&f.out, "out", p.out, "output `directory`: log.jsonl, the checkpoint and result.json")
@@ -238,7 +238,7 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 			return c, nil, f, err
 		}
 	}
-	if c.Private() && !flagSet(fs, "normalize") {
+	if c.DPSGD() && !flagSet(fs, "normalize") {
 		c.Normalize = images.NormalizeNone // dp-sgd's inputs depend on no training image
 	}
 	if !slices.Contains(estimator.Names, c.Estimator) {
@@ -253,7 +253,7 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	var d *images.Data
 	if flagSet(fs, "target-epsilon") {
 		switch {
-		case !c.Private():
+		case !c.DPSGD():
 			return c, nil, f, usagef("--target-epsilon does not apply to --estimator %s (%s)", c.Estimator, c.Label())
 		case flagSet(fs, "noise-multiplier"):
 			return c, nil, f, usagef("--target-epsilon and --noise-multiplier exclude each other: σ is chosen for the ε")
@@ -268,6 +268,9 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 		if world.Rank() == 0 {
 			fmt.Fprintf(stderr, "dp-sgd: noise multiplier σ = %g for ε = %g at δ = %g\n", c.NoiseMultiplier, targetEps, c.Delta)
 		}
+	}
+	if err := imageMicroBatch(fs, &c); err != nil {
+		return c, nil, f, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, nil, f, err
@@ -291,4 +294,22 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	}
 	d, err := loadImages(data)
 	return c, d, f, err
+}
+
+// imageMicroBatch gives --micro-batch the meaning it has in train gpt,
+// the images of a micro-batch (the most it holds), under shuffle sampling
+// too: a batch of --batch images is then cut into ⌈batch/micro-batch⌉
+// micro-batches (Config.Accum); Poisson batches, of varying size, read it
+// as Config.MicroBatch.
+func imageMicroBatch(fs *flag.FlagSet, c *images.Config) error {
+	poisson := c.Sampling == images.SamplingPoisson || c.Sampling == "" && c.DPSGD()
+	switch {
+	case !flagSet(fs, "micro-batch") || poisson || c.MicroBatch <= 0:
+		return nil // Validate refuses a negative one
+	case flagSet(fs, "accum"):
+		return usagef("--micro-batch and --accum exclude each other: a batch of --batch images is cut into ⌈batch/micro-batch⌉ micro-batches, or into --accum")
+	}
+	c.Accum = (c.Batch + c.MicroBatch - 1) / c.MicroBatch
+	c.MicroBatch = 0
+	return nil
 }

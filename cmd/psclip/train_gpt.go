@@ -34,7 +34,8 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "dropout probability")
 	fs.BoolVar(&c.Bias, "bias", c.Bias, "biases in linear and layer-norm layers")
 	fs.BoolVar(&c.ExactGELU, "exact-gelu", c.ExactGELU, "the erf GELU of today's nanoGPT (torch.nn.GELU()) instead of GPT-2's tanh approximation")
-	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "sequences per micro-batch (M)")
+	fs.Int("batch", c.MicroBatch*c.Accum, "sequences per step (B = M·K): give --batch with one of --micro-batch and --accum, which sets the other")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "sequences per micro-batch (M; with poisson sampling the most a micro-batch holds)")
 	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches accumulated per step (K)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "linear warm-up steps before the cosine decay")
@@ -56,7 +57,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 		c.CorruptKind = gpt.KindRandom
 	}
 	fs.StringVar((*string)(&c.CorruptLayout), "corrupt-layout", string(c.CorruptLayout),
-		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences from a micro-batch's start, so that whole micro-batches are corrupt)")
+		"--corrupt: scattered (random sequences of the step) or clustered (consecutive sequences, the same ones at every --accum for the same M·K, so that whole micro-batches are corrupt)")
 	fs.StringVar((*string)(&c.CorruptKind), "corrupt-kind", string(c.CorruptKind),
 		"--corrupt: what a corrupted sequence holds: random (uniform tokens), shuffle (a clean sequence's tokens permuted) or repeat (one of its tokens repeated)")
 	fs.IntVar(&c.EvalInterval, "eval-interval", c.EvalInterval, "steps between validation-loss estimates")
@@ -103,11 +104,41 @@ var psFields = []string{"Alpha", "Beta", "Window", "TargetQuantile", "QuantileRa
 // (gpt.Config.Reads).
 var gptClipFields = append([]string{"ClipConvention"}, cnnSpecFields...)
 
+// gptBatch applies --batch, the sequences of a step, B = M·K, as train
+// images reads it: with --micro-batch M it sets --accum to B/M, otherwise
+// --micro-batch to B/K for --accum K (its default or the one given). The
+// three given together must agree; B must be a multiple of the one it
+// divides.
+func gptBatch(fs *flag.FlagSet, c *gpt.Config) error {
+	if !flagSet(fs, "batch") {
+		return nil
+	}
+	b := fs.Lookup("batch").Value.(flag.Getter).Get().(int)
+	m, k := flagSet(fs, "micro-batch"), flagSet(fs, "accum")
+	switch {
+	case b <= 0:
+		return usagef("--batch %d: want > 0", b)
+	case m && k && c.MicroBatch*c.Accum != b:
+		return usagef("--batch %d is not --micro-batch %d × --accum %d", b, c.MicroBatch, c.Accum)
+	case m && k:
+	case m && (c.MicroBatch <= 0 || b%c.MicroBatch != 0):
+		return usagef("--batch %d is not a multiple of --micro-batch %d", b, c.MicroBatch)
+	case m:
+		c.Accum = b / c.MicroBatch
+	case c.Accum <= 0 || b%c.Accum != 0:
+		return usagef("--batch %d is not a multiple of --accum %d", b, c.Accum)
+	default:
+		c.MicroBatch = b / c.Accum
+	}
+	return nil
+}
+
 // definePS defines per-sample mode's flags on fs, bound to c's estimator
-// settings: --ps-estimator (default def) and the flags of psFields. mode is how the
-// command selects per-sample mode, for the usage.
-func definePS(fs *flag.FlagSet, c *gpt.Config, def, mode string) {
-	fs.StringVar(&c.Estimator, "ps-estimator", def, mode+": the threshold, "+strings.Join(gpt.PSEstimators, ", ")+
+// settings: --ps-estimator (default def), one of estimators, and the flags
+// of psFields. mode is how the command selects per-sample mode, for the
+// usage.
+func definePS(fs *flag.FlagSet, c *gpt.Config, def, mode string, estimators []string) {
+	fs.StringVar(&c.Estimator, "ps-estimator", def, mode+": the threshold, "+strings.Join(estimators, ", ")+
 		" (ps-clip-sgd, the default: the constant --clip, or α·k^(1/β) with --alpha and --beta)")
 	addSpecFlags(fs, &c.Spec, psFields, func(_, text string) string { return mode + ": " + text })
 }
@@ -117,7 +148,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
-	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample")
+	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample", gpt.PSEstimators)
 	addSpecFlags(fs, &c.Spec, []string{"NoiseMultiplier", "NoiseSeed"}, func(_, text string) string { return "--clip-mode per-sample --ps-estimator " + text })
 	fs.Float64Var(&f.targetEps, "target-epsilon", f.targetEps, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee for one record (a window of --block-size + 1 tokens), below 1/N (N records); ε is logged at every evaluation and in result.json")
@@ -157,7 +188,7 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s\n",
 		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
-	if c.Private() {
+	if c.DPSGD() {
 		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g for one record of %d tokens (N = %d, q = %.4g; RDP accountant, Balle et al. 2020 conversion)\n",
 			float64(s.Epsilon), s.Delta, c.BlockSize+1, s.Records, s.SampleRate)
 	}
@@ -193,6 +224,9 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 		c.MinLR = c.LR / 10
 	}
 	if err := corruptFlags(fs, &c); err != nil {
+		return c, nil, f, err
+	}
+	if err := gptBatch(fs, &c); err != nil {
 		return c, nil, f, err
 	}
 	var err error
@@ -243,7 +277,7 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 // corpus it loaded to count the records.
 func targetNoise(fs *flag.FlagSet, d gpt.DataSpec, c *gpt.Config, eps float64) (*text.Corpus, error) {
 	switch {
-	case !c.Private():
+	case !c.DPSGD():
 		return nil, usagef("--target-epsilon does not apply to %s", c.Label())
 	case flagSet(fs, "noise-multiplier"):
 		return nil, usagef("--target-epsilon and --noise-multiplier exclude each other: σ is chosen for the ε")

@@ -106,7 +106,7 @@ func TestExperimentGPTPerSampleThresholds(t *testing.T) {
 		{[]string{"--ps-estimator", "auto-clip", "--auto-clip-r", "0.1"}, "Auto-Clip r=0.1 (per-sample)"},
 		{nil, "PS-Clip-SGD (per-sample)"},
 	} {
-		out := filepath.Join(dir, strings.Join(tc.flags, ""))
+		out := filepath.Join(dir, "exp"+strings.Join(tc.flags, "")) // apart from the others: an experiment needs a new or empty directory
 		args := append([]string{"experiment", "gpt", "--text", corpus, "--out", out, "--lrs", "1e-3", "--seeds", "1", "--clip-modes", "global,per-sample"}, tinyGPTFlags...)
 		args = append(args, tc.flags...)
 		code, stdout, stderr := runCLI(args...)

@@ -38,8 +38,8 @@ type Config struct {
 func (c Config) Validate() error { return setting.Fraction("Fraction", c.Fraction) }
 
 // Count is the number of images of n whose label Apply replaces:
-// round(Fraction·n).
-func (c Config) Count(n int) int { return int(math.Round(c.Fraction * float64(n))) }
+// round(Fraction·n) (setting.ShareCount).
+func (c Config) Count(n int) int { return setting.ShareCount(c.Fraction, n) }
 
 // noiseStream keeps label noise's random stream apart from the others
 // drawn from a run's seed ("labels").

@@ -66,8 +66,9 @@ func LoadModel(path string) (*Model, error) {
 	return m, nil
 }
 
-// Sample continues prompt by o.Tokens tokens and returns the new text.
-func (m *Model) Sample(prompt string, o GenerateOptions) (string, error) {
+// Sample continues prompt by o.Tokens tokens (models.GPT.Generate) and
+// returns the new text.
+func (m *Model) Sample(prompt string, o models.GenerateOptions) (string, error) {
 	if m.Vocab == nil {
 		return "", errors.New("the checkpoint has no vocabulary to decode with (the model was trained on token files)")
 	}
@@ -79,7 +80,7 @@ func (m *Model) Sample(prompt string, o GenerateOptions) (string, error) {
 	for i, t := range ids {
 		p[i] = int32(t)
 	}
-	out, err := Generate(m.GPT, m.Config.BlockSize, p, o)
+	out, err := m.GPT.Generate(p, o)
 	if err != nil {
 		return "", err
 	}

@@ -160,7 +160,8 @@ type Config struct {
 	// sequences (CorruptPerStep), laid out and filled as CorruptLayout and
 	// CorruptKind say, drawn from Seed on a stream of their own: the clean
 	// sequences are those of the same run without corruption, and Corrupt
-	// 0 is that run bit for bit. Validation and test text stay clean. It
+	// 0 is that run bit for bit; a share that rounds to none or all of them
+	// is refused (setting.Share). Validation and test text stay clean. It
 	// is part of the run's data identity, so a resume with another
 	// corruption is refused.
 	Corruption
@@ -242,9 +243,10 @@ const (
 	SamplingPoisson = "poisson"
 )
 
-// Private reports whether the run trains with differential privacy
-// (per-sample mode's dp-sgd) and accounts its ε.
-func (c *Config) Private() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
+// DPSGD reports whether the run trains with DP-SGD (per-sample mode's
+// dp-sgd) and accounts its ε. Whether that run is private also depends on
+// its noise seed (estimator.DPSGD.Private).
+func (c *Config) DPSGD() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
 
 // sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
 // windows otherwise.
@@ -252,7 +254,7 @@ func (c *Config) sampling() string {
 	switch {
 	case c.Sampling != "":
 		return c.Sampling
-	case c.Private():
+	case c.DPSGD():
 		return SamplingPoisson
 	}
 	return SamplingWindows
@@ -267,15 +269,15 @@ func (c *Config) validatePrivacy() error {
 	switch {
 	case c.Sampling != "" && c.Sampling != SamplingWindows && c.Sampling != SamplingPoisson:
 		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s or %s", SamplingPoisson, SamplingWindows)
-	case c.sampling() == SamplingPoisson && !c.Private():
+	case c.sampling() == SamplingPoisson && !c.DPSGD():
 		return setting.Unread("Sampling", strconv.Quote(c.Sampling), "Poisson sampling of records is dp-sgd's, not "+c.Label()+"'s")
-	case c.Private() && c.sampling() != SamplingPoisson:
+	case c.DPSGD() && c.sampling() != SamplingPoisson:
 		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s for dp-sgd: windows at random offsets overlap, so one token sits in many samples and the accountant's record-level guarantee does not hold", SamplingPoisson)
-	case c.Delta != 0 && !c.Private():
+	case c.Delta != 0 && !c.DPSGD():
 		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
-	case c.Private() && !(c.Delta > 0 && c.Delta < 1):
+	case c.DPSGD() && !(c.Delta > 0 && c.Delta < 1):
 		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
-	case c.Private() && c.Corrupt != 0:
+	case c.DPSGD() && c.Corrupt != 0:
 		return setting.Errorf("Corrupt", c.Corrupt, "0 for dp-sgd: the corruption is laid out over steps of a fixed size, which Poisson steps are not")
 	}
 	return nil
@@ -525,6 +527,11 @@ func (c *Config) Validate() error {
 	if err := c.Corruption.Validate(); err != nil {
 		return err
 	}
+	if c.Corrupt > 0 {
+		if _, err := setting.Share("Corrupt", c.Corrupt, c.MicroBatch*c.Accum, "sequences of a step"); err != nil {
+			return err
+		}
+	}
 	if err := c.validateClip(); err != nil {
 		return err
 	}
@@ -542,7 +549,7 @@ func (c *Config) Label() string {
 	case ClipMicroBatch:
 		return "MB-Clip-SGD (micro-batch)"
 	case ClipPerSample:
-		if c.Adaptive() || c.Private() {
+		if c.Adaptive() || c.DPSGD() {
 			return c.psSpec().Label() + " (per-sample)"
 		}
 		return "PS-Clip-SGD (per-sample)"

@@ -3,6 +3,7 @@ package gpt
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 
@@ -20,10 +21,15 @@ const (
 	// LayoutScattered corrupts a uniformly random subset of the step's
 	// sequences, spread over its micro-batches.
 	LayoutScattered CorruptLayout = "scattered"
-	// LayoutClustered corrupts consecutive sequences from the start of a
-	// random micro-batch, so that whole micro-batches are corrupt (as bad
-	// documents or shards arrive together): c corrupted sequences of
-	// micro-batches of M fill ⌊c/M⌋ micro-batches and part of one more.
+	// LayoutClustered corrupts c consecutive sequences of the step, so
+	// that whole micro-batches are corrupt (as bad documents or shards
+	// arrive together). The run starts at a random multiple of a, the
+	// smallest power of two ≥ c, among the step's n = M·K sequences: the
+	// draw reads n and c only, so a seed corrupts the same sequences at
+	// every split of the step into K micro-batches of M. When M is a power
+	// of two, the run touches the fewest micro-batches it can, ⌈c/M⌉: from
+	// a micro-batch's start it fills ⌊c/M⌋ of them and part of one more
+	// (M ≤ a), or it lies inside one (M ≥ a).
 	LayoutClustered CorruptLayout = "clustered"
 )
 
@@ -116,10 +122,9 @@ func ParseCorruptKind(s string) (CorruptKind, error) {
 
 // CorruptPerStep is the number of corrupted sequences in every step:
 // round(Corrupt·n) of the step's n = MicroBatch·Accum sequences (all ranks'
-// together in a data-parallel run).
-func (c *Config) CorruptPerStep() int {
-	return int(math.Round(c.Corrupt * float64(c.MicroBatch*c.Accum)))
-}
+// together in a data-parallel run), setting.ShareCount. Validate refuses a
+// share that rounds to none or all of them.
+func (c *Config) CorruptPerStep() int { return setting.ShareCount(c.Corrupt, c.MicroBatch*c.Accum) }
 
 // identity is the run's data identity: the corpus's (CorpusIdentity) and,
 // with corrupted training data, the corruption, so that a resume or a
@@ -141,15 +146,15 @@ const corruptStream = 0xd209_0000_0000_0003
 // corrupter corrupts a step's sequences as Config's Corruption says. Its
 // whole state is its PCG, which checkpoints save.
 type corrupter struct {
-	m, k, block, vocab int
-	count              int
-	layout             CorruptLayout
-	kind               CorruptKind
-	pcg                *rand.PCG
-	rng                *rand.Rand
-	mask               []bool  // the step's corrupted sequences, in step order
-	perm               []int   // scratch for the scattered draw
-	w                  []int32 // scratch: one window of block+1 tokens
+	m, block, vocab int
+	count           int
+	layout          CorruptLayout
+	kind            CorruptKind
+	pcg             *rand.PCG
+	rng             *rand.Rand
+	mask            []bool  // the step's corrupted sequences, in step order
+	perm            []int   // scratch for the scattered draw
+	w               []int32 // scratch: one window of block+1 tokens
 }
 
 // corruptVocab is the number of tokens random corruption draws from: the
@@ -171,7 +176,7 @@ func newCorrupter(cfg *Config, vocab int) *corrupter {
 	n := cfg.MicroBatch * cfg.Accum
 	pcg := rand.NewPCG(cfg.Seed, corruptStream)
 	return &corrupter{
-		m: cfg.MicroBatch, k: cfg.Accum, block: cfg.BlockSize, vocab: vocab, count: cfg.CorruptPerStep(),
+		m: cfg.MicroBatch, block: cfg.BlockSize, vocab: vocab, count: cfg.CorruptPerStep(),
 		layout: cfg.CorruptLayout, kind: cfg.CorruptKind, pcg: pcg, rng: rand.New(pcg),
 		mask: make([]bool, n), perm: make([]int, n), w: make([]int32, cfg.BlockSize+1),
 	}
@@ -191,8 +196,8 @@ func (c *corrupter) draw() {
 			c.mask[c.perm[i]] = true
 		}
 	case LayoutClustered:
-		span := (c.count + c.m - 1) / c.m // micro-batches touched
-		start := c.m * c.rng.IntN(c.k-span+1)
+		a := 1 << bits.Len(uint(max(c.count, 1)-1)) // the smallest power of two ≥ count
+		start := a * c.rng.IntN((len(c.mask)-c.count)/a+1)
 		for i := range c.count {
 			c.mask[start+i] = true
 		}

@@ -2,6 +2,7 @@ package gpt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -92,7 +93,8 @@ type CorruptionStudy struct {
 	// GammaGrid are the constant thresholds MethodPSClip chooses from,
 	// by the lowest mean final (clean) validation loss of PS-Clip at
 	// GammaAt over GammaSeeds, seeds apart from Seeds so that the choice is
-	// not made on the runs it is judged on. One value is used as it is.
+	// not made on the runs it is judged on. One value is used as it is,
+	// and GammaAt and GammaSeeds, which nothing reads then, must be unset.
 	GammaGrid  []float64  `json:"gamma_grid"`
 	GammaAt    Corruption `json:"gamma_at"`
 	GammaSeeds []uint64   `json:"gamma_seeds"`
@@ -169,7 +171,12 @@ func (s *CorruptionStudy) Check() error {
 		if err := setting.Distinct("GammaGrid", s.GammaGrid); err != nil {
 			return err
 		}
-		if len(s.GammaGrid) > 1 {
+		switch {
+		case len(s.GammaGrid) == 1 && len(s.GammaSeeds) > 0:
+			return setting.Unread("GammaSeeds", s.GammaSeeds, "read only with two or more values in GammaGrid; one is used as it is")
+		case len(s.GammaGrid) == 1 && s.GammaAt != (Corruption{}):
+			return setting.Unread("GammaAt", s.GammaAt.CorruptionName(), "read only with two or more values in GammaGrid; one is used as it is")
+		case len(s.GammaGrid) > 1:
 			if err := setting.Distinct("GammaSeeds", s.GammaSeeds); err != nil {
 				return err
 			}
@@ -183,7 +190,7 @@ func (s *CorruptionStudy) Check() error {
 		for _, g := range s.GammaGrid {
 			c := s.config(s.GammaAt, s.Base.Accum, MethodPSClip, 0, g)
 			if err := c.Validate(); err != nil {
-				return err
+				return studyField(err, "GammaAt", "GammaGrid")
 			}
 		}
 	}
@@ -191,7 +198,7 @@ func (s *CorruptionStudy) Check() error {
 		for _, m := range s.Methods {
 			c := s.config(at, s.Base.Accum, m, s.Seeds[0], gamma)
 			if err := c.Validate(); err != nil {
-				return err
+				return studyField(err, "Settings", "")
 			}
 		}
 	}
@@ -212,11 +219,28 @@ func (s *CorruptionStudy) Check() error {
 		for _, m := range s.KMethods {
 			c := s.config(s.KAt, k, m, s.Seeds[0], gamma)
 			if err := c.Validate(); err != nil {
-				return err
+				return studyField(err, "KAt", "")
 			}
 		}
 	}
 	return nil
+}
+
+// studyField names the study's field that set a run's setting at fault
+// rather than the run's: at, the field of the corruption setting (Settings,
+// GammaAt, KAt), for an error in the corruption, and gamma, if set, the
+// field of the threshold (GammaGrid) for one in Clip.
+func studyField(err error, at, gamma string) error {
+	var se *setting.Error
+	switch {
+	case !errors.As(err, &se):
+		return err
+	case strings.HasPrefix(se.Field, "Corrupt"):
+		return &setting.Error{Field: at, Value: se.Value, Want: se.Want}
+	case se.Field == "Clip" && gamma != "":
+		return &setting.Error{Field: gamma, Value: se.Value, Want: se.Want}
+	}
+	return err
 }
 
 // Output files of a corruption study, in its directory; results.json is
@@ -246,8 +270,8 @@ type StudyResults struct {
 // final validation loss of every γ of the grid at each selection seed, and
 // the γ of the lowest mean.
 type GammaChoice struct {
-	At      string    `json:"at"`
-	Seeds   []uint64  `json:"seeds"`
+	At      string    `json:"at,omitempty"`    // with two or more values in Grid
+	Seeds   []uint64  `json:"seeds,omitempty"` // likewise
 	Grid    []float64 `json:"grid"`
 	ValLoss [][]Float `json:"final_val_loss"` // [γ][seed]
 	Mean    []Float   `json:"final_val_loss_mean"`
@@ -299,7 +323,7 @@ type Cell struct {
 // K = Base.Accum at a setting and method of the main grid) trains once.
 func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Corpus, o run.Options) (*StudyResults, error) {
 	prov := provenance.New()
-	x, err := run.OpenExperiment(o, s.Check)
+	x, err := run.OpenExperiment(o, s, s.Check)
 	if err != nil {
 		return nil, err
 	}
@@ -361,10 +385,11 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 // chooseGamma trains PS-Clip at GammaAt with every γ of the grid on the
 // selection seeds and returns the choice.
 func (s *CorruptionStudy) chooseGamma(train func(Config, string, ...string) (*Summary, error)) (*GammaChoice, error) {
-	g := &GammaChoice{At: s.GammaAt.CorruptionName(), Seeds: s.GammaSeeds, Grid: s.GammaGrid, Chosen: s.GammaGrid[0]}
+	g := &GammaChoice{Grid: s.GammaGrid, Chosen: s.GammaGrid[0]}
 	if len(s.GammaGrid) == 1 {
 		return g, nil
 	}
+	g.At, g.Seeds = s.GammaAt.CorruptionName(), s.GammaSeeds
 	best := math.Inf(1)
 	for _, gamma := range s.GammaGrid {
 		var losses []float64
@@ -576,8 +601,51 @@ func (r *StudyResults) Tables() string {
 				}
 			}
 		}
+		b.WriteString(r.acrossK())
 	}
 	return b.String()
+}
+
+// acrossK is the K sweep's table of each method against itself at
+// K = Base.Accum, paired by seed: a seed trains on the same sequences at
+// every K, so global clipping differs across K by float32 summation order
+// alone, and MB-Clip by its split. It is empty when no method of the sweep
+// has runs at Base.Accum.
+func (r *StudyResults) acrossK() string {
+	s := &r.Study
+	var rows []string
+	for _, m := range s.KMethods {
+		i := slices.IndexFunc(r.Cells, func(c Cell) bool { return c.Setting == s.KAt && c.K == s.Base.Accum && c.Method == m })
+		if i < 0 {
+			continue
+		}
+		ref := r.Cells[i]
+		for _, k := range s.Ks {
+			j := slices.IndexFunc(r.Cells, func(c Cell) bool { return c.Setting == s.KAt && c.K == k && c.Method == m })
+			if k == s.Base.Accum || j < 0 {
+				continue
+			}
+			p, err := stats.Pair(floats(r.Cells[j].FinalValLoss), floats(ref.FinalValLoss))
+			if err != nil {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %d × %d | %s | %s | %d/%d/%d |\n", k, r.Cells[j].MicroBatch, MethodLabel(m, r.Gamma), p.Format(4), p.Negative, p.Positive, p.Zero))
+		}
+	}
+	if rows == nil {
+		return ""
+	}
+	return fmt.Sprintf("\nEach method across K: Δ = method at K − the same method at K = %d, paired by seed (the same sequences, corrupted alike, at every K); seeds lower/higher/tied:\n\n", s.Base.Accum) +
+		"| K × M | method | Δ vs K = " + strconv.Itoa(s.Base.Accum) + " [95 % CI] | lower/higher/tied |\n|---|---|---|---|\n" + strings.Join(rows, "")
+}
+
+// floats converts per-seed losses for stats.Pair.
+func floats(x []Float) []float64 {
+	f := make([]float64, len(x))
+	for i, v := range x {
+		f[i] = float64(v)
+	}
+	return f
 }
 
 // MethodLabel names method m in tables, with PS-Clip's chosen γ.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/run"
@@ -113,6 +114,23 @@ func TestCorruptionStudy(t *testing.T) {
 			t.Errorf("%s K=%d %s: paired %+v; want mean %v ± %v, %d lower, %d higher", c.SettingName, c.K, c.Method, p, mean, half, neg, pos)
 		}
 	}
+	// A seed trains on the same sequences, corrupted alike, at every K:
+	// global clipping ends where it ends at K = 4 but for float32
+	// summation order, and the tables compare each method across K.
+	ref := byKey(s.KAt, s.Base.Accum, MethodGlobal)
+	for _, k := range []int{1, 8} {
+		for i, l := range byKey(s.KAt, k, MethodGlobal) {
+			if math.Abs(l-ref[i]) > 1e-4 {
+				t.Errorf("global clipping, seed %d: final loss %v at K = %d, %v at K = 4", s.Seeds[i], l, k, ref[i])
+			}
+		}
+	}
+	tables := res.Tables()
+	for _, row := range []string{"| 8 × 1 | global (γ on ḡ) |", "| 1 × 8 | MB-Clip (γ on each g_j, mean) |"} {
+		if strings.Count(tables, row) != 2 {
+			t.Errorf("%q: want a row in the K sweep and one across K:\n%s", row, tables)
+		}
+	}
 	for _, name := range []string{run.ResultsFile, StudyTableMD, StudyCurves + ".png", StudyCurves + ".svg", StudyDeltas + ".png", StudyDeltas + ".svg", StudyKFigure + ".png", StudyKFigure + ".svg"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
@@ -157,12 +175,20 @@ func TestCorruptionStudyCheck(t *testing.T) {
 		{"no global", func(s *CorruptionStudy) { s.Methods = []Method{MethodNone, MethodMBClip} }, "Methods"},
 		{"repeated setting", func(s *CorruptionStudy) { s.Settings = []Corruption{{}, {}} }, "Settings"},
 		{"γ seed in the study", func(s *CorruptionStudy) { s.GammaSeeds = []uint64{2} }, "GammaSeeds"},
-		{"bad γ", func(s *CorruptionStudy) { s.GammaGrid = []float64{0} }, "Clip"},
+		{"bad γ", func(s *CorruptionStudy) { s.GammaGrid = []float64{0, 1} }, "GammaGrid"},
+		// Issue 34: one γ is used as it is: where and on which seeds a
+		// choice would be made is unread.
+		{"one γ, seeds to choose on", func(s *CorruptionStudy) { s.GammaGrid, s.GammaAt = []float64{1}, Corruption{} }, "GammaSeeds"},
+		{"one γ, a setting to choose at", func(s *CorruptionStudy) { s.GammaGrid, s.GammaSeeds = []float64{1}, nil }, "GammaAt"},
+		// A share of a step's sequences that rounds to none of them.
+		{"share of no sequence", func(s *CorruptionStudy) {
+			s.Settings = []Corruption{{}, {Corrupt: 0.01, CorruptLayout: LayoutScattered, CorruptKind: KindRandom}}
+		}, "Settings"},
 		{"K not a divisor", func(s *CorruptionStudy) { s.Ks = []int{3} }, "Ks"},
 		{"K sweep without global", func(s *CorruptionStudy) { s.KMethods = []Method{MethodMBClip} }, "KMethods"},
 		{"bad setting", func(s *CorruptionStudy) {
 			s.Settings = []Corruption{{Corrupt: 1, CorruptLayout: LayoutScattered, CorruptKind: KindRandom}}
-		}, "Corrupt"},
+		}, "Settings"},
 	} {
 		s := miniStudy()
 		tc.edit(&s)
@@ -177,14 +203,6 @@ func TestCorruptionStudyCheck(t *testing.T) {
 	if d := CorruptionStudyDefault(); d.Check() != nil {
 		t.Errorf("the default study: %v", d.Check())
 	}
-}
-
-func floats(x []Float) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v)
-	}
-	return out
 }
 
 // isSettingError reports whether err is a *setting.Error naming field.

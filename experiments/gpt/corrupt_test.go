@@ -102,7 +102,9 @@ func TestCleanRunUnchanged(t *testing.T) {
 // TestCorrupterLayouts draws many steps and checks the corrupted positions
 // of each against the definition: exactly round(F·n) of the n = M·K
 // sequences; scattered ones cover every position about equally often;
-// clustered ones are consecutive from a micro-batch's start.
+// clustered ones are c consecutive sequences from a multiple of the
+// smallest power of two a ≥ c, touching ⌈c/M⌉ micro-batches, and every
+// start occurs.
 func TestCorrupterLayouts(t *testing.T) {
 	for _, tc := range []struct {
 		m, k   int
@@ -116,6 +118,8 @@ func TestCorrupterLayouts(t *testing.T) {
 		{4, 4, 0.5, LayoutClustered, 8},
 		{1, 16, 0.2, LayoutClustered, 3},
 		{16, 1, 0.2, LayoutClustered, 3},
+		{8, 2, 0.3, LayoutClustered, 5},
+		{2, 8, 0.05, LayoutClustered, 1},
 		{3, 5, 0.1, LayoutScattered, 2}, // round(1.5) = 2
 		{3, 5, 0.03, LayoutScattered, 0},
 	} {
@@ -128,6 +132,11 @@ func TestCorrupterLayouts(t *testing.T) {
 		c := newCorrupter(&cfg, 10)
 		n := tc.m * tc.k
 		hits := make([]int, n)
+		starts := map[int]bool{}
+		a := 1
+		for a < tc.count {
+			a *= 2
+		}
 		const steps = 4000
 		for range steps {
 			c.draw()
@@ -142,10 +151,15 @@ func TestCorrupterLayouts(t *testing.T) {
 				t.Fatalf("%+v: %d corrupted sequences, want %d", tc, len(pos), tc.count)
 			}
 			if tc.layout == LayoutClustered && len(pos) > 0 {
-				if pos[0]%tc.m != 0 || pos[len(pos)-1]-pos[0] != len(pos)-1 {
+				touched := pos[len(pos)-1]/tc.m - pos[0]/tc.m + 1
+				if pos[0]%a != 0 || pos[len(pos)-1]-pos[0] != len(pos)-1 || touched != (tc.count+tc.m-1)/tc.m {
 					t.Fatalf("%+v: clustered positions %v", tc, pos)
 				}
+				starts[pos[0]] = true
 			}
+		}
+		if want := (n-tc.count)/a + 1; tc.layout == LayoutClustered && len(starts) != want {
+			t.Errorf("%+v: %d distinct starts, want %d", tc, len(starts), want)
 		}
 		if tc.layout == LayoutScattered {
 			want := float64(steps*tc.count) / float64(n)
@@ -375,7 +389,7 @@ func TestDetectionLog(t *testing.T) {
 				units, clipped = 4, int64(rec.ClippedBatches)
 				corrupt = -1 // scattered: 2 or 3 micro-batches
 				if tc.layout == LayoutClustered {
-					corrupt = 2 // 3 consecutive sequences from a micro-batch's start
+					corrupt = 2 // 3 consecutive sequences from a multiple of 4: 2 micro-batches of 2
 				}
 			}
 			if d.Units != units || (corrupt >= 0 && d.Corrupt != corrupt) || d.Clipped != clipped || d.CorruptClipped > min(d.Corrupt, d.Clipped) {
@@ -468,4 +482,60 @@ func maxDiff(a, b map[string][]float32) float64 {
 		}
 	}
 	return d
+}
+
+// TestCorruptionSameAtEveryK checks that a seed corrupts the same sequences
+// with the same tokens however a step's 16 sequences are split into K
+// micro-batches of M, in both layouts, and that global clipping, which
+// sees only the step's sum, then takes the same step at K = 4 and K = 8 up
+// to float32 summation order.
+func TestCorruptionSameAtEveryK(t *testing.T) {
+	corpus := testCorpus(t)
+	for _, layout := range CorruptLayouts {
+		t.Run(string(layout), func(t *testing.T) {
+			var want [][]float32 // per step: the step's inputs, then targets, then mask
+			var grads [][]float64
+			for _, k := range []int{4, 8, 1, 16} {
+				cfg := tinyConfig(ClipGlobal)
+				cfg.MicroBatch, cfg.Accum, cfg.Dropout, cfg.Clip = 16/k, k, 0, 0.05
+				cfg.Corruption = Corruption{0.2, layout, KindRepeat}
+				r, err := New(cfg, corpus, RunOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				for step := range 3 {
+					r.nextBatches()
+					var got []float32
+					for _, b := range r.batches {
+						got = append(got, b.X.Data...)
+					}
+					for _, b := range r.batches {
+						for _, y := range b.Y {
+							got = append(got, float32(y))
+						}
+					}
+					for _, m := range r.corrupt.mask {
+						got = append(got, float32(map[bool]int{false: 0, true: 1}[m]))
+					}
+					if k == 4 {
+						want = append(want, got)
+					} else if !slices.Equal(got, want[step]) {
+						t.Fatalf("K = %d, step %d: the step's sequences or corrupted positions differ from K = 4's", k, step+1)
+					}
+					if step == 2 && k <= 8 {
+						e, scope, err := cfg.estimator()
+						if err != nil {
+							t.Fatal(err)
+						}
+						grads = append(grads, stepGrad(t, r.model, e, scope, r.batches...))
+					}
+				}
+			}
+			if n := norm(grads[0]); math.Abs(n-0.05) > 1e-6 {
+				t.Fatalf("K = 4: step norm %v, want the threshold 0.05 (the test needs global clipping to clip)", n)
+			}
+			assertClose(t, "global clipping, K = 8 against K = 4", grads[1], grads[0])
+		})
+	}
 }

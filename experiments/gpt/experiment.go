@@ -82,6 +82,7 @@ const (
 	LossTableMD = "final_val_loss.md"
 	TimeTableMD = "train_time.md"
 	TableCSV    = "results.csv"
+	ClipTableMD = "clipped_by_window.md"
 	CurvesPNG   = "val_loss.png"
 	CurvesSVG   = "val_loss.svg"
 )
@@ -118,6 +119,10 @@ type Row struct {
 	Seconds     Float  `json:"train_time_s_mean"`
 	SecondsSD   Float  `json:"train_time_s_sd"`
 	ClippedFrac Float  `json:"clipped_fraction_mean"`
+	// ClipWindows are the seeds' clipped and clippable gradients summed by
+	// window of ClipWindowSteps steps (Summary.ClipWindows): when in
+	// training the mode clipped; absent without clipping.
+	ClipWindows []ClipWindow `json:"clip_windows,omitempty"`
 	// ClipThreshold is the threshold the mode held mean gradients to
 	// (Config.ClipThreshold), null without clipping.
 	ClipThreshold Float `json:"clip_threshold"`
@@ -139,7 +144,7 @@ type Row struct {
 // receives progress lines.
 func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run.Options) (*Results, error) {
 	o.Kind = Kind + " experiment" // a directory holds one kind of run
-	x, err := run.OpenExperiment(o, e.Check)
+	x, err := run.OpenExperiment(o, e, e.Check)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +165,7 @@ func RunExperiment(ctx context.Context, e Experiment, corpus *text.Corpus, o run
 		}
 	}
 	res.Table = aggregate(res.Runs, e.label)
-	if err := x.Finish(res, map[string]string{LossTableMD: res.LossTable(), TimeTableMD: res.TimeTable(), TableCSV: res.CSV()}); err != nil {
+	if err := x.Finish(res, map[string]string{LossTableMD: res.LossTable(), TimeTableMD: res.TimeTable(), TableCSV: res.CSV(), ClipTableMD: res.ClipTable()}); err != nil {
 		return nil, err
 	}
 	return res, res.figures(o.Out)
@@ -185,6 +190,7 @@ func aggregate(runs []RunResult, label func(ClipMode) string) []Row {
 				loss = append(loss, float64(r.FinalValLoss))
 				secs = append(secs, r.Seconds)
 				frac = append(frac, r.ClippedFraction)
+				rows[i].ClipWindows = mergeClipWindows(rows[i].ClipWindows, r.ClipWindows)
 			}
 		}
 		rows[i].ValLoss, rows[i].ValLossSD = stats.MeanSD(loss)

@@ -48,6 +48,9 @@ func TestExperiment(t *testing.T) {
 		if r.Clippable == 0 || r.ClippedFraction < 0 || r.ClippedFraction > 1 {
 			t.Errorf("run %v %s %d: clipped %d of %d", r.LR, r.Mode, r.Seed, r.Clipped, r.Clippable)
 		}
+		if w := r.ClipWindows; len(w) != 1 || w[0] != (ClipWindow{1, 4, r.Clipped, r.Clippable, Float(float64(r.Clipped) / float64(r.Clippable))}) {
+			t.Errorf("run %v %s %d: clip windows %+v, want one of steps 1–4 with the run's counts", r.LR, r.Mode, r.Seed, w)
+		}
 	}
 	if initial[1] == initial[2] {
 		t.Error("seeds 1 and 2 start from the same validation loss")
@@ -81,7 +84,7 @@ func TestExperiment(t *testing.T) {
 	if p, d := row.Paired, (losses[0]-ref[0]+losses[1]-ref[1])/2; res.Table[0].Paired != nil || p == nil || p.N != 2 || math.Abs(float64(p.Mean)-d) > 1e-12 {
 		t.Errorf("paired %+v (global's %+v), want the mean difference %v", p, res.Table[0].Paired, d)
 	}
-	for _, f := range []string{run.ResultsFile, LossTableMD, TimeTableMD, TableCSV, CurvesPNG, CurvesSVG} {
+	for _, f := range []string{run.ResultsFile, LossTableMD, TimeTableMD, TableCSV, ClipTableMD, CurvesPNG, CurvesSVG} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("output %s: %v", f, err)
 		}
@@ -94,6 +97,20 @@ func TestExperiment(t *testing.T) {
 	table := res.LossTable()
 	if !strings.Contains(table, "MB-Clip-SGD") || strings.Count(table, "**") != 4 || strings.Count(table, "\n") != 6 {
 		t.Errorf("loss table:\n%s", table)
+	}
+	for _, row := range res.Table {
+		var clipped, clippable int64
+		for _, r := range res.Runs {
+			if r.LR == row.LR && r.Mode == row.Mode {
+				clipped, clippable = clipped+r.Clipped, clippable+r.Clippable
+			}
+		}
+		if w := row.ClipWindows; len(w) != 1 || w[0].Clipped != clipped || w[0].Clippable != clippable {
+			t.Errorf("%v %s row: clip windows %+v, want the seeds' %d of %d", row.LR, row.Mode, w, clipped, clippable)
+		}
+	}
+	if ct := res.ClipTable(); !strings.Contains(ct, "| steps 1–4 |") || strings.Count(ct, "\n") != 8 {
+		t.Errorf("clip table:\n%s", ct)
 	}
 	if csv := res.CSV(); strings.Count(csv, "\n") != 5 {
 		t.Errorf("CSV:\n%s", csv)

@@ -45,6 +45,9 @@ type Summary struct {
 	Clipped         int64   `json:"clipped"`
 	Clippable       int64   `json:"clippable"`
 	ClippedFraction float64 `json:"clipped_fraction"`
+	// ClipWindows are the same counts over each ClipWindowSteps steps, in
+	// order; absent without clipping.
+	ClipWindows []ClipWindow `json:"clip_windows,omitempty"`
 	// CorruptPerStep is the number of corrupted sequences in every step
 	// (Config.CorruptPerStep), and Detection clipping as a detector of them
 	// over the run (with corrupted data, in micro-batch and per-sample
@@ -95,6 +98,9 @@ type Run struct {
 type state struct {
 	Clipped   int64 `json:"clipped"`
 	Clippable int64 `json:"clippable"`
+	// ClipWindows are Clipped and Clippable by ClipWindowSteps steps
+	// (clipping modes only).
+	ClipWindows []ClipWindow `json:"clip_windows,omitempty"`
 	// Detection accumulates the steps' Detection (corrupted data and a clip
 	// mode that clips sequences or micro-batches).
 	Detection *Detection `json:"detection,omitempty"`
@@ -197,7 +203,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
 		Rand: rand.New(s.dropout), Comm: s.h.Comm(), PerSampleMemory: perSample,
 	}
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
 		s.privacyNotes(opts)
 	}
@@ -316,7 +322,7 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 	}
 	sum := &Summary{
 		Config: s.cfg, Steps: s.cfg.Steps, Curve: s.curve, Summary: s.h.Summary(), ClipThreshold: s.runRecord().ClipThreshold,
-		Clipped: s.st.Clipped, Clippable: s.st.Clippable,
+		Clipped: s.st.Clipped, Clippable: s.st.Clippable, ClipWindows: s.st.ClipWindows,
 	}
 	if len(s.curve) > 0 {
 		sum.FinalValLoss = s.curve[len(s.curve)-1].ValLoss
@@ -423,6 +429,9 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	dt := time.Since(t0).Seconds()
 	s.st.Clipped += int64(s.cfg.clipped(st))
 	s.st.Clippable += int64(s.cfg.clippable(size))
+	if s.cfg.ClipMode != ClipNone {
+		s.st.ClipWindows = addClipWindow(s.st.ClipWindows, i, s.cfg.clipped(st), s.cfg.clippable(size))
+	}
 	s.last = StepRecord{
 		Step: i + 1, LR: Float(lr), Loss: Float(st.Loss), GradNorm: Float(st.GradNorm),
 		ClippedBatches: st.ClippedBatches, ClippedSamples: st.Clipped, DroppedSamples: st.Dropped,
@@ -513,7 +522,7 @@ func setTokens(x *tensor.Tensor, ids []int32) {
 // c's own NoiseMultiplier is ignored; the rest of c must be valid and fit
 // the corpus. Its errors are *setting.Error values.
 func NoiseMultiplier(c Config, corpus *text.Corpus, targetEpsilon float64) (float64, error) {
-	if !c.Private() {
+	if !c.DPSGD() {
 		return 0, setting.Errorf("Estimator", strconv.Quote(c.Estimator), "dp-sgd in per-sample mode: only it spends privacy")
 	}
 	c.NoiseMultiplier = 1 // any valid σ, so that the rest is checked

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -114,7 +115,8 @@ func TestResumeIsExact(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			whole, parts := t.TempDir(), t.TempDir()
-			if _, err := trainRun(t, cfg, corpus, RunOptions{Out: whole, PerSampleMemory: tc.budget}); err != nil {
+			ws, err := trainRun(t, cfg, corpus, RunOptions{Out: whole, PerSampleMemory: tc.budget})
+			if err != nil {
 				t.Fatal(err)
 			}
 
@@ -128,6 +130,9 @@ func TestResumeIsExact(t *testing.T) {
 			}
 			if len(s.Curve) != 3 || s.Curve[0].Step != 0 || s.Curve[2].Step != 8 {
 				t.Errorf("resumed run's curve %v; want evaluations at steps 0, 4, 8", s.Curve)
+			}
+			if len(s.ClipWindows) != 1 || !reflect.DeepEqual(s.ClipWindows, ws.ClipWindows) {
+				t.Errorf("resumed run's clip windows %+v; uninterrupted %+v", s.ClipWindows, ws.ClipWindows)
 			}
 			sameCheckpoints(t, filepath.Join(whole, run.CheckpointFile), filepath.Join(parts, run.CheckpointFile))
 			if a, b := logLosses(t, whole), logLosses(t, parts); a != b {

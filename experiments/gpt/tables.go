@@ -32,6 +32,57 @@ func (r *Results) LossTable() string {
 	return b.String()
 }
 
+// ClipTable says when in training each learning rate and clip mode
+// clipped, as markdown: the share of its gradients clipped in every window
+// of ClipWindowSteps steps, over all seeds (Row.ClipWindows).
+func (r *Results) ClipTable() string {
+	var head []ClipWindow
+	for _, row := range r.Table {
+		if len(row.ClipWindows) > len(head) {
+			head = row.ClipWindows
+		}
+	}
+	if head == nil {
+		return "No run clips.\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Share of gradients clipped by window of %d steps, over %s:\n\n| learning rate | method |", ClipWindowSteps, r.seedsLabel())
+	for _, w := range head {
+		fmt.Fprintf(&b, " steps %d–%d |", w.From, w.To)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(head)) + "\n")
+	for i, row := range r.Table {
+		if row.ClipWindows == nil {
+			continue
+		}
+		lr := fmtLR(row.LR)
+		if i > 0 && r.Table[i-1].LR == row.LR {
+			lr = ""
+		}
+		fmt.Fprintf(&b, "| %s | %s |", lr, row.Method)
+		for _, w := range row.ClipWindows {
+			fmt.Fprintf(&b, " %s |", percent(w.Fraction))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// percent formats a share as a percentage with enough decimals to tell a
+// rare clip from none: 0 %, 0.012 %, 1.6 %, 100 %; "—" for NaN.
+func percent(f Float) string {
+	switch x := 100 * float64(f); {
+	case math.IsNaN(x):
+		return "—"
+	case x == 0 || x >= 10:
+		return fmt.Sprintf("%.0f %%", x)
+	case x >= 1:
+		return fmt.Sprintf("%.1f %%", x)
+	default:
+		return fmt.Sprintf("%.2g %%", x)
+	}
+}
+
 // TimeTable is the paper's training-time table as markdown: minutes per run
 // (mean ± sd over seeds) per learning rate and clip mode.
 func (r *Results) TimeTable() string {

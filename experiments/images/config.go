@@ -119,14 +119,15 @@ const (
 	SamplingShuffle = "shuffle"
 )
 
-// Private reports whether the run trains with differential privacy
-// (dp-sgd) and accounts its ε.
-func (c *Config) Private() bool { return c.Estimator == "dp-sgd" }
+// DPSGD reports whether the run trains with DP-SGD (Estimator dp-sgd) and
+// accounts its ε. Whether that run is private also depends on its noise
+// seed (estimator.DPSGD.Private).
+func (c *Config) DPSGD() bool { return c.Estimator == "dp-sgd" }
 
 // sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
 // shuffle otherwise.
 func (c *Config) sampling() string {
-	if c.Sampling == "" && c.Private() {
+	if c.Sampling == "" && c.DPSGD() {
 		return SamplingPoisson
 	}
 	if c.Sampling == "" {
@@ -299,17 +300,17 @@ func (c *Config) validatePrivacy() error {
 	switch {
 	case c.Sampling != "" && c.Sampling != SamplingPoisson && c.Sampling != SamplingShuffle:
 		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s or %s", SamplingPoisson, SamplingShuffle)
-	case c.sampling() == SamplingPoisson && !c.Private():
+	case c.sampling() == SamplingPoisson && !c.DPSGD():
 		return setting.Unread("Sampling", strconv.Quote(c.Sampling), "Poisson sampling is dp-sgd's, not "+c.Label()+"'s")
 	case c.MicroBatch != 0 && c.sampling() != SamplingPoisson:
 		return setting.Unread("MicroBatch", c.MicroBatch, "it bounds Poisson batches' micro-batches; shuffled batches use Accum")
 	case c.Accum != 0 && c.sampling() == SamplingPoisson:
 		return setting.Unread("Accum", c.Accum, "a Poisson batch's micro-batches are bounded by MicroBatch")
-	case c.Delta != 0 && !c.Private():
+	case c.Delta != 0 && !c.DPSGD():
 		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
-	case c.Private() && !(c.Delta > 0 && c.Delta < 1):
+	case c.DPSGD() && !(c.Delta > 0 && c.Delta < 1):
 		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
-	case c.Private() && c.Normalize != NormalizeNone:
+	case c.DPSGD() && c.Normalize != NormalizeNone:
 		// The training split's statistics would be a release the
 		// accountant does not count.
 		return setting.Errorf("Normalize", strconv.Quote(cmp.Or(c.Normalize, NormalizeChannel)), "%s for dp-sgd: normalising by the training images' statistics spends privacy the accountant does not count", NormalizeNone)

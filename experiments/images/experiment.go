@@ -308,7 +308,7 @@ func RunExperiment(ctx context.Context, e Experiment, data *Data, o run.Options)
 		ids[seed] = id
 	}
 	o.Kind = Kind + " experiment" // a directory holds one kind of run
-	x, err := run.OpenExperiment(o, e.Check)
+	x, err := run.OpenExperiment(o, e, e.Check)
 	if err != nil {
 		return nil, err
 	}

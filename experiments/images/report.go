@@ -66,9 +66,14 @@ func Report(dir string) (*Results, error) {
 	return &r, nil
 }
 
-// tables are the experiment's tables by file name.
+// tables are the experiment's tables by file name; GridMD only with a
+// grid, AugmentMD only when a run logged clipping by AutoAugment
+// operation.
 func (r *Results) tables() map[string]string {
-	t := map[string]string{TableMD: r.MainTable(), GridMD: r.GridTable(), ClippingMD: r.ClippingTable()}
+	t := map[string]string{TableMD: r.MainTable(), ClippingMD: r.ClippingTable()}
+	if g := r.GridTable(); g != "" {
+		t[GridMD] = g
+	}
 	if a := r.AugmentTable(); a != "" {
 		t[AugmentMD] = a
 	}

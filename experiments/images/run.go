@@ -140,13 +140,9 @@ func (c *Config) split(d *cifardata.Dataset) (*trainSplit, error) {
 		sp.labels[j] = d.Labels[i]
 	}
 	if c.LabelNoise > 0 {
-		// The share must flip some images and keep some: noise that
-		// flips none (a small split) or all is not the noise asked for.
-		switch k, n := c.noise().Count(len(ti)), len(ti); {
-		case k == 0:
-			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "at least %.3g: a share that replaces a label of the %d training images", 0.5/float64(n), n)
-		case k == n:
-			return nil, setting.Errorf("LabelNoise", c.LabelNoise, "below %.3g: a share that keeps a label of the %d training images", (float64(n)-0.5)/float64(n), n)
+		// The share must flip some images and keep some (setting.Share).
+		if _, err := setting.Share("LabelNoise", c.LabelNoise, len(ti), "training images"); err != nil {
+			return nil, err
 		}
 		if sp.noisy, err = labelnoise.Apply(sp.labels, d.Classes, c.noise()); err != nil {
 			return nil, err
@@ -381,7 +377,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		}
 	}
 	r.norm = cfg.normalizer(r.trainSet)
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		if err := cfg.checkDelta(len(sp.train)); err != nil {
 			return nil, err
 		}
@@ -392,7 +388,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		r.sampleRate = min(1, float64(cfg.Batch)/float64(len(sp.train)))
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
@@ -414,7 +410,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if rem := r.trainSet.Len() % cfg.Batch; rem != 0 {
 		smallest = rem
 	}
-	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil && !cfg.Private() {
+	if err := train.CheckRanks(min(max(cfg.Accum, 1), smallest), opts.Comm); err != nil && !cfg.DPSGD() {
 		return nil, setting.Errorf("Accum", cfg.Accum, "a micro-batch for each of the %d ranks in every step, the epoch's last of %d images included", opts.Comm.Size(), smallest)
 	}
 	r.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
@@ -443,7 +439,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
 		Comm: r.h.Comm(), PerSampleMemory: perSample,
 	}
-	if cfg.Private() {
+	if cfg.DPSGD() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
 		r.privacyNotes(opts)
 	}

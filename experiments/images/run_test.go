@@ -117,7 +117,7 @@ func TestResumeIsExact(t *testing.T) {
 			if got.TestAcc != want.TestAcc || got.TestLoss != want.TestLoss || len(got.Curve) != cfg.Epochs {
 				t.Errorf("resumed test accuracy %v loss %v, %d epochs; uninterrupted %v %v", got.TestAcc, got.TestLoss, len(got.Curve), want.TestAcc, want.TestLoss)
 			}
-			if cfg.Private() != (want.Epsilon > 0) || got.Epsilon != want.Epsilon || got.Delta != cfg.Delta {
+			if cfg.DPSGD() != (want.Epsilon > 0) || got.Epsilon != want.Epsilon || got.Delta != cfg.Delta {
 				t.Errorf("resumed ε %v δ %v, uninterrupted ε %v", got.Epsilon, got.Delta, want.Epsilon)
 			}
 		})

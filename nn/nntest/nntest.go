@@ -21,6 +21,12 @@
 // (inside nn.Sequential and nn.Residual) whose norm term is wrong, by its
 // parameters.
 //
+// Frozen parameters (nn.Param.Frozen) are constants to every check: the
+// brute force's norms and aggregates are over the parameters to train, and
+// every check fails a layer that writes a frozen parameter's gradient.
+// CheckPerSample also runs nn.BackwardParams, the backward pass a trainer
+// runs, against the same brute force.
+//
 // The checks report to a T, which *testing.T and *testing.B are; outside
 // go test (a program checking layers of its own) a Recorder collects the
 // failures.
@@ -118,6 +124,7 @@ func CheckGradients(t T, l nn.Layer, x *tensor.Tensor, opt Options) {
 	}
 	zeroGrads(l)
 	dx := l.Backward(ctx, r.Clone())
+	checkFrozen(t, "Backward", l)
 	// fd compares the analytic gradient an of the probe with respect to v
 	// with central differences, perturbing each entry of v in place.
 	fd := func(what string, v, an []float32) {
@@ -223,7 +230,8 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 	params := uniqueParams(model)
 	per, perY := x.Len()/n, len(y)/n
 
-	// Brute force: one sample at a time, plain mode.
+	// Brute force: one sample at a time, plain mode, over the parameters
+	// to train.
 	grads := make([][][]float32, n) // [sample][param]
 	norms := make([]float64, n)
 	for i := range n {
@@ -241,6 +249,7 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 		}
 		zeroGrads(model)
 		model.Backward(ctx, d)
+		checkFrozen(t, fmt.Sprintf("sample %d alone", i), model)
 		for _, p := range params {
 			grads[i] = append(grads[i], slices.Clone(p.Grad.Data))
 			norms[i] += dot(p.Grad.Data, p.Grad.Data)
@@ -259,18 +268,26 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 	}
 	zeroGrads(model)
 	model.Backward(ctx, d)
+	checkFrozen(t, "plain batch", model)
 	ones := make([]float32, n)
 	for i := range ones {
 		ones[i] = 1
 	}
 	compareAggregate(t, "plain batch", params, grads, ones)
+	out = model.Forward(ctx, x)
+	_, d, _ = loss(out, y)
+	zeroGrads(model)
+	nn.BackwardParams(ctx, model, d)
+	checkFrozen(t, "plain batch, BackwardParams", model)
+	compareAggregate(t, "plain batch, BackwardParams", params, grads, ones)
 
 	// One pass, per-sample mode, begun after and before the forward pass,
 	// with each layer's own choice and under per-sample memory budgets:
 	// none, all the layers want, and half of that.
-	budgets := []int64{0, nn.NoMaterialise, math.MaxInt64, 0}
-	for k, early := range []bool{false, true, false, true, false, true, false, true} {
-		budget := budgets[k/2]
+	// The last pass is nn.BackwardParams'.
+	budgets := []int64{0, nn.NoMaterialise, math.MaxInt64, 0, 0}
+	for k, early := range []bool{false, true, false, true, false, true, false, true, true} {
+		budget, viaParams := budgets[k/2], k == 8
 		ctx := &nn.Context{PerSampleMemory: budget}
 		if early {
 			ctx.BeginPerSample(n)
@@ -285,11 +302,15 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 		if !early {
 			ctx.BeginPerSample(n)
 		}
-		model.Backward(ctx, d)
+		if viaParams {
+			nn.BackwardParams(ctx, model, d)
+		} else {
+			model.Backward(ctx, d)
+		}
 		wrong := false
 		for i, sq := range ctx.SqNorms() {
 			if got := math.Sqrt(sq); !(math.Abs(got-norms[i]) <= 1e-4*norms[i]+1e-12) {
-				t.Errorf("begun before Forward %v, memory budget %d: sample %d: norm %.8g, brute force %.8g", early, budget, i, got, norms[i])
+				t.Errorf("begun before Forward %v, memory budget %d, BackwardParams %v: sample %d: norm %.8g, brute force %.8g", early, budget, viaParams, i, got, norms[i])
 				wrong = true
 			}
 		}
@@ -304,7 +325,9 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 		}
 		ctx.Finish(c)
 		ctx.EndPerSample()
-		compareAggregate(t, fmt.Sprintf("clipped, begun before Forward %v, memory budget %d", early, budget), params, grads, c)
+		what := fmt.Sprintf("clipped, begun before Forward %v, memory budget %d, BackwardParams %v", early, budget, viaParams)
+		checkFrozen(t, what, model)
+		compareAggregate(t, what, params, grads, c)
 		if wrong {
 			blameNorms(t, model, x, y, loss, params, grads)
 		}
@@ -324,6 +347,7 @@ func CheckPerSample(t T, model nn.Layer, x *tensor.Tensor, y []int32, loss Loss,
 		model.Backward(ctx, d)
 		ctx.Finish(onehot)
 		ctx.EndPerSample()
+		checkFrozen(t, fmt.Sprintf("sample %d through Finish", i), model)
 		compareAggregate(t, fmt.Sprintf("sample %d's per-sample gradient:", i), params, grads, onehot)
 	}
 }
@@ -455,20 +479,44 @@ func compareAggregate(t T, what string, params []*nn.Param, grads [][][]float32,
 	}
 }
 
-// uniqueParams lists l's parameters once each (tied weights appear once).
+// uniqueParams lists l's parameters to train once each (tied weights
+// appear once; frozen ones not at all).
 func uniqueParams(l nn.Layer) []*nn.Param {
 	var ps []*nn.Param
 	for _, p := range l.Params() {
-		if !slices.Contains(ps, p) {
+		if !p.Frozen && !slices.Contains(ps, p) {
 			ps = append(ps, p)
 		}
 	}
 	return ps
 }
 
+// frozenMark is what zeroGrads writes into a frozen parameter's gradient,
+// and checkFrozen expects there after a backward pass.
+const frozenMark = 0.5
+
+// zeroGrads clears the gradients of l's parameters to train and marks
+// those of its frozen ones.
 func zeroGrads(l nn.Layer) {
 	for _, p := range l.Params() {
-		p.Grad.Zero()
+		if p.Frozen {
+			for i := range p.Grad.Data {
+				p.Grad.Data[i] = frozenMark
+			}
+		} else {
+			p.Grad.Zero()
+		}
+	}
+}
+
+// checkFrozen fails unless every frozen parameter's gradient holds what
+// zeroGrads wrote: a backward pass must not touch it.
+func checkFrozen(t T, what string, l nn.Layer) {
+	t.Helper()
+	for _, p := range l.Params() {
+		if p.Frozen && slices.ContainsFunc(p.Grad.Data, func(v float32) bool { return v != frozenMark }) {
+			t.Errorf("%s: the gradient of the frozen parameter %s was written", what, p.Name)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ bench/evidence/build.sh "$tmp/branch"
 for r in $(seq 1 "$rounds"); do
 	for b in base branch; do
 		GOMAXPROCS=1 "$tmp/$b" bench step --model gpt --vocab-size 65 --n-layer 4 --n-head 4 \
-			--n-embd 256 --block-size 1024 --batch 4 --estimators sgd,ps-clip-sgd \
+			--n-embd 256 --block-size 1024 --micro-batch 4 --estimators sgd,ps-clip-sgd \
 			--steps 8 --warmup 1 --json >"$here/$b-$r.json"
 	done
 done

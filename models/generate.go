@@ -1,7 +1,6 @@
-package gpt
+package models
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +10,8 @@ import (
 	"github.com/psclip/psclip/tensor"
 )
 
-// GenerateOptions control sampling, as nanoGPT's sample.py.
+// GenerateOptions control sampling from a language model (Generate), as
+// nanoGPT's sample.py.
 type GenerateOptions struct {
 	// Tokens is the number of tokens to generate.
 	Tokens int
@@ -40,15 +40,16 @@ func (o GenerateOptions) Check() error {
 
 // Generate continues prompt (at least one token) by o.Tokens tokens drawn
 // from model, an autoregressive language model with context blockSize that
-// maps [1, T] token ids to [1, T, V] logits. The context is cropped to the
-// last blockSize tokens, as nanoGPT's generate. It returns only the new
-// tokens.
+// maps [1, T] token ids to [1, T, V] logits (a GPT: see GPT.Generate). The
+// context is cropped to the last blockSize tokens, as nanoGPT's generate.
+// It returns only the new tokens. Its errors for bad options or an empty
+// prompt are *setting.Error values.
 func Generate(model nn.Layer, blockSize int, prompt []int32, o GenerateOptions) ([]int32, error) {
-	if err := o.Check(); err != nil {
+	if err := setting.First(o.Check(), setting.Positive("BlockSize", blockSize)); err != nil {
 		return nil, err
 	}
 	if len(prompt) == 0 {
-		return nil, errors.New("empty prompt")
+		return nil, setting.Errorf("Prompt", "no token", "at least one token to continue")
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, sampleStream))
 	ctx := &nn.Context{}
@@ -72,6 +73,18 @@ func Generate(model nn.Layer, blockSize int, prompt []int32, o GenerateOptions) 
 		}
 	}
 	return seq[len(prompt):], nil
+}
+
+// Generate continues prompt by o.Tokens tokens drawn from the model, its
+// context its BlockSize: Generate for a GPT. Token ids must be below its
+// VocabSize.
+func (m *GPT) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
+	for i, t := range prompt {
+		if t < 0 || int(t) >= m.cfg.VocabSize {
+			return nil, setting.Errorf("Prompt", t, "token ids in [0, %d) (token %d)", m.cfg.VocabSize, i)
+		}
+	}
+	return Generate(m, m.cfg.BlockSize, prompt, o)
 }
 
 // sampleStream is the PCG stream of text generation.
