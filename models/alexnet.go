@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/psclip/psclip/nn"
 )
@@ -76,10 +75,6 @@ func NewAlexNet(cfg AlexNetConfig, seed uint64) (nn.Sequential, error) {
 		nn.NewDropout(cfg.Dropout), nn.NewLinear("classifier.4", hidden, hidden, true), &nn.ReLU{},
 		nn.NewLinear("classifier.6", hidden, cfg.Classes, true),
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x616c65786e6574)) // "alexnet"
-	ps := m.Params()
-	for i := 0; i < len(ps); i += 2 {
-		nn.InitDefault(rng, ps[i], ps[i+1])
-	}
+	initDefault(m, seed, 0x616c65786e6574) // "alexnet"
 	return m, nil
 }

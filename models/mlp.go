@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/psclip/psclip/nn"
 )
@@ -41,10 +40,6 @@ func NewMLP(cfg MLPConfig, seed uint64) (nn.Sequential, error) {
 		in = h
 	}
 	m = append(m, nn.NewLinear(fmt.Sprint(len(m)), in, cfg.Out, true))
-	rng := rand.New(rand.NewPCG(seed, 0x6d6c70)) // "mlp"
-	ps := m.Params()
-	for i := 0; i < len(ps); i += 2 {
-		nn.InitDefault(rng, ps[i], ps[i+1])
-	}
+	initDefault(m, seed, 0x6d6c70) // "mlp"
 	return m, nil
 }

@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/psclip/psclip/nn"
 )
@@ -50,8 +49,9 @@ func NewScatterLinear(cfg ScatterNetConfig, seed uint64) (nn.Sequential, error) 
 		return nil, err
 	}
 	fc := nn.NewLinear("fc", cfg.Channels*cfg.Side*cfg.Side, cfg.Classes, true)
-	nn.InitDefault(rand.New(rand.NewPCG(seed, 0x7363617474657231)), fc.Weight, fc.Bias) // "scatter1"
-	return nn.Sequential{gn, &nn.Flatten{}, fc}, nil
+	m := nn.Sequential{gn, &nn.Flatten{}, fc}
+	initDefault(m, seed, 0x7363617474657231) // "scatter1"
+	return m, nil
 }
 
 // NewScatterCNN returns Tramèr & Boneh's "ScatterNet + CNN" model for
@@ -81,10 +81,6 @@ func NewScatterCNN(cfg ScatterNetConfig, seed uint64) (nn.Sequential, error) {
 		nn.NewLinear("classifier.0", 32*half*half, 32, true), &nn.Tanh{},
 		nn.NewLinear("classifier.2", 32, cfg.Classes, true),
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x7363617474657232)) // "scatter2"
-	ps := m.Params()
-	for i := 0; i < len(ps); i += 2 {
-		nn.InitDefault(rng, ps[i], ps[i+1])
-	}
+	initDefault(m, seed, 0x7363617474657232) // "scatter2"
 	return m, nil
 }

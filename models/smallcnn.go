@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/psclip/psclip/nn"
 )
@@ -57,10 +56,6 @@ func NewSmallCNN(cfg SmallCNNConfig, seed uint64) (nn.Sequential, error) {
 		nn.NewLinear("classifier.1", 2*w*8*8, 8*w, true), &nn.ReLU{},
 		nn.NewLinear("classifier.3", 8*w, cfg.Classes, true),
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x736d616c6c636e6e)) // "smallcnn"
-	ps := m.Params()
-	for i := 0; i < len(ps); i += 2 {
-		nn.InitDefault(rng, ps[i], ps[i+1])
-	}
+	initDefault(m, seed, 0x736d616c6c636e6e) // "smallcnn"
 	return m, nil
 }

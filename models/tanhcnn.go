@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/psclip/psclip/nn"
 )
@@ -54,11 +53,7 @@ func NewTanhCNN(cfg TanhCNNConfig, seed uint64) (nn.Sequential, error) {
 		nn.NewLinear("7", 32*4*4, 32, true), &nn.Tanh{},
 		nn.NewLinear("9", 32, cfg.Classes, true),
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x74616e68636e6e)) // "tanhcnn"
-	ps := m.Params()
-	for i := 0; i < len(ps); i += 2 {
-		nn.InitDefault(rng, ps[i], ps[i+1])
-	}
+	initDefault(m, seed, 0x74616e68636e6e) // "tanhcnn"
 	return m, nil
 }
 

@@ -56,6 +56,9 @@ func (g *Gain) Backward(ctx *nn.Context, dy *tensor.Tensor) *tensor.Tensor {
 	for i, v := range dy.Data {
 		dx.Data[i] = v * g.W.Value.Data[i%d]
 	}
+	if g.W.Frozen { // a constant: no gradient, no norm term
+		return dx
+	}
 	if !ctx.PerSample() {
 		for i, v := range dy.Data {
 			g.W.Grad.Data[i%d] += v * g.x.Data[i]
@@ -137,4 +140,10 @@ func TestGain(t *testing.T) {
 	}
 	nntest.CheckLayer(t, g, nntest.RandTensor(rng, 6, 4))
 	nntest.CheckLayer(t, g, nntest.RandTensor(rng, 3, 5, 4)) // sequences
+	// Frozen, before a layer that trains.
+	g.W.Frozen = true
+	x := nntest.RandTensor(rng, 6, 4)
+	m := nn.Sequential{g, nn.NewLinear("fc", 4, 3, true)}
+	nntest.CheckGradients(t, m, x, nntest.Options{})
+	nntest.CheckPerSample(t, m, x, []int32{0, 1, 2, 0, 1, 2}, nn.CrossEntropy, nntest.MedianClip)
 }

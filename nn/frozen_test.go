@@ -40,6 +40,16 @@ func TestFrozenPerSample(t *testing.T) {
 		}
 		return nn.Sequential{nn.NewConv2d("0", 2, 4, 3, 1, 1, true), &nn.Tanh{}, g, &nn.Flatten{}, nn.NewLinear("4", 4*6*6, 3, true)}
 	}
+	lora := func() nn.Sequential { // a LoRA first: its frozen base does no work
+		l, err := nn.NewLoRA(nn.NewLinear("0", 6, 5, true), 2, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.B.Weight.Value.Data {
+			l.B.Weight.Value.Data[i] = float32(i%5) / 5
+		}
+		return nn.Sequential{l, &nn.Tanh{}, nn.NewLinear("2", 5, 3, true)}
+	}
 	weight := func(i int) func(nn.Sequential) {
 		return func(m nn.Sequential) { m[i].Params()[0].Frozen = true }
 	}
@@ -57,6 +67,8 @@ func TestFrozenPerSample(t *testing.T) {
 		x      *tensor.Tensor
 		freeze func(nn.Sequential)
 	}{
+		{"lora/first", lora, nntest.RandTensor(rng, 4, 6), func(nn.Sequential) {}},
+		{"lora/first, base bias trained", lora, nntest.RandTensor(rng, 4, 6), func(m nn.Sequential) { m[0].(*nn.LoRA).Base.Bias.Frozen = false }},
 		{"linear/first", mlp, nntest.RandTensor(rng, 4, 6), layer(0)},
 		{"linear/first weight", mlp, nntest.RandTensor(rng, 4, 6), weight(0)},
 		{"linear/last bias", mlp, nntest.RandTensor(rng, 4, 6), bias(2)},

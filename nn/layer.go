@@ -21,14 +21,16 @@ type Layer interface {
 	// Context for the plain and per-sample modes.
 	Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor
 	// Params lists the layer's trainable parameters (none for ReLU and the
-	// like) in a fixed order.
+	// like) in a fixed order. Backward leaves a frozen one (Param.Frozen)
+	// alone: no gradient, no norm term.
 	Params() []*Param
 }
 
 // ParamBackwarder is a Layer that can run its backward pass for its
 // parameters' gradients alone, skipping the work of its input gradient (a
 // model's first layer: nobody reads its input gradient). Sequential,
-// Residual, Linear, Conv2d and CausalSelfAttention are ParamBackwarders.
+// Residual, Linear, Conv2d, CausalSelfAttention and LoRA are
+// ParamBackwarders.
 type ParamBackwarder interface {
 	// BackwardParams produces the parameter gradients of Backward(ctx, dy),
 	// in the context's mode, and no input gradient.

@@ -85,6 +85,19 @@ func (l *LoRA) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	return l.dx
 }
 
+// BackwardParams produces the adapters' gradients of Backward and no input
+// gradient: the frozen base does no work at all (a base parameter unfrozen
+// since gets its gradient).
+func (l *LoRA) BackwardParams(ctx *Context, dy *tensor.Tensor) {
+	l.dz = reuse(l.dz, dy.Shape...)
+	clear(l.dz.Data)
+	kernels.Axpy(l.Scale, dy.Data, l.dz.Data)
+	l.A.BackwardParams(ctx, l.B.Backward(ctx, l.dz))
+	if l.Base.trains() {
+		l.Base.BackwardParams(ctx, dy)
+	}
+}
+
 // Merge adds the update into the base weight, (α/r)·B·A, and returns the
 // base layer: the adapted layer as one Linear, for export or inference.
 // The base's parameters stay frozen; l must not be used after.

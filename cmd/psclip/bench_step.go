@@ -85,9 +85,6 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		if flagSet(fs, "micro-batch") {
 			return usagef("--batch and --micro-batch exclude each other: --batch is the deprecated spelling of --micro-batch in bench step")
 		}
-		if world.Rank() == 0 {
-			fmt.Fprintln(stderr, "psclip bench step: --batch is deprecated, use --micro-batch: it sets the samples of a micro-batch here, where every other command's --batch is a step's samples (--micro-batch × --accum)")
-		}
 		*b, bFlag = *old, "batch"
 	}
 	switch {
@@ -172,6 +169,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	model, x, y, err := m.build(*b**accum, *seed)
 	if err != nil {
 		return err
+	}
+	if bFlag == "batch" && world.Rank() == 0 { // once the flags proved usable: bad input gets one line
+		fmt.Fprintln(stderr, "psclip bench step: --batch is deprecated, use --micro-batch: it sets the samples of a micro-batch here, where every other command's --batch is a step's samples (--micro-batch × --accum)")
 	}
 	batches, err := train.Split(train.Batch{X: x, Y: y}, *accum)
 	if err != nil {
