@@ -24,10 +24,12 @@
 // A run driven by a train.Trainer resumes exactly with SaveTrainer and
 // Loaded.RestoreTrainer: they save and restore, with the weights and the
 // optimizer's state, the Trainer's State (an adaptive estimator's window
-// or threshold, and the Trainer's own dropout generator when Config.Rand
-// is nil), so that the resumed run makes the uninterrupted run's steps bit
-// for bit. A generator the caller gave as Config.Rand, and its position in
-// the data, the caller saves itself (SetRNG, Extra).
+// or threshold, the Trainer's own dropout generator when Config.Rand is
+// nil, and Config.Progress's state: a data/dataset sampler's position, or
+// a dp.Trainer's sampler and accountant), so that the resumed run makes
+// the uninterrupted run's steps bit for bit. A generator the caller gave
+// as Config.Rand, and a position in the data kept outside
+// Config.Progress, the caller saves itself (SetRNG, Extra).
 //
 // Save briefly holds a little-endian copy of every tensor, so it needs
 // memory for the model and optimizer state once more.

@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -66,10 +67,26 @@ func steps(n int) [][]train.Batch {
 func run(t *testing.T, tr *train.Trainer, steps [][]train.Batch) {
 	t.Helper()
 	for i, mbs := range steps {
-		if _, err := tr.Step(mbs...); err != nil {
+		_, err := tr.Step(mbs...)
+		if errors.Is(err, train.ErrPrivateStep) { // dp-sgd: the micro-batches are one sample
+			_, err = tr.PrivateStep(join(mbs), mbs[0].X.Dim(0))
+		}
+		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
+}
+
+// join is the batch of the micro-batches mbs of [m, 4] inputs, in order.
+func join(mbs []train.Batch) train.Batch {
+	var b train.Batch
+	var x []float32
+	for _, mb := range mbs {
+		x = append(x, mb.X.Data...)
+		b.Y = append(b.Y, mb.Y...)
+	}
+	b.X = tensor.From(x, len(x)/4, 4)
+	return b
 }
 
 func weightBits(tr *train.Trainer) []uint32 {

@@ -22,8 +22,12 @@ type Result struct {
 // Weights sets w[i] = c_i/m for one whole batch (k0 = 0): e's clip factors
 // over the number m of samples with a finite norm, 0 for the others, so that
 // Σ w_i g_i is the clipped mean. It then ends the step (Estimator.Update).
-// If no norm is finite every weight is 0.
+// If no norm is finite every weight is 0. A noisy estimator (DP-SGD) is a
+// programming error that Weights panics on: weights carry no noise.
 func Weights(e Estimator, norms, w []float64) Stats {
+	if NoisyOf(e) != nil {
+		panic("estimator: Weights with the noisy estimator " + e.Name() + ": its noise would be dropped")
+	}
 	if ps, ok := e.(*PSClip); ok {
 		return ps.weights(norms, w)
 	}
@@ -50,6 +54,11 @@ func Weights(e Estimator, norms, w []float64) Stats {
 // if it were not there. If every sample is non-finite, or the batch is
 // empty, dir is zero.
 //
+// A noisy estimator (DP-SGD, NoisyOf) is refused with a *NoisyError:
+// its noise is added to a sum of clipped gradients divided by an expected
+// batch size, which Direction's one batch does not have, and the noise-free
+// clipped mean it would return is not private.
+//
 // Direction allocates on every call; use a Workspace in loops.
 func Direction[F Float](e Estimator, grads, dir []F) (Result, error) {
 	var ws Workspace[F]
@@ -64,6 +73,17 @@ type ShapeError struct {
 
 func (e *ShapeError) Error() string {
 	return fmt.Sprintf("estimator: %d gradient values do not form rows of length %d (want len(dir) > 0 dividing len(grads))", e.Grads, e.Dir)
+}
+
+// NoisyError is Direction's error for a noisy estimator (DP-SGD): train
+// it with package train (Trainer.PrivateStep, or Private), which adds the
+// noise once a step.
+type NoisyError struct {
+	Estimator string // its name
+}
+
+func (e *NoisyError) Error() string {
+	return fmt.Sprintf("estimator: Direction cannot add %s's noise (it has no expected batch size) and would return a clipped mean that is not private; train it with package train", e.Estimator)
 }
 
 // A Workspace holds the scratch space of Direction, so that repeated calls
@@ -82,6 +102,9 @@ func (ws *Workspace[F]) Direction(e Estimator, grads, dir []F) (Result, error) {
 	}
 	if err := Validate(e); err != nil {
 		return Result{}, err
+	}
+	if NoisyOf(e) != nil {
+		return Result{}, &NoisyError{Estimator: e.Name()}
 	}
 	n := len(grads) / d
 	ws.norms = grow(ws.norms, n)

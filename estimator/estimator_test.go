@@ -357,6 +357,27 @@ func TestDirectionShapeError(t *testing.T) {
 	}
 }
 
+// Direction does not drop DP-SGD's noise: a noisy estimator is refused
+// with a *NoisyError and dir is not written; Weights panics on one.
+func TestDirectionNoisy(t *testing.T) {
+	e, err := NewDPSGD(1, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := []float32{7, 7}
+	_, err = Direction(e, []float32{1, 2, 3, 4}, dir)
+	var ne *NoisyError
+	if !errors.As(err, &ne) || ne.Estimator != "dp-sgd" || dir[0] != 7 || dir[1] != 7 {
+		t.Errorf("Direction(dp-sgd) = %v, dir %v; want a *NoisyError, dir unwritten", err, dir)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Weights(dp-sgd) did not panic")
+		}
+	}()
+	Weights(e, []float64{1, 2}, make([]float64, 2))
+}
+
 // Estimators built as struct literals are validated by Validate and so by
 // Direction: ClipSGD{Gamma: -1} (which would reverse the direction),
 // ClipSGD{} (which freezes training), AutoClip{} (NaN), a zero PSAuto (a

@@ -1,13 +1,12 @@
 package estimator
 
 import (
-	crand "crypto/rand"
-	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
 
 	"github.com/psclip/psclip/internal/detmath"
+	"github.com/psclip/psclip/privacy"
 )
 
 // Gaussian is DP-SGD's noise source: independent standard normal draws by
@@ -31,30 +30,13 @@ type Gaussian struct {
 	fixed bool
 }
 
-// gaussianTag fills the rest of a fixed seed's 32-byte ChaCha8 key, so
-// that the noise stream differs from any other ChaCha8 stream seeded with
-// the same number.
-const gaussianTag = "psclip dp-sgd gaussian noise"
-
-// NewGaussian returns a noise source: seeded from crypto/rand when seed is
-// 0, from seed otherwise (not private).
+// NewGaussian returns a noise source: the root stream of
+// privacy.NewSecret(seed), a key from crypto/rand when seed is 0, from seed
+// otherwise (not private).
 func NewGaussian(seed uint64) *Gaussian {
 	g := &Gaussian{fixed: seed != 0}
-	g.src.Seed(gaussianKey(seed))
+	g.src = *privacy.NewSecret(seed).Root()
 	return g
-}
-
-// gaussianKey is the ChaCha8 key of a seed: 32 bytes from crypto/rand for
-// seed 0, the seed and gaussianTag otherwise.
-func gaussianKey(seed uint64) [32]byte {
-	var key [32]byte
-	if seed == 0 {
-		crand.Read(key[:]) // never fails (crypto/rand's documentation)
-		return key
-	}
-	binary.LittleEndian.PutUint64(key[:8], seed)
-	copy(key[8:], gaussianTag)
-	return key
 }
 
 // Fixed reports whether the source was seeded with a fixed seed: its noise
@@ -134,7 +116,7 @@ func (g *Gaussian) UnmarshalBinary(b []byte) error {
 	case len(b) == 0:
 		return errors.New("estimator: empty state of the gaussian noise")
 	case b[0] == stateSecure && !g.fixed:
-		g.src.Seed(gaussianKey(0))
+		g.src = *privacy.NewSecret(0).Root()
 		return nil
 	case b[0] == stateFixed && g.fixed:
 		return g.src.UnmarshalBinary(b[1:])

@@ -47,8 +47,9 @@ type Spec struct {
 	// NoiseMultiplier is dp-sgd's σ: the noise added to the sum of the
 	// clipped gradients is N(0, σ²C²) per coordinate.
 	NoiseMultiplier float64 `json:"noise_multiplier,omitempty"`
-	// NoiseSeed seeds dp-sgd's noise (NewGaussian): 0 draws a key from
-	// crypto/rand, as privacy needs; any other seed makes the noise
+	// NoiseSeed seeds dp-sgd's noise (NewGaussian) and, in the trainers,
+	// its Poisson samples (privacy.NewSecret): 0 draws keys from
+	// crypto/rand, as privacy needs; any other seed makes both
 	// reproducible and the run not private (tests, reproductions).
 	NoiseSeed uint64 `json:"noise_seed,omitempty"`
 }

@@ -165,7 +165,9 @@ func checkOrders(orders []float64) error {
 }
 
 // checkStep reports whether q and σ describe a step: 0 < q ≤ 1 and σ a
-// positive finite number.
+// positive finite number whose step float64 can account: one step's RDP
+// at order 2, log(1 + q²(e^{1/σ²} − 1)), must be at least the smallest
+// normal float64 (σ ≲ 1.5e154·q), or every order's RDP rounds to 0 and ε to 0.
 func checkStep(q, sigma float64) error {
 	if !(q > 0 && q <= 1) {
 		return setting.Errorf("SampleRate", q, "a sample rate in (0, 1]")
@@ -173,17 +175,33 @@ func checkStep(q, sigma float64) error {
 	if !(sigma > 0) || math.IsInf(sigma, 1) {
 		return setting.Errorf("NoiseMultiplier", sigma, "a positive finite noise multiplier")
 	}
+	if 2*math.Log(q)+logExpm1(1/(sigma*sigma)) < minLogRDP {
+		return setting.Errorf("NoiseMultiplier", sigma, "a noise multiplier float64 accounting represents at sample rate %g (its per-step RDP underflows)", q)
+	}
 	return nil
 }
 
-// check reports the first entry of h that is not valid.
+// minLogRDP is the log of the smallest normal float64, 2⁻¹⁰²².
+var minLogRDP = math.Log(0x1p-1022)
+
+// MaxSteps is the most steps a History may hold: 2⁵³, the last integer
+// float64 counts exactly (the accountants multiply a step's RDP, or add
+// its μ², by the count).
+const MaxSteps = 1 << 53
+
+// check reports the first entry of h that is not valid, and a total of
+// steps above MaxSteps.
 func (h History) check() error {
+	total := 0
 	for _, s := range h {
 		if err := checkStep(s.SampleRate, s.NoiseMultiplier); err != nil {
 			return err
 		}
 		if s.Count < 0 {
 			return setting.Errorf("Count", s.Count, "≥ 0 steps")
+		}
+		if total += s.Count; total > MaxSteps || s.Count > MaxSteps {
+			return setting.Errorf("Count", s.Count, "at most 2^53 steps in all, what float64 counts exactly")
 		}
 	}
 	return nil
@@ -239,7 +257,7 @@ const epsilonTolerance = 0.01
 // The σ returned always spends at most targetEpsilon. A target that would
 // need σ above 10⁶ is an error for field "Epsilon".
 func NoiseMultiplier(q float64, steps int, targetEpsilon, delta float64, o Options) (float64, error) {
-	if err := setting.First(checkStep(q, 1), setting.Positive("Count", steps),
+	if err := setting.First(checkStep(q, 1), setting.Positive("Count", steps), checkCount(steps),
 		checkTarget(targetEpsilon), checkDelta(delta), o.check()); err != nil {
 		return 0, err
 	}
@@ -281,6 +299,14 @@ func NoiseMultiplier(q float64, steps int, targetEpsilon, delta float64, o Optio
 		}
 	}
 	return hi, nil
+}
+
+// checkCount checks that a run of steps is at most MaxSteps long.
+func checkCount(steps int) error {
+	if steps > MaxSteps {
+		return setting.Errorf("Count", steps, "at most 2^53 steps, what float64 counts exactly")
+	}
+	return nil
 }
 
 // checkTarget checks a target ε: positive and finite.

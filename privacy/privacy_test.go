@@ -193,6 +193,12 @@ func TestBadInput(t *testing.T) {
 		{History{{0.1, math.Inf(1), 1}}, 1e-5, Options{}, "NoiseMultiplier"},
 		{History{{0.1, math.NaN(), 1}}, 1e-5, Options{}, "NoiseMultiplier"},
 		{History{{0.1, 1, -1}}, 1e-5, Options{}, "Count"},
+		// Beyond what float64 accounting represents: a per-step RDP
+		// below 2⁻¹⁰²², more steps than float64 counts.
+		{History{{0.1, 1e200, 1}}, 1e-5, Options{}, "NoiseMultiplier"},
+		{History{{1e-10, 1e150, 1}}, 1e-5, Options{Accountant: GDP}, "NoiseMultiplier"},
+		{History{{0.1, 1, MaxSteps + 1}}, 1e-5, Options{}, "Count"},
+		{History{{0.1, 1, MaxSteps}, {0.2, 1, 1}}, 1e-5, Options{}, "Count"},
 		{good, 0, Options{}, "Delta"},
 		{good, 1, Options{}, "Delta"},
 		{good, math.NaN(), Options{}, "Delta"},
@@ -230,6 +236,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{0, 10, 1, 1e-5, "SampleRate"},
 		{0.1, 0, 1, 1e-5, "Count"},
+		{0.1, MaxSteps + 1, 1, 1e-5, "Count"},
 		{0.1, 10, 0, 1e-5, "Epsilon"},
 		{0.1, 10, math.Inf(1), 1e-5, "Epsilon"},
 		{0.1, 10, 1, 2, "Delta"},

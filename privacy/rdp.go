@@ -38,7 +38,14 @@ func rdpHistory(h History, orders []float64) []float64 {
 // Gaussian mechanism with sample rate 0 < q ≤ 1 and noise multiplier σ > 0:
 // log(A_α)/(α−1) (Mironov, Talwar, Zhang 2019, Sec. 3.3), or α/(2σ²), the
 // plain Gaussian's, when q = 1. It is +Inf where A_α cannot be computed
-// (see logAFrac), which excludes the order from the conversion.
+// (see logAFrac), which excludes the order.
+//
+// At large σ and small q, A_α exceeds 1 by less than float64 resolves
+// near 1 (q = 0.001, σ = 30000: A_2 − 1 ≈ 1.1e−15), so log A_α is
+// computed from A_α − 1 (logAInt). The fractional series cannot be taken
+// that way; where its log A_α falls below fracFloor it is replaced by the
+// chord between the neighbouring integer orders, an upper bound because
+// log A_α is convex in α (a log moment-generating function) and A_1 = 1.
 func rdpStep(q, sigma, alpha float64) float64 {
 	if math.IsInf(1/(2*sigma*sigma), 1) { // σ so small that σ² underflows: no privacy
 		return math.Inf(1)
@@ -49,25 +56,57 @@ func rdpStep(q, sigma, alpha float64) float64 {
 	if alpha == math.Trunc(alpha) {
 		return logAInt(q, sigma, int(alpha)) / (alpha - 1)
 	}
-	return logAFrac(q, sigma, alpha) / (alpha - 1)
+	la := logAFrac(q, sigma, alpha)
+	if la < fracFloor {
+		a := math.Floor(alpha)
+		lo := 0.0 // log A_1
+		if a >= 2 {
+			lo = logAInt(q, sigma, int(a))
+		}
+		t := alpha - a
+		la = (1-t)*lo + t*logAInt(q, sigma, int(a)+1)
+	}
+	return la / (alpha - 1)
 }
 
-// logAInt is log(A_α) for an integer order α ≥ 2 and 0 < q < 1:
-// A_α = Σ_{i=0}^{α} C(α, i) q^i (1−q)^(α−i) exp((i² − i)/(2σ²)), summed in
-// log space (Opacus' _compute_log_a_for_int_alpha).
+// fracFloor is the log A_α below which logAFrac's rounding (a few units
+// of 2⁻⁵² in a sum near 1) exceeds 10⁻⁵ of the result.
+const fracFloor = 1e-9
+
+// logAInt is log(A_α) for an integer order α ≥ 2 and 0 < q < 1, where
+// A_α = Σ_{i=0}^{α} C(α, i) q^i (1−q)^(α−i) exp((i² − i)/(2σ²)) (Opacus'
+// _compute_log_a_for_int_alpha). The binomial weights sum to 1 and the
+// terms i = 0, 1 have exponent 0, so
+// A_α − 1 = Σ_{i=2}^{α} C(α, i) q^i (1−q)^(α−i) expm1((i² − i)/(2σ²)),
+// summed in log space, and log A_α = log(1 + (A_α − 1)): exact to
+// rounding however close A_α is to 1.
 func logAInt(q, sigma float64, alpha int) float64 {
 	logQ, log1Q := math.Log(q), math.Log1p(-q)
-	logA := math.Inf(-1)
-	logC := 0.0 // log C(α, i), updated by C(α, i) = C(α, i−1)·(α−i+1)/i
-	for i := 0; i <= alpha; i++ {
-		if i > 0 {
-			logC += math.Log(float64(alpha-i+1)) - math.Log(float64(i))
-		}
+	logAm1 := math.Inf(-1)           // log(A_α − 1)
+	logC := math.Log(float64(alpha)) // log C(α, i), updated by C(α, i) = C(α, i−1)·(α−i+1)/i
+	for i := 2; i <= alpha; i++ {
+		logC += math.Log(float64(alpha-i+1)) - math.Log(float64(i))
 		fi := float64(i)
-		s := logC + fi*logQ + float64(alpha-i)*log1Q + (fi*fi-fi)/(2*sigma*sigma)
-		logA = logAdd(logA, s)
+		s := logC + fi*logQ + float64(alpha-i)*log1Q + logExpm1((fi*fi-fi)/(2*sigma*sigma))
+		logAm1 = logAdd(logAm1, s)
 	}
-	return logA
+	return log1pExp(logAm1)
+}
+
+// logExpm1 is log(e^x − 1) for x ≥ 0 (−Inf at 0), without overflow.
+func logExpm1(x float64) float64 {
+	if x > 1 {
+		return x + math.Log1p(-math.Exp(-x))
+	}
+	return math.Log(math.Expm1(x))
+}
+
+// log1pExp is log(1 + e^x), without overflow.
+func log1pExp(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
 }
 
 // maxFracTerms bounds the series of logAFrac. The terms fall below e^−30

@@ -232,3 +232,75 @@ func seq(lo, hi int) []float64 {
 	}
 	return s
 }
+
+// RDP at extreme σ and T, where one step's A_α exceeds 1 by less than
+// float64 resolves near 1 (A_2 − 1 ≈ 1.1e−15 at q = 0.001, σ = 30000).
+// Summing A_α itself lost that excess: ε came out 0 where GDP gives 0.029.
+// In this regime ε depends on (q, σ, T) through q²T/σ² alone, so the
+// extreme accounting must equal the one at σ/100 and T/10⁴, where the
+// series are exact, and nearly that at σ/1000 and T/10⁶, where PRV, an
+// upper bound on the true ε, can check it in a moment.
+func TestRDPExtreme(t *testing.T) {
+	extreme := History{{0.001, 30000, 1e11}}
+	scaled, small := History{{0.001, 300, 1e7}}, History{{0.001, 30, 1e5}}
+	eps := func(h History, o Options) float64 {
+		t.Helper()
+		r, err := Epsilon(h, 1e-5, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Epsilon
+	}
+	rdp, gdp := eps(extreme, Options{}), eps(extreme, Options{Accountant: GDP})
+	if !near(gdp, 0.02886, 1e-5) {
+		t.Errorf("GDP ε = %.6g, want 0.02886", gdp)
+	}
+	// An upper bound: at or above the central limit, and (with Opacus'
+	// orders, which stop at 63 where the best order is near 400) 0.1064.
+	if want := eps(scaled, Options{}); !(rdp >= gdp) || !near(rdp, want, 1e-6*want) || !near(rdp, 0.10637, 1e-4) {
+		t.Errorf("RDP ε = %.10g, want %.10g (σ/100, T/10⁴), 0.10637, above GDP's %.4g", rdp, want, gdp)
+	}
+	// With orders up to 6144 RDP comes within 20 % of GDP and of PRV's
+	// estimate at the small history (PRV's reported ε less its 0.01).
+	var orders []float64
+	for a := 2.0; a <= 4096; a *= 2 {
+		orders = append(orders, a, 1.5*a)
+	}
+	prv := eps(small, Options{Accountant: PRV}) - defaultEpsilonError
+	if wide := eps(extreme, Options{Orders: orders}); !(wide >= prv && wide >= gdp && wide < 1.2*prv && wide < 1.2*gdp) {
+		t.Errorf("RDP ε over orders to 6144 = %.6g, want within 20 %% above PRV %.6g and GDP %.6g", wide, prv, gdp)
+	}
+
+	// q → 1 is the single Gaussian, α/(2σ²), at any σ: at integer
+	// orders (logAInt) exactly; at fractional ones (the series, or where
+	// its log A_α is below fracFloor the chord of the Gaussian's
+	// log A_k = k(k−1)/(2σ²) between the integers around α) at least the
+	// Gaussian's and at most the chord's.
+	const q = 1 - 1e-12
+	for _, sigma := range []float64{3, 300, 30000, 3e7} {
+		logA := func(k float64) float64 { return k * (k - 1) / (2 * sigma * sigma) }
+		for _, a := range []float64{1.5, 2, 2.5, 7, 10.9, 63} {
+			got, want := rdpStep(q, sigma, a), a/(2*sigma*sigma)
+			k := math.Floor(a)
+			chord := ((k+1-a)*logA(k) + (a-k)*logA(k+1)) / (a - 1)
+			if !(got >= want*(1-1e-6) && got <= chord*(1+1e-6)) {
+				t.Errorf("RDP(q = 1 − 1e−12, σ = %g, α = %g) = %.10g, want the Gaussian's %.10g (at most %.10g)", sigma, a, got, want, chord)
+			}
+		}
+	}
+
+	// NoiseMultiplier at T = 10¹⁵: ε(σ) lost to rounding let the search
+	// stop at σ = 55552 (GDP: ε ≈ 17.9 even at σ = 10⁵, q = 0.01). Now no
+	// σ ≤ 10⁶ meets ε = 1 there, and at q = 0.001 the σ found spends at
+	// most 1 by GDP too.
+	if s, err := NoiseMultiplier(0.01, 1e15, 1, 1e-5, Options{}); err == nil {
+		t.Errorf("NoiseMultiplier(q = 0.01, T = 1e15, ε = 1) = %g, want an error", s)
+	}
+	s, err := NoiseMultiplier(0.001, 1e15, 1, 1e-5, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := eps(History{{0.001, s, 1e15}}, Options{Accountant: GDP}); !(g <= 1) {
+		t.Errorf("NoiseMultiplier(q = 0.001, T = 1e15, ε = 1) = %g, whose GDP ε is %g", s, g)
+	}
+}

@@ -51,11 +51,15 @@ func createLog(path string, kept []byte) (*logFile, error) {
 	return l, nil
 }
 
-// write appends rec as one JSON line. A line may be of any length.
+// write appends rec as one JSON line (rec's JSON, or rec itself if it is
+// a []byte of JSON). A line may be of any length.
 func (l *logFile) write(rec any) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
+	b, ok := rec.([]byte)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(rec); err != nil {
+			return err
+		}
 	}
 	b = append(b, '\n')
 	if _, err := l.f.Write(b); err != nil {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"encoding"
 	"encoding/json"
@@ -69,8 +70,12 @@ type Spec struct {
 	// Extra is saved in checkpoints as it is (checkpoint.Meta.Extra), for
 	// readers of the checkpoint such as a model loader (a vocabulary).
 	Extra map[string]string
+	// Privacy, for a dp-sgd run, is its secret and what may make it not
+	// private; the run then writes only what Released declares (see
+	// Privacy). nil for the other estimators.
+	Privacy *Privacy
 	// MaxBadSteps stops the run after that many consecutive steps without
-	// an update (0: never).
+	// an update, or whose every sample was non-finite (0: never).
 	MaxBadSteps int
 	// ItemsPerStep and ItemUnit give the progress lines a throughput, such
 	// as "812 img/s".
@@ -186,12 +191,20 @@ func New(spec Spec, opts Options) (*Run, error) {
 	if opts.Comm.Rank() != 0 {
 		opts.ReadOnly, opts.Progress = true, nil
 	}
+	if spec.Privacy != nil {
+		// Every rank draws rank 0's Poisson samples; the key travels
+		// over the communicator, never through a file.
+		spec.Privacy.Secret.Share(opts.Comm)
+	}
 	r, err := open(spec, opts)
 	if err = dist.AgreeError(opts.Comm, err); err != nil {
 		if r != nil {
 			r.Close()
 		}
 		return nil, err
+	}
+	if spec.Privacy != nil && opts.Progress != nil {
+		fmt.Fprintln(opts.Progress, spec.Privacy.note())
 	}
 	return r, nil
 }
@@ -243,6 +256,13 @@ func sameOnRanks(c dist.Comm, spec Spec, opts Options) error {
 // open is New on one rank.
 func open(spec Spec, opts Options) (*Run, error) {
 	r := &Run{spec: spec, opts: opts, est: spec.Estimator}
+	if estimator.NoisyOf(spec.Estimator) != nil && spec.Privacy == nil {
+		// A trainer that forgot its Privacy would write everything.
+		return nil, errors.New("run: an estimator that adds noise (dp-sgd) needs Spec.Privacy")
+	}
+	if opts.LogNorms && spec.Privacy != nil && !spec.Privacy.ReleaseUnprotected {
+		return nil, setting.Errorf("LogNorms", true, "false for %s: per-sample norms are statistics of the private records that ε does not cover (release them with ReleaseUnprotected, and the run is not private)", spec.Estimator.Name())
+	}
 	if opts.LogNorms {
 		if !spec.Estimator.PerSample() {
 			return nil, setting.Errorf("LogNorms", true, "false: %s computes no per-sample gradient norms", spec.Estimator.Name())
@@ -291,12 +311,43 @@ func (r *Run) Elapsed() float64 {
 }
 
 // Log appends rec to the run's log as one JSON line; without an output
-// directory it does nothing.
+// directory it does nothing. A dp-sgd run logs only what its Privacy
+// releases, and no line of which nothing may be released.
 func (r *Run) Log(rec any) error {
 	if r.log == nil {
 		return nil
 	}
-	return r.log.write(rec)
+	b, err := r.released(rec, false)
+	if err != nil || isEmptyObject(b) {
+		return err
+	}
+	return r.log.write(b)
+}
+
+// released is the JSON of v as the run may write it: everything, or for a
+// dp-sgd run what its Privacy releases, with the privacy keys first when
+// head.
+func (r *Run) released(v any, head bool) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return r.spec.Privacy.releaseObject(b, head)
+}
+
+// WriteJSON writes v into the file name of the run directory (atomically),
+// as Log writes a record: for a dp-sgd run only what its Privacy
+// releases, and no file of which nothing may be released. Without an
+// output directory, or on a rank that does not write, it does nothing.
+func (r *Run) WriteJSON(name string, v any) error {
+	if r.dir == nil {
+		return nil
+	}
+	b, err := r.released(v, false)
+	if err != nil || isEmptyObject(b) {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(r.dir.Path, name), append(b, '\n'))
 }
 
 // Norms returns the per-sample gradient norms the estimator saw since the
@@ -349,6 +400,9 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 	}
 	lines := r.lines
 	r.kept, r.lines = nil, nil
+	if len(lines) > 0 && isPrivacyRecord(lines[0]) {
+		lines = lines[1:] // the run layer's, not the trainer's
+	}
 	if err := r.agree(t.Begin(lines)); err != nil {
 		return err
 	}
@@ -369,7 +423,11 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 			if st.Skipped {
 				r.st.SkippedSteps++
 			}
-			return st.Skipped, nil
+			// A step whose every sample was non-finite is bad too: under
+			// DP it still made an update (the noise alone), and a run
+			// whose model diverged (an absurd noise multiplier, say)
+			// stops rather than train noise.
+			return st.Skipped || st.AllDropped, nil
 		},
 		After: func(done int) error {
 			r.step = done
@@ -399,6 +457,9 @@ func (r *Run) Train(ctx context.Context, t Trainer) (err error) {
 		ItemUnit:     r.spec.ItemUnit,
 		Describe:     t.Describe,
 	}
+	if p := r.spec.Privacy; p != nil && !p.ReleaseUnprotected {
+		l.Describe = nil // the trainer's loss and accuracy are the private records'
+	}
 	if err := l.Run(stopped, r.step); err != nil {
 		return err
 	}
@@ -419,8 +480,22 @@ func (r *Run) openLog() error {
 		}
 	}
 	var err error
-	r.log, err = createLog(filepath.Join(r.dir.Path, LogFile), r.kept)
-	return err
+	if r.log, err = createLog(filepath.Join(r.dir.Path, LogFile), r.kept); err != nil {
+		return err
+	}
+	if r.spec.Privacy != nil && len(r.kept) == 0 {
+		return r.log.write(r.spec.Privacy.Record())
+	}
+	return nil
+}
+
+// isPrivacyRecord reports whether a log line is the PrivacyRecord that
+// opens a dp-sgd run's log.
+func isPrivacyRecord(line []byte) bool {
+	var rec struct {
+		Private *bool `json:"private"`
+	}
+	return json.Unmarshal(line, &rec) == nil && rec.Private != nil
 }
 
 // agree is err, agreed on by the ranks of a data-parallel run
@@ -430,6 +505,9 @@ func (r *Run) agree(err error) error { return dist.AgreeError(r.opts.Comm, err) 
 // Comm is the job the run trains on, Options.Comm (dist.Local for one
 // process), for the trainer's train.Trainer.
 func (r *Run) Comm() dist.Comm { return r.opts.Comm }
+
+// Privacy is Spec.Privacy: nil for a run without dp-sgd.
+func (r *Run) Privacy() *Privacy { return r.spec.Privacy }
 
 // Finish writes result, the trainer's summary of the finished run, to
 // ResultFile (atomically) and releases the run directory. Without an output
@@ -444,10 +522,15 @@ func (r *Run) writeResult(result any) error {
 	if r.dir == nil {
 		return nil
 	}
-	b, err := json.MarshalIndent(result, "", "  ")
+	b, err := r.released(result, true)
 	if err != nil {
 		return err
 	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, b, "", "  "); err != nil {
+		return err
+	}
+	b = indented.Bytes()
 	return atomicfile.WriteFile(filepath.Join(r.dir.Path, ResultFile), append(b, '\n'))
 }
 
@@ -489,6 +572,13 @@ func (r *Run) save() error {
 	ts, err := json.Marshal(r.spec.State)
 	if err != nil {
 		return err
+	}
+	if p := r.spec.Privacy; p != nil && !p.ReleaseUnprotected {
+		// A checkpoint is an output too: the trainer's running
+		// statistics of the private records stay out of it.
+		if ts, _, err = p.release(ts); err != nil {
+			return err
+		}
 	}
 	meta := checkpoint.Meta{Step: r.step, Config: ConfigMap(r.spec.Config), Extra: map[string]string{extraRun: string(js), extraTrainer: string(ts)}}
 	for k, v := range r.spec.Extra {

@@ -34,15 +34,20 @@
 //
 // # Differential privacy
 //
-// A noisy estimator (estimator.NoisyOf: DP-SGD) changes three things:
-// every sample's clipped gradient enters with weight 1/Config.ExpectedBatch
-// (q·N under Poisson sampling) instead of 1/N, no weight is raised for a
-// dropped sample, and the estimator's noise is added to the sum once per
-// step, whatever its micro-batches, by rank 0 before the ranks' sums are
-// added (so the job's sum holds it once). A step with no micro-batch, an
-// empty Poisson sample, is an update by the noise alone. A step's memory
+// A noisy estimator (estimator.NoisyOf: DP-SGD) changes four things:
+// its steps are PrivateStep's, given the step's whole Poisson sample and
+// cutting it into micro-batches itself (Step refuses it, ErrPrivateStep,
+// so that the noise cannot be added once per micro-batch); every sample's
+// clipped gradient enters with weight 1/Config.ExpectedBatch (q·N under
+// Poisson sampling) instead of 1/N, no weight is raised for a dropped
+// sample, and the estimator's noise is added to the sum once per step,
+// by rank 0 before the ranks' sums are added (so the job's sum holds it
+// once); and Stats withhold what the step computed from the samples
+// outside the noised gradient unless Config.SampleStats asks for it. An
+// empty Poisson sample is an update by the noise alone. A step's memory
 // is the per-sample engine's: the noise is drawn into the gradients in
-// place, with no per-sample gradient formed.
+// place, with no per-sample gradient formed. Package dp drives such a
+// Trainer over a Dataset, with the sampler and the accountant.
 //
 // # Data parallelism
 //
@@ -85,6 +90,7 @@
 package train
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -221,9 +227,27 @@ type Config struct {
 	// float32 sums run in another order). It is refused with an estimator
 	// that has no per-sample norms.
 	PerSampleMemory int64
+	// SampleStats makes a noisy estimator's (DP-SGD's) steps report
+	// what they computed from the private samples outside the noised
+	// gradient: Stats' Loss, Samples, Clipped, Dropped, MeanSampleNorm,
+	// SampleNorms, Norms (with KeepNorms), SkippedBatches and
+	// PerSampleBytes. ε does not cover them: without SampleStats they are
+	// zero, and KeepNorms is refused. Other estimators always report them.
+	SampleStats bool
+	// Progress is the caller's position in its data: a sampler of package
+	// data/dataset, or a dp.Trainer's sampler and accountant. The Trainer
+	// does not use it; its State carries Progress's, so that
+	// checkpoint.SaveTrainer saves it with the rest and RestoreTrainer
+	// puts it back. nil: the caller saves its position itself.
+	Progress interface {
+		encoding.BinaryMarshaler
+		encoding.BinaryUnmarshaler
+	}
 }
 
-// Stats describes one training step.
+// Stats describes one training step. Under a noisy estimator (DP-SGD)
+// without Config.SampleStats it holds only what the noised gradient
+// determines (GradNorm, GroupNorms, Skipped) and AllDropped.
 type Stats struct {
 	// Loss is the mean loss over the samples with a finite loss.
 	Loss float64
@@ -263,6 +287,13 @@ type Stats struct {
 	// Skipped reports that no update was made: every micro-batch was bad,
 	// or the accumulated gradient was not finite.
 	Skipped bool
+	// AllDropped reports that the step had samples and every one was
+	// left out as non-finite: the model no longer gives finite values
+	// on its data. Without noise the step is then Skipped; with noise the
+	// update is the noise alone, and a run counts the step as bad (it
+	// stops after Options.MaxBadSteps of them in a row). It is reported
+	// under DP too: one bit, what stops a diverged run.
+	AllDropped bool
 	// PerSampleBytes is the most bytes of per-sample gradients that one
 	// of this process's micro-batches materialised
 	// (nn.Context.PerSampleBytes; Config.PerSampleMemory bounds it).
@@ -387,6 +418,8 @@ func New(cfg Config) (*Trainer, error) {
 	switch per := cfg.Estimator.PerSample(); {
 	case cfg.Scope != Global && (per || sgd):
 		return nil, setting.Unread("Scope", cfg.Scope, cfg.Estimator.Name()+" has no batch-level Scale to apply per micro-batch (its Scale is 1); use Global")
+	case cfg.KeepNorms && estimator.NoisyOf(cfg.Estimator) != nil && !cfg.SampleStats:
+		return nil, setting.Errorf("KeepNorms", true, "per-sample norms of a noisy estimator (%s) only with SampleStats: ε does not cover them", cfg.Estimator.Name())
 	case !per && cfg.KeepNorms:
 		return nil, setting.Unread("KeepNorms", true, "only a per-sample estimator has per-sample norms, not "+cfg.Estimator.Name())
 	case !per && cfg.PerSampleMemory != 0:
@@ -399,6 +432,8 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, setting.Unread("ExpectedBatch", cfg.ExpectedBatch, "only a noisy estimator (dp-sgd) divides by an expected batch size, not "+cfg.Estimator.Name())
 	case noisy && !(cfg.ExpectedBatch > 0 && !math.IsInf(cfg.ExpectedBatch, 1)):
 		return nil, setting.Errorf("ExpectedBatch", cfg.ExpectedBatch, "a finite expected batch size > 0 for %s", cfg.Estimator.Name())
+	case !noisy && cfg.SampleStats:
+		return nil, setting.Unread("SampleStats", true, "only a noisy estimator (dp-sgd) withholds sample statistics, not "+cfg.Estimator.Name())
 	}
 	if l := nilLayer(cfg.Model); l != "" {
 		return nil, setting.Errorf("Model", "a nil layer at "+l, "a model without nil layers")
@@ -509,6 +544,8 @@ type State struct {
 	// Rand is the state of the Trainer's own generator (Config.Rand nil),
 	// nil when Config.Rand was given.
 	Rand []byte `json:"rand,omitempty"`
+	// Progress is Config.Progress's state, nil without one.
+	Progress []byte `json:"progress,omitempty"`
 }
 
 // State returns the Trainer's State after the steps made so far.
@@ -526,6 +563,11 @@ func (t *Trainer) State() (State, error) {
 			return State{}, fmt.Errorf("train: %w", err)
 		}
 	}
+	if !isnil.IsNil(t.cfg.Progress) {
+		if s.Progress, err = t.cfg.Progress.MarshalBinary(); err != nil {
+			return State{}, fmt.Errorf("train: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -533,10 +575,11 @@ func (t *Trainer) State() (State, error) {
 // the one the saving Trainer would have made. It refuses a State saved by
 // another estimator method or settings (another estimator, threshold, γ,
 // σ: an *estimator.MismatchError), a State without an adaptive estimator's
-// state, or with one for a stateless estimator, and one whose generator
-// does not fit Config.Rand (a state for the Trainer's own generator when
-// Config.Rand was given, or none when it was nil). On error the Trainer is
-// unchanged.
+// state, or with one for a stateless estimator, one whose generator does
+// not fit Config.Rand (a state for the Trainer's own generator when
+// Config.Rand was given, or none when it was nil), and one whose progress
+// does not fit Config.Progress (one without the other, or one it
+// refuses). On error the Trainer and Config.Progress are unchanged.
 func (t *Trainer) SetState(s State) error {
 	if t == nil || t.cfg.Model == nil {
 		return ErrNotBuilt
@@ -545,7 +588,10 @@ func (t *Trainer) SetState(s State) error {
 	if have := estimator.Describe(t.cfg.Estimator); s.Method != "" && s.Method != have {
 		return fmt.Errorf("train: %w", &estimator.MismatchError{Saved: s.Method, Have: have})
 	}
+	progress := !isnil.IsNil(t.cfg.Progress)
 	switch {
+	case progress != (s.Progress != nil):
+		return fmt.Errorf("train: the state has progress %v, the Trainer's Config.Progress is set %v: a state saved with another Progress", s.Progress != nil, progress)
 	case t.own != nil && s.Rand == nil:
 		return errors.New("train: the state has no generator, and Config.Rand is nil: the dropout masks would restart (a state saved with Config.Rand given?)")
 	case t.own == nil && s.Rand != nil:
@@ -555,7 +601,20 @@ func (t *Trainer) SetState(s State) error {
 			return fmt.Errorf("train: the state's generator: %w", err)
 		}
 	}
+	var old []byte
+	if progress {
+		var err error
+		if old, err = t.cfg.Progress.MarshalBinary(); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		if err := t.cfg.Progress.UnmarshalBinary(s.Progress); err != nil {
+			return fmt.Errorf("train: the state's progress: %w", err)
+		}
+	}
 	if err := estimator.SetState(t.cfg.Estimator, s.Estimator); err != nil {
+		if progress {
+			err = errors.Join(err, t.cfg.Progress.UnmarshalBinary(old))
+		}
 		return fmt.Errorf("train: %w", err)
 	}
 	if t.own != nil {
@@ -585,18 +644,70 @@ func (t *Trainer) SetState(s State) error {
 // rank makes every rank's Step fail with dist.AgreeError's *dist.RankError
 // (wrapping the *BatchError on the failing rank), its state unchanged.
 //
-// With a noisy estimator (estimator.Noisy: DP-SGD) the step is DP-SGD's:
-// every sample's clipped gradient enters with weight 1/ExpectedBatch, the
-// estimator's noise is added to the sum once (by rank 0, before the
-// ranks' gradients are summed), no weight is raised for dropped samples,
-// and the update is made whatever the batch: a step of no micro-batches
-// (a Poisson sample can be empty) is an update by the noise alone. A step
-// that fails has still drawn its noise: the estimator's noise stream is not
-// restored (fresh noise is as private).
+// A noisy estimator's (DP-SGD's) step is refused with ErrPrivateStep:
+// its noise is added once per call, so a call per micro-batch would add
+// it once per micro-batch. Its steps are PrivateStep's, given the whole
+// Poisson sample.
 func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 	if t == nil || t.cfg.Model == nil {
 		return Stats{}, ErrNotBuilt
 	}
+	if t.noisy != nil {
+		return Stats{}, ErrPrivateStep
+	}
+	return t.step(batches)
+}
+
+// ErrPrivateStep is Step's error with a noisy estimator (DP-SGD): a
+// private step is PrivateStep's, given the step's whole Poisson sample.
+var ErrPrivateStep = errors.New("train: a noisy estimator's (dp-sgd's) step takes the whole Poisson sample at once: use PrivateStep (or Private.Step), not Step")
+
+// ErrNotPrivate is PrivateStep's error with an estimator that adds no
+// noise.
+var ErrNotPrivate = errors.New("train: PrivateStep needs a noisy estimator (dp-sgd); use Step")
+
+// PrivateStep performs one DP-SGD step on sample, the step's whole
+// Poisson sample as one batch (a batch of no sample, Batch{}, for an empty
+// one), computed in micro-batches of at most microBatch samples (0: all at
+// once) to bound the step's memory. It needs a noisy estimator
+// (ErrNotPrivate otherwise). Every sample's clipped gradient enters with
+// weight 1/Config.ExpectedBatch, the estimator's noise is added to the sum
+// once (by rank 0, before the ranks' gradients are summed), no weight is
+// raised for dropped samples, and the update is made whatever the sample:
+// an empty one is an update by the noise alone. The micro-batches are
+// Step's (its checks, its errors, its data parallelism, each rank
+// computing its share of them). A step that fails has still drawn its
+// noise: the estimator's noise stream is not restored (fresh noise is as
+// private).
+func (t *Trainer) PrivateStep(sample Batch, microBatch int) (Stats, error) {
+	if t == nil || t.cfg.Model == nil {
+		return Stats{}, ErrNotBuilt
+	}
+	if t.noisy == nil {
+		return Stats{}, ErrNotPrivate
+	}
+	if microBatch < 0 {
+		return Stats{}, setting.Errorf("microBatch", microBatch, "a micro-batch size ≥ 0 (0: the whole sample at once)")
+	}
+	if sample.X == nil || len(sample.X.Shape) > 0 && sample.X.Shape[0] == 0 { // an empty sample
+		if len(sample.Y) > 0 || len(sample.T) > 0 {
+			return Stats{}, &BatchError{Batch: 0, Err: errors.New("targets without samples")}
+		}
+		return t.step(nil)
+	}
+	k := 1
+	if microBatch > 0 && len(sample.X.Shape) > 0 {
+		k = (sample.X.Shape[0] + microBatch - 1) / microBatch
+	}
+	batches, err := Split(sample, k)
+	if err != nil {
+		return Stats{}, &BatchError{Batch: 0, Err: err}
+	}
+	return t.step(batches)
+}
+
+// step is Step and PrivateStep: one update from the micro-batches.
+func (t *Trainer) step(batches []Batch) (Stats, error) {
 	n, guard, err := check(t.cfg.Model, batches, t.cfg.FloatLoss != nil)
 	if err != nil && !(t.noisy != nil && errors.Is(err, ErrNoBatches)) {
 		return Stats{}, err
@@ -721,8 +832,12 @@ func (t *Trainer) Step(batches ...Batch) (Stats, error) {
 		t.summarise(&st)
 	}
 	used := int(sums.count[countUsed])
+	st.AllDropped = n > 0 && used == 0
 	if t.noisy != nil {
 		used = max(n, 1) // the noise is an update even without a sample; no rescaling
+		if !t.cfg.SampleStats {
+			st = Stats{AllDropped: st.AllDropped}
+		}
 	}
 	if used == 0 {
 		st.Skipped = true

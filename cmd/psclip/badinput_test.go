@@ -90,6 +90,23 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--outlier-kind", "blur"}, 2, "blur"},
 		{[]string{"--out", "file", "--train", "4", "--test", "2", "--classes", "2"}, 2, "--out file"},
 	},
+	"data tokenize": {
+		{[]string{"--out", "out"}, 2, "--text is required"},
+		{[]string{"--text", fxText}, 2, "--out is required"},
+		{[]string{"--text", fxText, "--out", "out", "--val-fraction", "1"}, 2, "--val-fraction 1"},
+		{[]string{"--text", fxText, "--out", "out", "--val-fraction", "NaN"}, 2, "--val-fraction NaN"},
+		{[]string{"--text", fxText, "--out", "out", "--tokenizer", "char", "--vocab-dir", "."}, 2, "--vocab-dir applies only to --tokenizer gpt2"},
+		{[]string{"--text", fxText, "--out", "out", "--tokenizer", "words"}, 2, "--tokenizer \"words\""},
+		{[]string{"--text", fxText, "--out", "out", "--vocab-dir", "."}, 2, "neither encoder.json and vocab.bpe"},
+		{[]string{"--text", fxEmpty, "--out", "out", "--tokenizer", "char"}, 2, "empty"},
+		{[]string{"--text", "missing.txt", "--out", "out"}, 2, "missing.txt"},
+		{[]string{"--text", fxText, "--out", "file", "--tokenizer", "char"}, 2, "--out file"},
+	},
+	"export gpt2": {
+		{[]string{"--ckpt", "run"}, 2, "--out is required"},
+		{[]string{"--ckpt", "run", "--out", "out"}, 2, "--ckpt run: no checkpoint there"},
+		{[]string{"--ckpt", fxForeign, "--out", "out"}, 2, "foreign"},
+	},
 	"experiment cifar": {
 		{[]string{"--out", "out"}, 2, "--data is required"},
 		{[]string{"--out", "out", "--data", fxTrunc}, 2, "train.bin"},
@@ -256,6 +273,10 @@ var badInputs = map[string][]badCase{
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "NaN", "--steps", "10", "--delta", "1e-5"}, 2, "--noise-multiplier = NaN"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1e-300", "--steps", "10", "--delta", "1e-5"}, 2, "--noise-multiplier 1e-300 gives no privacy"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "0", "--delta", "1e-5"}, 2, "--steps = 0"},
+		// Beyond float64 accounting: a per-step RDP that underflows, more steps than float64 counts.
+		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1e200", "--steps", "10", "--delta", "1e-5"}, 2, "--noise-multiplier = 1e+200, want a noise multiplier float64 accounting represents"},
+		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "9007199254740993", "--delta", "1e-5"}, 2, "--steps = 9007199254740993, want at most 2^53"},
+		{[]string{"--sample-rate", "0.01", "--target-epsilon", "1", "--steps", "1000000000000000", "--delta", "1e-5"}, 2, "--target-epsilon = 1"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "10", "--delta", "0"}, 2, "--delta = 0"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "10", "--delta", "1"}, 2, "--delta = 1"},
 		{[]string{"--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "10", "--delta", "NaN"}, 2, "--delta = NaN"},
@@ -404,6 +425,7 @@ var badInputs = map[string][]badCase{
 	},
 	"train gpt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
+		{[]string{"--out", "out", "--text", fxText, "--init", "."}, 2, "--init: stat config.json"},
 		// Issue 24: corrupted text.
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "1"}, 2, "--corrupt = 1"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "-0.1"}, 2, "--corrupt = -0.1"},

@@ -190,8 +190,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	for i, c := range cfgs {
 		tc := train.Config{Model: model, Loss: nn.CrossEntropy, Estimator: c.est, Optimizer: opt,
 			Scope: c.scope, Rand: rand.New(rand.NewPCG(*seed, uint64(i))), Comm: world}
-		if estimator.NoisyOf(c.est) != nil {
-			tc.ExpectedBatch = items
+		noisy := estimator.NoisyOf(c.est) != nil
+		if noisy {
+			tc.ExpectedBatch, tc.SampleStats = items, true
 		}
 		if c.est.PerSample() {
 			tc.PerSampleMemory = psBytes
@@ -202,7 +203,13 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		}
 		cases[i] = benchCase{c.est.Name(), c.mode}
 		stepFns[i] = func() error {
-			st, err := tr.Step(batches...)
+			var st train.Stats
+			var err error
+			if noisy { // the same micro-batches, as one Poisson sample
+				st, err = tr.PrivateStep(train.Batch{X: x, Y: y}, (x.Dim(0)+*accum-1) / *accum)
+			} else {
+				st, err = tr.Step(batches...)
+			}
 			spent[i] = max(spent[i], st.PerSampleBytes)
 			return err
 		}

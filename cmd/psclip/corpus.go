@@ -10,7 +10,7 @@ import (
 // dataFlags binds the flags that choose a GPT corpus.
 func dataFlags(fs *flag.FlagSet, d *gpt.DataSpec) {
 	fs.StringVar(&d.Text, "text", d.Text, "the text file, split 90/10 (default: the Go standard library source)")
-	fs.StringVar(&d.Dir, "data", d.Dir, "the directory of nanoGPT's train.bin/val.bin (uint16 tokens)")
+	fs.StringVar(&d.Dir, "data", d.Dir, "the directory of nanoGPT's train.bin/val.bin (uint16 tokens; psclip data tokenize writes one), with its vocab.txt if there is one")
 	fs.StringVar(&d.Level, "vocab", d.Level, "tokenisation of --text or the Go source: char or byte (default: char for --text, byte for the Go source)")
 	fs.Int64Var(&d.MaxBytes, "corpus-bytes", d.MaxBytes, "use only the first N bytes of the Go source corpus (0: all)")
 }

@@ -25,7 +25,7 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage fu
 		"quantile-rate":    fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
 		"auto-clip-r":      fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
 		"noise-multiplier": "dp-sgd: noise multiplier σ (noise N(0, σ²C²) on the sum of the clipped gradients, C = --clip)",
-		"noise-seed":       "dp-sgd: fixed seed of the noise, for reproductions and tests: the run is then NOT private (0: a key from crypto/rand)",
+		"noise-seed":       "dp-sgd: fixed seed of the noise and of the Poisson samples, for reproductions and tests: the run is then NOT private (0: secret keys from crypto/rand)",
 	}
 	if fields == nil {
 		fields = specFields

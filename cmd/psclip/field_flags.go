@@ -13,10 +13,11 @@ var fieldFlags = map[string]string{
 	"LR": "lr", "Momentum": "momentum", "WeightDecay": "weight-decay", "Batch": "batch", "Epochs": "epochs",
 	"EvalEvery": "eval-every", "WidthDiv": "width-div", "Dropout": "dropout", "Augment": "augment", "MaxBadSteps": "max-bad-steps",
 	"Model": "model", "Normalize": "normalize", "TrainSubset": "train-subset", "ValFraction": "val-fraction", "LabelNoise": "label-noise", "LabelNoiseKind": "label-noise-kind",
-	"Sampling": "sampling", "Delta": "delta", "Epsilon": "target-epsilon",
+	"Sampling": "sampling", "Delta": "delta", "Epsilon": "target-epsilon", "ReleaseUnprotected": "release-unprotected",
 	"LogNorms": "log-norms", "PerSampleMemory": "persample-memory", "Methods": "methods", "Seeds": "seeds", "GridAlphas": "grid-alphas", "GridBetas": "grid-betas",
 	// gpt.Config, gpt.Experiment, gpt.DataSpec, models.GenerateOptions
 	"NLayer": "n-layer", "NHead": "n-head", "NEmbd": "n-embd", "BlockSize": "block-size", "VocabSize": "vocab-size",
+	"Bias": "bias", "ExactGELU": "exact-gelu", "Init": "init",
 	"MicroBatch": "micro-batch", "Accum": "accum", "Steps": "steps", "MinLR": "min-lr", "Warmup": "warmup",
 	"Beta1": "beta1", "Beta2": "beta2", "Eps": "eps", "ClipMode": "clip-mode", "ClipConvention": "clip-convention",
 	"EvalInterval": "eval-interval", "EvalIters": "eval-iters", "LogInterval": "log-interval", "CkptInterval": "ckpt-interval",

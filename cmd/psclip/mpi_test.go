@@ -407,3 +407,20 @@ func TestMPIDPSGDMatchesOneProcess(t *testing.T) {
 		t.Errorf("one process reports %s, two ranks %s", eps[0], eps[1])
 	}
 }
+
+// A private dp-sgd run on two ranks (keys from crypto/rand; rank 0's
+// sampling key sent to rank 1 over the communicator) trains and writes
+// only what ε covers, and says "private": true; the ranks' sharing of the
+// key is TestRanksShareTheSecret's (experiments/images), on in-memory
+// ranks.
+func TestMPIDPSGDPrivate(t *testing.T) {
+	args := []string{"train", "cifar", "--data", cifarData(t), "--width-div", "32", "--batch", "64", "--micro-batch", "16",
+		"--epochs", "1", "--lr", "0.05", "--augment", "cropflip", "--noise-multiplier", "1", "--delta", "1e-3",
+		"--estimator", "dp-sgd", "--clip", "1"}
+	out := filepath.Join(t.TempDir(), "run")
+	r := mpirun(t, 2, append(args, "--out", out))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	scanRelease(t, out, r.stdout, r.stderr)
+}

@@ -40,7 +40,7 @@ func TestDivergedRunStops(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			r := psclip(t, "", nil, append(tc.args, "--out", dir, "--max-bad-steps", "3")...)
-			if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "3 consecutive steps had a non-finite gradient (last: step 4); stopped") {
+			if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "3 consecutive steps had a non-finite gradient or only non-finite samples (last: step 4); stopped") {
 				t.Fatalf("exit %d, stderr %q; want 1 and one line about 3 consecutive bad steps", r.code, r.stderr)
 			}
 			l, err := checkpoint.Load(filepath.Join(dir, ckptName))

@@ -182,13 +182,16 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	if c.ValFraction != nil && *c.ValFraction == 0 {
 		val = "no validation split"
 	}
-	fmt.Fprintf(stdout, "%s, %d epochs: train %.2f %%, %s, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s\n",
+	full := fmt.Sprintf("%s, %d epochs: train %.2f %%, %s, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), val, 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
-	if c.DPSGD() {
-		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(s.Epsilon), s.Delta)
+	if !c.DPSGD() {
+		fmt.Fprintln(stdout, full)
+		return nil
 	}
-	return nil
+	line := fmt.Sprintf("%s, %d epochs: test %.2f %% accuracy; %.1f min; %s in %s", c.Label(), s.Epochs, 100*float64(s.TestAcc), s.Seconds/60, runFileNames, f.out)
+	fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(*s.Epsilon), s.Delta)
+	return printRelease(stdout, run.Privacy(), s, line, full)
 }
 
 // trainCNNFlags are the flags of the CNN training commands outside their
@@ -211,8 +214,9 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	addSpecFlags(fs, &c.Spec, cnnSpecFields, nil)
 	fs.Float64Var(&targetEps, "target-epsilon", 0, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee, below 1/N (N training images); ε is logged every epoch and in result.json")
-	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "batches: poisson (each image joins a batch with probability batch/N; dp-sgd's default and only for it) or shuffle (fixed-size batches of a shuffled epoch; for dp-sgd the accounting then assumes Poisson)")
+	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "batches: poisson (each image joins a batch with probability batch/N, drawn from a secret key; dp-sgd's default and only for it) or shuffle (fixed-size batches of a shuffled epoch; for dp-sgd only in a run marked not private, by --noise-seed or --release-unprotected)")
 	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "images per micro-batch, the most one holds, which bounds memory: a batch is cut into ⌈batch/micro-batch⌉ (0: the batch in one, or --accum's)")
+	fs.BoolVar(&c.ReleaseUnprotected, "release-unprotected", c.ReleaseUnprotected, releaseUsage)
 	fs.Lookup("clip").Usage += "; default: " + p.clipUsage
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the split, initialisation, data order, augmentation, dropout, training subset and label noise")
 	fs.StringVar(&f.out, "out", p.out, "output `directory`: log.jsonl, the checkpoint and result.json")

@@ -153,9 +153,11 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.Float64Var(&f.targetEps, "target-epsilon", f.targetEps, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee for one record (a window of --block-size + 1 tokens), below 1/N (N records); ε is logged at every evaluation and in result.json")
 	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "training sequences: windows (at random offsets, nanoGPT's; the default but for dp-sgd) or poisson (the training text cut into N disjoint records of --block-size + 1 tokens, each joining a step with probability --micro-batch·--accum/N; dp-sgd's default and only for it)")
+	fs.BoolVar(&c.ReleaseUnprotected, "release-unprotected", c.ReleaseUnprotected, "--clip-mode per-sample --ps-estimator "+releaseUsage)
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "--clip-mode per-sample: log every logged step's per-sample gradient norms (sample_norms), for psclip tail --from OUT/log.jsonl")
 	definePerSampleMemory(fs, &f.memory)
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
+	fs.StringVar(&c.Init, "init", c.Init, "fine-tune: start from the weights of a Hugging Face GPT-2 `directory` (config.json and model.safetensors), whose architecture the model takes; nothing is downloaded")
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
 	fs.BoolVar(&f.resume, "resume", f.resume, "continue the run checkpointed in --out")
@@ -186,13 +188,18 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	case c.ClipMode != gpt.ClipNone:
 		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
 	}
-	fmt.Fprintf(stdout, "%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s\n",
+	full := fmt.Sprintf("%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s",
 		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
-	if c.DPSGD() {
-		fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g for one record of %d tokens (N = %d, q = %.4g; RDP accountant, Balle et al. 2020 conversion)\n",
-			float64(s.Epsilon), s.Delta, c.BlockSize+1, s.Records, s.SampleRate)
+	if !c.DPSGD() {
+		fmt.Fprintln(stdout, full)
+		return nil
 	}
-	return nil
+	// The validation text is the private corpus's: its loss is not
+	// released ("psclip eval gpt" evaluates the model on public text).
+	line := fmt.Sprintf("%s: %d steps, %.1f min; %s in %s", corpus.Name, s.Steps, s.Seconds/60, runFileNames, f.out)
+	fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g for one record of %d tokens (N = %d, q = %.4g; RDP accountant, Balle et al. 2020 conversion)\n",
+		float64(*s.Epsilon), s.Delta, c.BlockSize+1, s.Records, s.SampleRate)
+	return printRelease(stdout, run.Privacy(), s, line, full)
 }
 
 // setupTrainGPT reads the flags and the corpus of "train gpt".
@@ -222,6 +229,11 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 	}
 	if !flagSet(fs, "min-lr") {
 		c.MinLR = c.LR / 10
+	}
+	if c.Init != "" {
+		if err := initFlags(fs, &c); err != nil {
+			return c, nil, f, err
+		}
 	}
 	if err := corruptFlags(fs, &c); err != nil {
 		return c, nil, f, err
@@ -300,4 +312,30 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// initFlags gives the model the architecture of the --init checkpoint
+// (gpt.Config.UseGPT2), refusing a model flag that sets another, and cuts
+// the default block size to the checkpoint's positions.
+func initFlags(fs *flag.FlagSet, c *gpt.Config) error {
+	was := *c
+	hf, err := c.UseGPT2(c.Init)
+	if err != nil {
+		return usagef("--init: %v", err)
+	}
+	for _, m := range []struct {
+		flag      string
+		was, init any
+	}{
+		{"n-layer", was.NLayer, c.NLayer}, {"n-head", was.NHead, c.NHead}, {"n-embd", was.NEmbd, c.NEmbd},
+		{"vocab-size", was.VocabSize, c.VocabSize}, {"bias", was.Bias, c.Bias}, {"exact-gelu", was.ExactGELU, c.ExactGELU},
+	} {
+		if flagSet(fs, m.flag) && m.was != m.init {
+			return usagef("--%s %v: the --init checkpoint %s has %v", m.flag, m.was, c.Init, m.init)
+		}
+	}
+	if !flagSet(fs, "block-size") {
+		c.BlockSize = min(c.BlockSize, hf.BlockSize)
+	}
+	return nil
 }

@@ -2,12 +2,12 @@ package cifar
 
 import (
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -23,13 +23,20 @@ type IterConfig struct {
 	// each image joins it independently with probability q = Batch/N (1
 	// for Batch ≥ N), so batch sizes vary and a batch may be empty; an
 	// epoch is BatchesPerEpoch batches, ⌈N/Batch⌉, and a batch's images
-	// come in ascending order. Shuffle must then be false.
+	// come in ascending order. Shuffle must then be false, and Secret
+	// set.
 	Poisson bool
+	// Secret keys the Poisson samples (privacy.Poisson): which images
+	// join a batch is never a function of Seed, which the run's outputs
+	// name, but of a key from crypto/rand that no file holds (or, for
+	// reproductions that are not private, of a fixed seed's key).
+	Secret *privacy.Secret
 	// Augment is applied to every image (the zero value: none).
 	Augment Augment
 	// Norm turns pixels into network inputs.
 	Norm Normalizer
-	// Seed determines the shuffles and augmentations.
+	// Seed determines the shuffles and augmentations (never a Poisson
+	// sample).
 	Seed uint64
 	// Workers is the number of goroutines that assemble a batch (0:
 	// GOMAXPROCS). It changes the speed, never the batches.
@@ -38,7 +45,8 @@ type IterConfig struct {
 
 // Position is where an Iterator stands: Index images of epoch Epoch have
 // been delivered (with Poisson sampling: Index batches). All of an iterator's randomness is a function of its
-// seed, the epoch and the image, so its Position is its entire state: an
+// seed (and Poisson samples of its secret), the epoch and the image or
+// batch, so its Position is its entire state: an
 // iterator moved to a saved Position with Seek continues bit for bit as
 // the original would have.
 type Position struct {
@@ -58,6 +66,8 @@ type Iterator struct {
 	// applied is what AutoAugment did to each image of that batch.
 	applied []Applied
 	drawn   []int // Poisson sampling: the batch's images
+	// poisson draws the Poisson samples; nil without Poisson sampling.
+	poisson *privacy.Poisson
 	bufs    [][2][ImageBytes]byte
 }
 
@@ -79,6 +89,15 @@ func NewIterator(d *Dataset, cfg IterConfig) (*Iterator, error) {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	it := &Iterator{d: d, cfg: cfg, table: cfg.Norm.table(), bufs: make([][2][ImageBytes]byte, cfg.Workers)}
+	if cfg.Poisson {
+		if cfg.Secret == nil {
+			return nil, fmt.Errorf("cifar: Poisson sampling needs a Secret to key its samples")
+		}
+		var err error
+		if it.poisson, err = privacy.NewPoisson(cfg.Secret, d.Len(), cfg.Batch); err != nil {
+			return nil, err
+		}
+	}
 	it.startEpoch(0)
 	return it, nil
 }
@@ -150,29 +169,16 @@ func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
 	return x, y, true
 }
 
-// nextPoisson is Next with Poisson sampling: batch b of epoch e holds the
-// images i for which draw i of the PCG stream (seed, e, b) is below
-// q·2⁶⁴, so it depends on nothing but the seed and its place.
+// nextPoisson is Next with Poisson sampling: batch b of epoch e is the
+// sampler's sample (e, b), so it depends on nothing but the secret and its
+// place.
 func (it *Iterator) nextPoisson() (x *tensor.Tensor, y []int32, ok bool) {
 	if it.pos.Index >= it.BatchesPerEpoch() {
 		it.startEpoch(it.pos.Epoch + 1)
 		return nil, nil, false
 	}
-	r := stream(it.cfg.Seed, tagPoisson, uint64(it.pos.Epoch), uint64(it.pos.Index))
-	n := it.d.Len()
-	idx := it.order // every image, in order
-	if it.cfg.Batch < n {
-		idx = it.drawn[:0]
-		// P(draw < below) = below/2⁶⁴ = ⌊Batch·2⁶⁴/N⌋/2⁶⁴, q to within 2⁻⁶⁴.
-		below, _ := bits.Div64(uint64(it.cfg.Batch), 0, uint64(n))
-		for i := range n {
-			if r.Uint64() < below {
-				idx = append(idx, i)
-			}
-		}
-		it.drawn = idx
-	}
-	x, y = it.batch(idx)
+	it.drawn = it.poisson.Sample(it.drawn, uint64(it.pos.Epoch), uint64(it.pos.Index))
+	x, y = it.batch(it.drawn)
 	it.pos.Index++
 	return x, y, true
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/psclip/psclip/privacy"
 )
 
 // poissonDraws returns the images of `batches` Poisson batches, read
@@ -33,7 +35,7 @@ func poissonDraws(t *testing.T, it *Iterator, batches int) [][]int {
 func TestPoissonSampling(t *testing.T) {
 	const n, batch, batches = 200, 3, 3000
 	d := smallSynth(t, SynthConfig{Train: n, Test: 1, Classes: 5, Seed: 1}).Train
-	cfg := IterConfig{Batch: batch, Poisson: true, Norm: Stats(d), Seed: 9}
+	cfg := IterConfig{Batch: batch, Poisson: true, Norm: Stats(d), Seed: 9, Secret: privacy.NewSecret(9)}
 	it, err := NewIterator(d, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +89,20 @@ func TestPoissonSampling(t *testing.T) {
 		t.Error("a resumed iterator draws other batches")
 	}
 	// q = 1: every image, every batch.
-	all, _ := NewIterator(d, IterConfig{Batch: n + 5, Poisson: true, Norm: Stats(d), Seed: 9})
+	// The samples are the secret's, not the seed's: two secrets from
+	// crypto/rand draw other batches under one seed, and no Secret is
+	// refused.
+	secure := cfg
+	secure.Secret = privacy.NewSecret(0)
+	it4, _ := NewIterator(d, secure)
+	it5, _ := NewIterator(d, cfg)
+	if slices.EqualFunc(poissonDraws(t, it4, 100), poissonDraws(t, it5, 100), slices.Equal) {
+		t.Error("two secrets draw the same batches")
+	}
+	if _, err := NewIterator(d, IterConfig{Batch: 3, Poisson: true, Norm: Stats(d), Seed: 9}); err == nil {
+		t.Error("Poisson sampling without a secret accepted")
+	}
+	all, _ := NewIterator(d, IterConfig{Batch: n + 5, Poisson: true, Norm: Stats(d), Seed: 9, Secret: privacy.NewSecret(0)})
 	if b := poissonDraws(t, all, 2); len(b[0]) != n || len(b[1]) != n || all.SampleRate() != 1 {
 		t.Errorf("Batch ≥ N: batches of %d and %d images", len(b[0]), len(b[1]))
 	}

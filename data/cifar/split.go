@@ -129,7 +129,6 @@ const (
 	tagSynthOutlier
 	tagSynthTrain
 	tagSynthTest
-	tagPoisson
 )
 
 // seeds returns the PCG seed determined by (seed, tag, a, b) alone, so that

@@ -11,8 +11,10 @@ import (
 )
 
 // LoadBin reads a nanoGPT token directory: train.bin and val.bin, each a
-// stream of little-endian uint16 tokens below vocabSize. The corpus has no
-// Vocab.
+// stream of little-endian uint16 tokens below vocabSize, and VocabFile if
+// there is one (WriteBin writes it for a Vocab): then the corpus has that
+// Vocab and its tokens must be below the Vocab's size instead. Otherwise
+// the corpus has no Vocab.
 func LoadBin(dir string, vocabSize int) (*Corpus, error) {
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, err
@@ -20,6 +22,16 @@ func LoadBin(dir string, vocabSize int) (*Corpus, error) {
 		return nil, fmt.Errorf("data directory %s is not a directory", dir)
 	}
 	c := &Corpus{Name: dir}
+	vocabPath := filepath.Join(dir, VocabFile)
+	if b, err := readVocabFile(vocabPath); err == nil {
+		c.Vocab = new(Vocab)
+		if err := c.Vocab.UnmarshalText(b); err != nil {
+			return nil, fmt.Errorf("%s: %w", vocabPath, err)
+		}
+		vocabSize = c.Vocab.Size()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	for _, s := range []struct {
 		file string
 		dst  *[]uint16
@@ -73,4 +85,23 @@ func LoadTokens(path string, vocabSize int) ([]uint16, error) {
 		}
 	}
 	return tokens, nil
+}
+
+// readVocabFile reads a VocabFile: a regular file of at most 1 MiB (the
+// largest character vocabulary, MaxVocab characters of up to 4 bytes, and
+// its prefix take 256 KiB).
+func readVocabFile(path string) ([]byte, error) {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > 1<<20 {
+		return nil, fmt.Errorf("%s has %d bytes, more than a vocabulary takes", path, size)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
 }

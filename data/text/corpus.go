@@ -20,8 +20,9 @@ type Corpus struct {
 	// Name says where the tokens came from (a file, a directory); it prefixes
 	// error messages about the corpus.
 	Name string
-	// Vocab decodes the tokens; it is nil for token files, whose
-	// tokenisation (GPT-2 BPE for OpenWebText) psclip does not know.
+	// Vocab decodes the tokens; it is nil for token files without a
+	// VocabFile, whose tokenisation (GPT-2 BPE for OpenWebText) the
+	// corpus does not know.
 	Vocab      *Vocab
 	Train, Val []uint16
 }
@@ -64,6 +65,20 @@ func FromText(text []byte, level Level) (*Corpus, error) {
 // LoadText reads a text file and returns FromText of its contents, named
 // after the file.
 func LoadText(path string, level Level) (*Corpus, error) {
+	text, err := ReadText(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := FromText(text, level)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.Name = path
+	return c, nil
+}
+
+// ReadText reads a text file: a regular file of at most 32 GiB.
+func ReadText(path string) ([]byte, error) {
 	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
@@ -73,12 +88,7 @@ func LoadText(path string, level Level) (*Corpus, error) {
 	if _, err := io.ReadFull(f, text); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	c, err := FromText(text, level)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	c.Name = path
-	return c, nil
+	return text, nil
 }
 
 // maxFileBytes bounds the size of any file this package reads before it

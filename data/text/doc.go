@@ -17,7 +17,11 @@
 //     loaded one);
 //   - LoadBin reads a directory with nanoGPT's train.bin and val.bin (e.g. a
 //     prepared OpenWebText), whose tokens are checked against the model's
-//     vocabulary size.
+//     vocabulary size, or against the Vocab of its VocabFile.
+//
+// Tokenize cuts a text as nanoGPT's prepare.py scripts do (SplitText) and
+// encodes it with a Vocab or with GPT-2's byte-level BPE (package
+// data/bpe); WriteBin writes the result as a token directory.
 //
 // A Sampler draws [B, T] int32 input and target batches from one split with
 // a seeded PCG whose state can be saved and restored. Records, for DP-SGD,

@@ -3,8 +3,8 @@ package text
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
-	"math/rand/v2"
+
+	"github.com/psclip/psclip/privacy"
 )
 
 // Records cuts a token stream into disjoint records and draws Poisson
@@ -18,48 +18,42 @@ import (
 // Expected/N (1 for Expected ≥ N), so batch sizes are Binomial(N, q) and a
 // batch may be empty.
 //
-// Batch k's records depend on the seed and k alone (a ChaCha8 stream keyed
-// by both), so the count of batches drawn is the whole state: MarshalBinary
-// saves it and UnmarshalBinary restores it for an exact resume. A Records
-// is not safe for concurrent use.
+// Batch k's records are the sample k of a privacy.Poisson keyed by the
+// run's secret (never by its seed, which its outputs name), so the count
+// of batches drawn is the whole state: MarshalBinary saves it and
+// UnmarshalBinary restores it, for an exact resume under a fixed seed's
+// secret. A Records is not safe for concurrent use.
 type Records struct {
-	tokens   []uint16
-	block, n int
-	expected int
-	below    uint64 // a draw below it joins: ⌊Expected·2⁶⁴/N⌋, or all for q = 1
-	seed     uint64
-	drawn    uint64 // batches drawn so far
-	batch    []int
+	tokens  []uint16
+	block   int
+	poisson *privacy.Poisson
+	drawn   uint64 // batches drawn so far
+	batch   []int
 }
 
-// recordsTag separates the records' streams from other streams keyed by
-// the same run seed.
-const recordsTag = 0x7265_636f_7264_7301 // "records\x01"
-
 // NewRecords returns the records of block+1 tokens of tokens, sampled with
-// an expected expected records a batch. It keeps tokens without copying.
-// Its error says why tokens hold no record.
-func NewRecords(tokens []uint16, block, expected int, seed uint64) (*Records, error) {
+// an expected expected records a batch keyed by secret. It keeps tokens
+// without copying. Its error says why tokens hold no record.
+func NewRecords(tokens []uint16, block, expected int, secret *privacy.Secret) (*Records, error) {
 	if expected < 1 {
 		return nil, fmt.Errorf("expected batch %d is not positive", expected)
 	}
 	if err := checkWindow(len(tokens), block); err != nil {
 		return nil, err
 	}
-	r := &Records{tokens: tokens, block: block, n: len(tokens) / (block + 1), expected: expected, seed: seed}
-	if expected < r.n {
-		// P(draw < below) = ⌊Expected·2⁶⁴/N⌋/2⁶⁴: q to within 2⁻⁶⁴.
-		r.below, _ = bits.Div64(uint64(expected), 0, uint64(r.n))
+	p, err := privacy.NewPoisson(secret, len(tokens)/(block+1), expected)
+	if err != nil {
+		return nil, err
 	}
-	return r, nil
+	return &Records{tokens: tokens, block: block, poisson: p}, nil
 }
 
 // Len is the number of records N.
-func (r *Records) Len() int { return r.n }
+func (r *Records) Len() int { return r.poisson.Len() }
 
 // SampleRate is q, the probability with which a record joins a batch:
 // Expected/N, at most 1.
-func (r *Records) SampleRate() float64 { return min(1, float64(r.expected)/float64(r.n)) }
+func (r *Records) SampleRate() float64 { return r.poisson.SampleRate() }
 
 // Drawn is the number of batches drawn so far.
 func (r *Records) Drawn() int { return int(r.drawn) }
@@ -67,24 +61,7 @@ func (r *Records) Drawn() int { return int(r.drawn) }
 // Next draws the next batch and returns its records in ascending order. The
 // slice is the Records' own, valid until the next call.
 func (r *Records) Next() []int {
-	r.batch = r.batch[:0]
-	if r.below == 0 { // q = 1
-		for i := range r.n {
-			r.batch = append(r.batch, i)
-		}
-		r.drawn++
-		return r.batch
-	}
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[0:], r.seed)
-	binary.LittleEndian.PutUint64(key[8:], recordsTag)
-	binary.LittleEndian.PutUint64(key[16:], r.drawn)
-	rng := rand.NewChaCha8(key)
-	for i := range r.n {
-		if rng.Uint64() < r.below {
-			r.batch = append(r.batch, i)
-		}
-	}
+	r.batch = r.poisson.Sample(r.batch, r.drawn, 0)
 	r.drawn++
 	return r.batch
 }
@@ -93,8 +70,8 @@ func (r *Records) Next() []int {
 // length T. It panics if a length is wrong or i is not a record.
 func (r *Records) Fill(i int, x, y []int32) {
 	T := r.block
-	if len(x) != T || len(y) != T || i < 0 || i >= r.n {
-		panic(fmt.Sprintf("text: Records.Fill(%d): len(x), len(y) = %d, %d; want record < %d and T = %d", i, len(x), len(y), r.n, T))
+	if len(x) != T || len(y) != T || i < 0 || i >= r.Len() {
+		panic(fmt.Sprintf("text: Records.Fill(%d): len(x), len(y) = %d, %d; want record < %d and T = %d", i, len(x), len(y), r.Len(), T))
 	}
 	w := r.tokens[i*(T+1):][:T+1]
 	for t := range T {

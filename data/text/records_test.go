@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/psclip/psclip/privacy"
 )
 
 // Records: N = ⌊len/(T+1)⌋ records that are disjoint, consecutive windows
@@ -18,7 +20,7 @@ func TestRecords(t *testing.T) {
 	for i := range tokens {
 		tokens[i] = uint16(i)
 	}
-	r, err := NewRecords(tokens, block, expected, 9)
+	r, err := NewRecords(tokens, block, expected, privacy.NewSecret(9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestRecords(t *testing.T) {
 		}
 	}
 
-	r2, _ := NewRecords(tokens, block, expected, 9)
+	r2, _ := NewRecords(tokens, block, expected, privacy.NewSecret(9))
 	if err := r2.UnmarshalBinary(saved); err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +106,15 @@ func TestRecords(t *testing.T) {
 	if r2.Drawn() != 1010 {
 		t.Errorf("drawn %d, want 1010", r2.Drawn())
 	}
-	r3, _ := NewRecords(tokens, block, expected, 10)
+	r3, _ := NewRecords(tokens, block, expected, privacy.NewSecret(10))
 	r3.drawn = 1000
 	if slices.Equal(r3.Next(), after[0]) && slices.Equal(r3.Next(), after[1]) {
 		t.Errorf("seeds 9 and 10 draw the same batches")
+	}
+	r4, _ := NewRecords(tokens, block, expected, privacy.NewSecret(0))
+	r4.drawn = 1000
+	if slices.Equal(r4.Next(), after[0]) && slices.Equal(r4.Next(), after[1]) {
+		t.Errorf("a secret from crypto/rand draws the fixed seed's batches")
 	}
 }
 
@@ -116,7 +123,7 @@ func TestRecords(t *testing.T) {
 // damaged state are errors.
 func TestRecordsEdges(t *testing.T) {
 	tokens := make([]uint16, 20)
-	r, err := NewRecords(tokens, 4, 4, 1) // 4 records
+	r, err := NewRecords(tokens, 4, 4, privacy.NewSecret(1)) // 4 records
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +134,7 @@ func TestRecordsEdges(t *testing.T) {
 		name               string
 		n, block, expected int
 	}{{"short", 4, 4, 1}, {"block 0", 20, 0, 1}, {"expected 0", 20, 4, 0}} {
-		if _, err := NewRecords(tokens[:tc.n], tc.block, tc.expected, 1); err == nil {
+		if _, err := NewRecords(tokens[:tc.n], tc.block, tc.expected, privacy.NewSecret(1)); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/internal/jsonkeys"
 	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/privacy"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/train"
 )
@@ -196,11 +198,24 @@ type Config struct {
 	// refuses unless it is below 1/N (N records); unset for the other
 	// estimators.
 	Delta float64 `json:"delta,omitempty"`
+	// ReleaseUnprotected, for dp-sgd, writes what a private run withholds
+	// (run.Released): the training and validation loss, per-sample norms,
+	// clipped counts, realised batch sizes. Every output then lists them
+	// as "unprotected", and the run is not private.
+	ReleaseUnprotected bool `json:"release_unprotected,omitempty"`
 
 	// Seed determines the initialisation, the data order, the dropout
 	// masks and the corruption; nothing else does, so runs that differ only in ClipMode or LR
 	// see the same data in the same order from the same initial weights.
 	Seed uint64 `json:"seed"`
+
+	// Init, if set, is a Hugging Face GPT-2 directory (config.json and
+	// model.safetensors, models.ReadGPT2) whose weights replace Seed's
+	// initialisation: fine-tuning. Its architecture must be the model's
+	// (UseGPT2 sets it), with BlockSize at most its positions. The
+	// weights' SHA-256 is part of the run's data identity, so a resume
+	// from other weights is refused; the directory itself may move.
+	Init string `json:"init,omitempty"`
 }
 
 // Default is nanoGPT's published CPU configuration for character-level
@@ -245,8 +260,18 @@ const (
 
 // DPSGD reports whether the run trains with DP-SGD (per-sample mode's
 // dp-sgd) and accounts its ε. Whether that run is private also depends on
-// its noise seed (estimator.DPSGD.Private).
+// its noise seed (estimator.DPSGD.Private), its sampling and what it releases
+// (run.Privacy).
 func (c *Config) DPSGD() bool { return c.ClipMode == ClipPerSample && c.Estimator == "dp-sgd" }
+
+// privacy is what the run layer must know of a dp-sgd run: a fresh secret
+// (of NoiseSeed, if fixed) and the release; nil without dp-sgd.
+func (c *Config) privacy() *run.Privacy {
+	if !c.DPSGD() {
+		return nil
+	}
+	return &run.Privacy{Secret: privacy.NewSecret(c.NoiseSeed), ReleaseUnprotected: c.ReleaseUnprotected}
+}
 
 // sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
 // windows otherwise.
@@ -275,6 +300,8 @@ func (c *Config) validatePrivacy() error {
 		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s for dp-sgd: windows at random offsets overlap, so one token sits in many samples and the accountant's record-level guarantee does not hold", SamplingPoisson)
 	case c.Delta != 0 && !c.DPSGD():
 		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
+	case c.ReleaseUnprotected && !c.DPSGD():
+		return setting.Unread("ReleaseUnprotected", true, "a run without dp-sgd releases everything")
 	case c.DPSGD() && !(c.Delta > 0 && c.Delta < 1):
 		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
 	case c.DPSGD() && c.Corrupt != 0:

@@ -23,7 +23,9 @@ type DataSpec struct {
 	// char for Text and byte for the Go source, whose ~1900 distinct
 	// characters would make a large, mostly idle output layer.
 	Level string
-	// VocabSize bounds Dir's tokens; 0 means GPT-2's padded 50304.
+	// VocabSize bounds Dir's tokens; 0 means GPT-2's padded 50304. A
+	// directory with a text.VocabFile is bounded by that vocabulary
+	// instead.
 	VocabSize int
 	// MaxBytes, if > 0, cuts the Go source to its first MaxBytes bytes.
 	MaxBytes int64

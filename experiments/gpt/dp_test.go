@@ -13,6 +13,7 @@ import (
 	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
+	"github.com/psclip/psclip/train"
 )
 
 // dpConfig is tinyConfig for per-sample mode's dp-sgd with the fixed noise
@@ -51,12 +52,13 @@ func wantEpsilon(t *testing.T, q, sigma float64, steps int, delta float64) float
 // training split: N = ⌊1,003,854/17⌋ = 59,050 records at q = 6/N; every
 // evaluation's ε (steps 0, 4, 8) and result.json's are privacy's accountant
 // for the steps taken (and not for one step fewer); each step's logged
-// size is the size of the Poisson sample text.Records draws with the run's
-// seed for that step, and the sizes add up to the clipped sequences'
-// denominator.
+// size (written with ReleaseUnprotected) is the size of the Poisson sample
+// text.Records draws with the fixed noise seed's secret for that step, and
+// the sizes add up to the clipped sequences' denominator.
 func TestDPSGDShakespeare(t *testing.T) {
 	corpus := shakespeare(t)
 	c := dpConfig(7)
+	c.ReleaseUnprotected = true // the log's sample sizes
 	dir := t.TempDir()
 	s, err := trainRun(t, c, corpus, RunOptions{Out: dir})
 	if err != nil {
@@ -68,12 +70,12 @@ func TestDPSGDShakespeare(t *testing.T) {
 		t.Fatalf("records %d at q %g, δ %g; want %d at %g (N = %d training tokens / 17), %g", s.Records, s.SampleRate, s.Delta, 59050, q, len(corpus.Train), c.Delta)
 	}
 	want := wantEpsilon(t, q, 1.1, 8, c.Delta)
-	if float64(s.Epsilon) != want || !(want > wantEpsilon(t, q, 1.1, 7, c.Delta)) {
+	if float64(*s.Epsilon) != want || !(want > wantEpsilon(t, q, 1.1, 7, c.Delta)) {
 		t.Errorf("ε %v, want privacy's %v for 8 steps", s.Epsilon, want)
 	}
 
 	sizes, evals := dpLog(t, dir)
-	ref, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), c.Seed)
+	ref, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), privacy.NewSecret(c.NoiseSeed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,10 +130,10 @@ func dpLog(t *testing.T, dir string) (sizes []int, evals map[int]float64) {
 	return sizes, evals
 }
 
-// The micro-batches of a Poisson step are the records text.Records drew,
-// in ascending order, each an input of T tokens of the training text and
-// its target one token further; there are ⌈B/MicroBatch⌉ of them, of sizes
-// that differ by at most one.
+// The sample of a Poisson step is the records text.Records drew, in
+// ascending order, each an input of T tokens of the training text and its
+// target one token further; PrivateStep's train.Split cuts it into
+// ⌈B/MicroBatch⌉ micro-batches of sizes that differ by at most one.
 func TestPoissonBatches(t *testing.T) {
 	corpus := testCorpus(t)
 	c := dpConfig(1)
@@ -141,16 +143,22 @@ func TestPoissonBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ref, err := text.NewRecords(corpus.Train, c.BlockSize, 12, c.Seed)
+	ref, err := text.NewRecords(corpus.Train, c.BlockSize, 12, privacy.NewSecret(c.NoiseSeed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	T := c.BlockSize
 	for step := range 200 {
 		idx := slices.Clone(ref.Next())
-		bs, size, err := r.poissonBatches()
-		if err != nil || size != len(idx) {
-			t.Fatalf("step %d: %d records (%v), want %d", step, size, err, len(idx))
+		sample, size := r.poissonSample()
+		if size != len(idx) {
+			t.Fatalf("step %d: %d records, want %d", step, size, len(idx))
+		}
+		var bs []train.Batch
+		if size > 0 {
+			if bs, err = train.Split(sample, (size+2)/3); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if want := (len(idx) + 2) / 3; len(bs) != want {
 			t.Fatalf("step %d: %d micro-batches for %d records, want %d", step, len(bs), len(idx), want)
@@ -186,6 +194,7 @@ func TestDPSGDResume(t *testing.T) {
 	corpus := testCorpus(t)
 	c := dpConfig(3)
 	c.MicroBatch, c.Accum = 1, 2
+	c.ReleaseUnprotected = true // the logs' losses and sample sizes
 	whole, parts := t.TempDir(), t.TempDir()
 	sw, err := trainRun(t, c, corpus, RunOptions{Out: whole})
 	if err != nil {
@@ -205,8 +214,8 @@ func TestDPSGDResume(t *testing.T) {
 	if !slices.Contains(a, 0) || slices.Max(a) < 2 {
 		t.Errorf("step sizes %v: want an empty step and one of several micro-batches", a)
 	}
-	if !slices.Equal(a, b) || len(ea) != len(eb) || sw.Epsilon != sp.Epsilon || sw.Clippable != sp.Clippable {
-		t.Errorf("resumed: sizes %v, ε %v (%v); uninterrupted %v, ε %v (%v)", b, sp.Epsilon, eb, a, sw.Epsilon, ea)
+	if !slices.Equal(a, b) || len(ea) != len(eb) || *sw.Epsilon != *sp.Epsilon || sw.Clippable != sp.Clippable {
+		t.Errorf("resumed: sizes %v, ε %v (%v); uninterrupted %v, ε %v (%v)", b, *sp.Epsilon, eb, a, *sw.Epsilon, ea)
 	}
 	for k, e := range ea {
 		if eb[k] != e {
@@ -276,11 +285,47 @@ func TestNoiseMultiplier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := float64(s.Epsilon); !(e <= 3 && e > 2.99) || e != wantEpsilon(t, s.SampleRate, sigma, 8, 1e-4) {
+	if e := float64(*s.Epsilon); !(e <= 3 && e > 2.99) || e != wantEpsilon(t, s.SampleRate, sigma, 8, 1e-4) {
 		t.Errorf("σ %v for ε 3: the run spent %v", sigma, e)
 	}
 	var se *setting.Error
 	if _, err := NoiseMultiplier(tinyConfig(ClipPerSample), corpus, 3); !errors.As(err, &se) || se.Field != "Estimator" {
 		t.Errorf("ps-clip-sgd: %v, want a *setting.Error naming Estimator", err)
+	}
+}
+
+// Two private runs of the same configuration (the same Seed) draw
+// different Poisson samples of records, from keys of crypto/rand, and are
+// private; two runs with one fixed noise seed draw the same samples and
+// are not private, because of the seed.
+func TestPrivateRunsDrawSecretSamples(t *testing.T) {
+	corpus := testCorpus(t)
+	draw := func(c Config) ([][]int, *run.Privacy) {
+		r, err := New(c, corpus, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var b [][]int
+		for range 3 {
+			b = append(b, slices.Clone(r.records.Next()))
+		}
+		return b, r.Privacy()
+	}
+	a, pa := draw(dpConfig(0))
+	b, pb := draw(dpConfig(0))
+	if slices.EqualFunc(a, b, slices.Equal) {
+		t.Error("two private runs of one configuration draw the same records")
+	}
+	if !pa.Private() || !pb.Private() {
+		t.Errorf("a private run is not private: %v", pa.NotPrivateBecause())
+	}
+	f, pf := draw(dpConfig(9))
+	g, _ := draw(dpConfig(9))
+	if !slices.EqualFunc(f, g, slices.Equal) {
+		t.Error("two runs of one fixed noise seed draw different records")
+	}
+	if pf.Private() || !slices.Equal(pf.NotPrivateBecause(), []string{run.BecauseFixedSeed}) {
+		t.Errorf("a fixed-seed run: private %v because %v", pf.Private(), pf.NotPrivateBecause())
 	}
 }

@@ -59,7 +59,7 @@ type Summary struct {
 	// Balle et al.'s conversion), for one record of Records, each joining
 	// a step with probability SampleRate; all absent for the other
 	// estimators.
-	Epsilon    Float   `json:"epsilon,omitempty"`
+	Epsilon    *Float  `json:"epsilon,omitempty"`
 	Delta      float64 `json:"delta,omitempty"`
 	Records    int     `json:"records,omitempty"`
 	SampleRate float64 `json:"sample_rate,omitempty"`
@@ -114,8 +114,10 @@ type state struct {
 const dropoutStream = 0xd209_0000_0000_0002
 
 // mayDiffer lists the settings a resumed run may change: they affect what
-// is reported and when, not the trajectory.
-var mayDiffer = []string{"eval_interval", "eval_iters", "log_interval", "ckpt_interval", "max_bad_steps"}
+// is reported and when, not the trajectory; and init, the directory of the
+// initial weights, which may move: their content is part of the data
+// identity.
+var mayDiffer = []string{"eval_interval", "eval_iters", "log_interval", "ckpt_interval", "max_bad_steps", "init"}
 
 // New sets up a run of cfg on corpus: it checks the configuration against
 // the corpus and the machine's memory, builds and initialises the model and
@@ -140,6 +142,12 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if s.model, err = models.NewGPT(cfg.model(), cfg.Seed); err != nil {
 		return nil, err
 	}
+	data := cfg.identity(corpus)
+	if cfg.Init != "" {
+		if data.SHA256["init"], err = cfg.initialise(s.model); err != nil {
+			return nil, err
+		}
+	}
 	s.opt, err = optim.NewAdamW(optim.DecayGroups(s.model.Params(), cfg.WeightDecay),
 		optim.AdamWConfig{LR: cfg.LR, Beta1: optim.Exactly(cfg.Beta1), Beta2: optim.Exactly(cfg.Beta2), Eps: optim.Exactly(cfg.Eps)})
 	if err != nil {
@@ -158,8 +166,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	s.dropout = rand.NewPCG(cfg.Seed, dropoutStream)
 	rngs := map[string]run.RNG{"dropout": s.dropout}
+	priv := cfg.privacy()
 	if cfg.sampling() == SamplingPoisson {
-		if s.records, err = text.NewRecords(corpus.Train, cfg.BlockSize, cfg.ExpectedBatch(), cfg.Seed); err != nil {
+		if s.records, err = text.NewRecords(corpus.Train, cfg.BlockSize, cfg.ExpectedBatch(), priv.Secret); err != nil {
 			return nil, err
 		}
 		if err := cfg.checkDelta(s.records.Len()); err != nil {
@@ -177,9 +186,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		rngs["corrupt"] = s.corrupt
 	}
 	spec := run.Spec{
-		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: cfg.identity(corpus), Steps: cfg.Steps,
+		Kind: Kind, Config: cfg, MayDiffer: append(cfg.Unread(), mayDiffer...), Data: data, Steps: cfg.Steps,
 		Params: s.model.Params(), Optimizer: s.opt, Estimator: est,
-		RNGs: rngs, State: &s.st,
+		RNGs: rngs, State: &s.st, Privacy: priv,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.TokensPerStep(), ItemUnit: "tok",
 	}
 	if corpus.Vocab != nil {
@@ -205,14 +214,14 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	if cfg.DPSGD() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
-		s.privacyNotes(opts)
+		tc.SampleStats = true                                      // what the run writes of them is its own release's
 	}
 	if s.trainer, err = train.New(tc); err != nil {
 		s.h.Close()
 		return nil, err
 	}
 	if s.records != nil {
-		return s, nil // poissonBatches makes each step's micro-batches
+		return s, nil // poissonSample makes each step's sample
 	}
 	n := cfg.MicroBatch * cfg.BlockSize
 	s.x, s.y = make([]int32, n), make([]int32, n)
@@ -236,6 +245,10 @@ func (c *Config) checkMemory(perSample int64) error {
 // Close releases the run directory of a Run that will not train; Train
 // releases it itself.
 func (s *Run) Close() error { return s.h.Close() }
+
+// Privacy is what makes the run private or not, and what it releases;
+// nil without dp-sgd.
+func (s *Run) Privacy() *run.Privacy { return s.h.Privacy() }
 
 // CheckCorpus reports whether the configuration fits the corpus: a block
 // size both splits can hold and a vocabulary that covers the corpus's.
@@ -295,17 +308,6 @@ func (c *Config) clippable(size int) int {
 	return 0
 }
 
-// privacyNotes writes to the progress writer (rank 0) what a reader of a
-// dp-sgd run's ε must know: a fixed noise seed makes it not private.
-func (s *Run) privacyNotes(opts RunOptions) {
-	if opts.Progress == nil || s.h.Comm().Rank() != 0 {
-		return
-	}
-	if s.cfg.NoiseSeed != 0 {
-		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", s.cfg.NoiseSeed)
-	}
-}
-
 // epsilon is the ε the run has spent at its δ; NaN without dp-sgd.
 func (s *Run) epsilon() Float {
 	return run.Epsilon(s.sampleRate != 0, s.st.Privacy, s.cfg.Delta)
@@ -332,7 +334,8 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 	}
 	sum.CorruptPerStep, sum.Detection = s.cfg.CorruptPerStep(), s.st.Detection
 	if s.sampleRate > 0 {
-		sum.Epsilon, sum.Delta, sum.Records, sum.SampleRate = s.epsilon(), s.cfg.Delta, s.records.Len(), s.sampleRate
+		eps := s.epsilon()
+		sum.Epsilon, sum.Delta, sum.Records, sum.SampleRate = &eps, s.cfg.Delta, s.records.Len(), s.sampleRate
 	}
 	return sum, s.h.Finish(sum)
 }
@@ -396,12 +399,10 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if err := s.opt.SetLR(lr); err != nil {
 		return train.Stats{}, err
 	}
-	batches, size := s.batches, s.cfg.ExpectedBatch() // the step's sequences
+	size := s.cfg.ExpectedBatch() // the step's sequences
+	var sample train.Batch
 	if s.records != nil {
-		var err error
-		if batches, size, err = s.poissonBatches(); err != nil {
-			return train.Stats{}, err
-		}
+		sample, size = s.poissonSample()
 	} else {
 		s.nextBatches()
 	}
@@ -409,7 +410,13 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		s.clips.reset()
 	}
 	t0 := time.Now()
-	st, err := s.trainer.Step(batches...)
+	var st train.Stats
+	var err error
+	if s.records != nil {
+		st, err = s.trainer.PrivateStep(sample, s.cfg.MicroBatch)
+	} else {
+		st, err = s.trainer.Step(s.batches...)
+	}
 	if err != nil {
 		return st, err
 	}
@@ -465,13 +472,12 @@ func (s *Run) nextBatches() {
 	}
 }
 
-// poissonBatches draws the step's Poisson sample of B records and cuts it
-// into ⌈B/MicroBatch⌉ micro-batches of sizes that differ by at most one
-// (train.Split); none for an empty sample, a noise-only step.
-func (s *Run) poissonBatches() ([]train.Batch, int, error) {
+// poissonSample draws the step's Poisson sample of B records as one batch
+// (Batch{} for an empty sample, a noise-only step) and returns B.
+func (s *Run) poissonSample() (train.Batch, int) {
 	idx := s.records.Next()
 	if len(idx) == 0 {
-		return nil, 0, nil
+		return train.Batch{}, 0
 	}
 	T := s.cfg.BlockSize
 	b := train.Batch{X: tensor.New(len(idx), T), Y: make([]int32, len(idx)*T)}
@@ -480,8 +486,7 @@ func (s *Run) poissonBatches() ([]train.Batch, int, error) {
 		s.records.Fill(i, x[j*T:][:T], b.Y[j*T:][:T])
 	}
 	setTokens(b.X, x)
-	bs, err := train.Split(b, (len(idx)+s.cfg.MicroBatch-1)/s.cfg.MicroBatch)
-	return bs, len(idx), err
+	return b, len(idx)
 }
 
 // evaluate estimates the validation loss after done steps on EvalIters
@@ -532,7 +537,7 @@ func NoiseMultiplier(c Config, corpus *text.Corpus, targetEpsilon float64) (floa
 	if err := c.CheckCorpus(corpus); err != nil {
 		return 0, err
 	}
-	r, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), c.Seed)
+	r, err := text.NewRecords(corpus.Train, c.BlockSize, c.ExpectedBatch(), privacy.NewSecret(0)) // for N and q
 	if err != nil {
 		return 0, err
 	}

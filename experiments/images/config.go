@@ -9,6 +9,8 @@ import (
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/privacy"
+	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
 )
 
@@ -96,8 +98,11 @@ type Config struct {
 	// SamplingPoisson (each training image joins each batch independently
 	// with probability q = Batch/N, as DP-SGD's accounting assumes; an
 	// epoch is ⌈N/Batch⌉ batches). "" is Poisson for dp-sgd, shuffle for
-	// the others; Poisson is for dp-sgd only. dp-sgd with shuffled batches
-	// is accounted as if they were Poisson samples, and its log says so.
+	// the others; Poisson is for dp-sgd only, and its samples are drawn
+	// from a secret key (privacy.Secret), never from Seed. dp-sgd with
+	// shuffled batches is accounted as if they were Poisson samples, which
+	// they are not: only a run marked not private (NoiseSeed or
+	// ReleaseUnprotected) may shuffle.
 	Sampling string `json:"sampling,omitempty"`
 	// MicroBatch bounds the micro-batches a Poisson batch, of varying
 	// size, is cut into: ⌈B/MicroBatch⌉ of sizes that differ by at most
@@ -111,6 +116,12 @@ type Config struct {
 	// dp-sgd, which New refuses unless it is below 1/N (N training
 	// images); unset for the other estimators.
 	Delta float64 `json:"delta,omitempty"`
+	// ReleaseUnprotected, for dp-sgd, writes what a private run withholds
+	// (run.Released): the training loss and accuracy, the validation
+	// figures, per-sample norms and their statistics, clipped counts,
+	// detection statistics, the noisy labels. Every output then lists
+	// them as "unprotected", and the run is not private.
+	ReleaseUnprotected bool `json:"release_unprotected,omitempty"`
 }
 
 // The values of Config.Sampling.
@@ -121,8 +132,19 @@ const (
 
 // DPSGD reports whether the run trains with DP-SGD (Estimator dp-sgd) and
 // accounts its ε. Whether that run is private also depends on its noise
-// seed (estimator.DPSGD.Private).
+// seed (estimator.DPSGD.Private), its sampling and what it releases
+// (run.Privacy).
 func (c *Config) DPSGD() bool { return c.Estimator == "dp-sgd" }
+
+// privacy is what the run layer must know of a dp-sgd run: a fresh secret
+// (of NoiseSeed, if fixed), the sampling and the release; nil without
+// dp-sgd.
+func (c *Config) privacy() *run.Privacy {
+	if !c.DPSGD() {
+		return nil
+	}
+	return &run.Privacy{Secret: privacy.NewSecret(c.NoiseSeed), Shuffled: c.sampling() == SamplingShuffle, ReleaseUnprotected: c.ReleaseUnprotected}
+}
 
 // sampling is Config.Sampling with "" resolved: Poisson for dp-sgd,
 // shuffle otherwise.
@@ -308,6 +330,10 @@ func (c *Config) validatePrivacy() error {
 		return setting.Unread("Accum", c.Accum, "a Poisson batch's micro-batches are bounded by MicroBatch")
 	case c.Delta != 0 && !c.DPSGD():
 		return setting.Unread("Delta", c.Delta, "δ is dp-sgd's")
+	case c.ReleaseUnprotected && !c.DPSGD():
+		return setting.Unread("ReleaseUnprotected", true, "a run without dp-sgd releases everything")
+	case c.DPSGD() && c.sampling() == SamplingShuffle && c.NoiseSeed == 0 && !c.ReleaseUnprotected:
+		return setting.Errorf("Sampling", strconv.Quote(c.Sampling), "%s for a private dp-sgd run: shuffled batches are not the Poisson samples its ε is accounted for (only a run marked not private, by NoiseSeed or ReleaseUnprotected, may shuffle)", SamplingPoisson)
 	case c.DPSGD() && !(c.Delta > 0 && c.Delta < 1):
 		return setting.Errorf("Delta", c.Delta, "a δ strictly between 0 and 1 (below 1/N) for dp-sgd")
 	case c.DPSGD() && c.Normalize != NormalizeNone:

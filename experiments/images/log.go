@@ -74,8 +74,9 @@ type EpochRecord struct {
 	// or a per-sample estimator, and in a data-parallel run.
 	Augment *AugmentClipping `json:"augment_clipping,omitempty"`
 	// Epsilon is dp-sgd's ε after this epoch at Config.Delta (RDP,
-	// Balle et al.'s conversion); absent for the other estimators.
-	Epsilon Float `json:"epsilon,omitempty"`
+	// Balle et al.'s conversion), written whatever its value; absent for
+	// the other estimators.
+	Epsilon *Float `json:"epsilon,omitempty"`
 	// Diagnostics are the adaptive estimator's state at the end of the
 	// epoch (ps-clip-auto, ps-clip-sgd with an automatic α or β,
 	// ps-clip-quantile).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/dist"
 	"github.com/psclip/psclip/estimator"
-	"github.com/psclip/psclip/internal/atomicfile"
 	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
@@ -181,16 +179,13 @@ func (c *Config) noisyRecord(sp *trainSplit) *NoisyRecord {
 }
 
 // writeNoisy writes NoisyFile into the run directory, if the run writes
-// one (rank 0, with an output directory).
+// one (rank 0, with an output directory), through the run layer: a
+// dp-sgd run writes only what it may release.
 func (r *Run) writeNoisy() error {
-	if r.noisyRec == nil || r.out == "" || r.h.Comm().Rank() != 0 {
+	if r.noisyRec == nil {
 		return nil
 	}
-	b, err := json.Marshal(r.noisyRec)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(r.out, NoisyFile), append(b, '\n'))
+	return r.h.WriteJSON(NoisyFile, r.noisyRec)
 }
 
 // RunOptions say where a run writes and how it reports; the run
@@ -210,8 +205,9 @@ type Summary struct {
 	TestLoss Float `json:"test_loss"`
 	run.Summary
 	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
-	// Balle et al.'s conversion); both absent for the other estimators.
-	Epsilon        Float   `json:"epsilon,omitempty"`
+	// Balle et al.'s conversion), written whatever its value; both absent
+	// for the other estimators.
+	Epsilon        *Float  `json:"epsilon,omitempty"`
 	Delta          float64 `json:"delta,omitempty"`
 	DroppedSamples int     `json:"dropped_samples"`
 	// Provenance is where and how the run's last session trained (the
@@ -233,10 +229,9 @@ type Run struct {
 	// autoAugment is set when the training images are augmented with
 	// AutoAugment, whose operations the log counts clipped samples by.
 	autoAugment bool
-	// noisyRec is NoisyFile's content, written into the run directory out
+	// noisyRec is NoisyFile's content, written into the run directory
 	// when training begins.
 	noisyRec *NoisyRecord
-	out      string
 
 	trainSet, valSet *cifardata.Dataset
 	norm             cifardata.Normalizer
@@ -372,9 +367,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.trainSet.Labels = sp.labels
 	if cfg.LabelNoise > 0 {
 		r.noisy = labelnoise.Mask(len(sp.train), sp.noisy)
-		if !opts.ReadOnly {
-			r.noisyRec, r.out = cfg.noisyRecord(sp), opts.Out
-		}
+		r.noisyRec = cfg.noisyRecord(sp)
 	}
 	r.norm = cfg.normalizer(r.trainSet)
 	if cfg.DPSGD() {
@@ -385,7 +378,12 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	aug, _ := ParseAugment(cfg.Augment)
 	r.autoAugment = aug.AutoAugment
 	poisson := cfg.sampling() == SamplingPoisson
-	if r.it, err = cifardata.NewIterator(r.trainSet, cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}); err != nil {
+	priv := cfg.privacy()
+	ic := cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}
+	if poisson {
+		ic.Secret = priv.Secret // shared over the ranks by run.New
+	}
+	if r.it, err = cifardata.NewIterator(r.trainSet, ic); err != nil {
 		return nil, err
 	}
 	if cfg.DPSGD() {
@@ -421,7 +419,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.h, err = run.New(run.Spec{
 		Kind: Kind, Config: cfg, MayDiffer: append(estimator.Keys(cfg.Unread()), mayDiffer...), Data: id, Steps: r.TotalSteps(),
 		Params: r.model.Params(), Optimizer: r.opt, Estimator: est,
-		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st,
+		RNGs: map[string]run.RNG{"dropout": r.dropout}, State: &r.st, Privacy: priv,
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "img",
 	}, opts)
 	if err != nil {
@@ -441,7 +439,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	if cfg.DPSGD() {
 		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
-		r.privacyNotes(opts)
+		tc.SampleStats = true                                    // what the run writes of them is its own release's
 	}
 	r.trainer, err = train.New(tc)
 	if err == nil && r.h.Resumed() {
@@ -462,21 +460,6 @@ func (c *Config) checkDelta(n int) error {
 		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d training images)", 1/float64(n), n)
 	}
 	return nil
-}
-
-// privacyNotes writes to the progress writer (rank 0) what a reader of
-// a dp-sgd run's ε must know: a fixed noise seed makes it not private,
-// and shuffled batches are accounted as Poisson samples.
-func (r *Run) privacyNotes(opts RunOptions) {
-	if opts.Progress == nil || r.h.Comm().Rank() != 0 {
-		return
-	}
-	if r.cfg.NoiseSeed != 0 {
-		fmt.Fprintf(opts.Progress, "dp-sgd: the noise comes from the fixed seed %d: this run is NOT private (reproductions and tests only)\n", r.cfg.NoiseSeed)
-	}
-	if r.cfg.sampling() == SamplingShuffle {
-		fmt.Fprintln(opts.Progress, "dp-sgd: shuffled fixed-size batches: the accounting assumes Poisson sampling at q = batch/N, which these batches are not")
-	}
 }
 
 // NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of
@@ -595,6 +578,10 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // Model returns the run's model; its parameters have torchvision's names.
 func (r *Run) Model() nn.Sequential { return r.model }
 
+// Privacy is what makes the run private or not, and what it releases;
+// nil without dp-sgd.
+func (r *Run) Privacy() *run.Privacy { return r.h.Privacy() }
+
 // TotalSteps is the number of optimizer steps of the whole run.
 func (r *Run) TotalSteps() int { return r.cfg.Epochs * r.batchesPerEpoch }
 
@@ -689,7 +676,8 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 		s.TrainAcc, s.ValAcc = r.curve[n-1].TrainAcc, r.curve[n-1].ValAcc
 	}
 	if r.sampleRate > 0 {
-		s.Epsilon, s.Delta = r.epsilon(), r.cfg.Delta
+		eps := r.epsilon()
+		s.Epsilon, s.Delta = &eps, r.cfg.Delta
 	}
 	return s, r.h.Finish(s)
 }
@@ -740,11 +728,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 		r.clips.clipped = r.clips.clipped[:0]
 	}
 	t0 := time.Now()
-	batches, err := r.microBatches(b)
-	if err != nil {
-		return train.Stats{}, err
-	}
-	st, err := r.trainer.Step(batches...)
+	st, err := r.step(b)
 	if err != nil {
 		clear(r.stepAcc)
 		return st, err
@@ -794,20 +778,23 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	return st, nil
 }
 
-// microBatches cuts a step's batch into its micro-batches: Accum of them,
-// or for a Poisson batch as many as MicroBatch allows (none for an empty
-// batch: a noise-only step).
-func (r *Run) microBatches(b train.Batch) ([]train.Batch, error) {
-	n := b.X.Dim(0)
-	switch {
-	case r.cfg.sampling() == SamplingShuffle:
-		return train.Split(b, max(r.cfg.Accum, 1))
-	case n == 0:
-		return nil, nil
-	case r.cfg.MicroBatch == 0:
-		return []train.Batch{b}, nil
+// step trains on the step's batch b in its micro-batches: Accum of them,
+// or for dp-sgd's Poisson sample as many as MicroBatch allows (none for an
+// empty sample: a noise-only step), dp-sgd's through PrivateStep.
+func (r *Run) step(b train.Batch) (train.Stats, error) {
+	accum := max(r.cfg.Accum, 1)
+	if r.cfg.DPSGD() {
+		micro := r.cfg.MicroBatch // Poisson: micro-batches of at most MicroBatch (0: one)
+		if r.cfg.sampling() == SamplingShuffle {
+			micro = (b.X.Dim(0) + accum - 1) / accum
+		}
+		return r.trainer.PrivateStep(b, micro)
 	}
-	return train.Split(b, (n+r.cfg.MicroBatch-1)/r.cfg.MicroBatch)
+	batches, err := train.Split(b, accum)
+	if err != nil {
+		return train.Stats{}, err
+	}
+	return r.trainer.Step(batches...)
 }
 
 // epsilon is the ε the run has spent at its δ, NaN without dp-sgd.
@@ -838,7 +825,7 @@ func (h hooks) Describe(done int) string {
 		d += fmt.Sprintf("  val acc %.1f %%", 100*float64(ep.ValAcc))
 	}
 	if h.sampleRate > 0 {
-		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(ep.Epsilon), h.cfg.Delta)
+		d += fmt.Sprintf("  test acc %.1f %%  ε %.3f (δ %g)", 100*float64(ep.TestAcc), float64(*ep.Epsilon), h.cfg.Delta)
 	}
 	return d
 }
@@ -881,7 +868,8 @@ func (r *Run) endEpoch(epoch int) error {
 		rec.Augment = e.Augment.record()
 	}
 	if r.sampleRate > 0 {
-		rec.Epsilon = r.epsilon()
+		eps := r.epsilon()
+		rec.Epsilon = &eps
 	}
 	r.st.Dropped += e.Dropped
 	r.st.Epoch = epochAcc{}

@@ -71,7 +71,7 @@ func TestResumeIsExact(t *testing.T) {
 		{tinyConfig("clip-sgd"), 5},
 		{autoConfig("ps-clip-auto"), 18},
 		{autoConfig("ps-clip-quantile"), 18},
-		{dpConfig(7), 5},
+		{released(dpConfig(7)), 5},
 	} {
 		t.Run(tc.cfg.Estimator, func(t *testing.T) {
 			cfg := tc.cfg
@@ -117,8 +117,8 @@ func TestResumeIsExact(t *testing.T) {
 			if got.TestAcc != want.TestAcc || got.TestLoss != want.TestLoss || len(got.Curve) != cfg.Epochs {
 				t.Errorf("resumed test accuracy %v loss %v, %d epochs; uninterrupted %v %v", got.TestAcc, got.TestLoss, len(got.Curve), want.TestAcc, want.TestLoss)
 			}
-			if cfg.DPSGD() != (want.Epsilon > 0) || got.Epsilon != want.Epsilon || got.Delta != cfg.Delta {
-				t.Errorf("resumed ε %v δ %v, uninterrupted ε %v", got.Epsilon, got.Delta, want.Epsilon)
+			if cfg.DPSGD() != (eps(want.Epsilon) > 0) || eps(got.Epsilon) != eps(want.Epsilon) || got.Delta != cfg.Delta {
+				t.Errorf("resumed ε %v δ %v, uninterrupted ε %v", eps(got.Epsilon), got.Delta, eps(want.Epsilon))
 			}
 		})
 	}
@@ -154,12 +154,27 @@ func sameCheckpoints(t *testing.T, a, b string) {
 	}
 }
 
+// eps is a written ε, 0 if none is.
+func eps(e *Float) float64 {
+	if e == nil {
+		return 0
+	}
+	return float64(*e)
+}
+
 // dpConfig is tinyConfig for dp-sgd with the fixed noise seed (0: secure
 // noise): Poisson batches of 16 images expected of 180, cut into
 // micro-batches of at most 5, pixels in [0, 1].
 func dpConfig(noiseSeed uint64) Config {
 	c := tinyConfig("dp-sgd")
 	c.NoiseMultiplier, c.NoiseSeed, c.Delta, c.MicroBatch, c.Normalize = 1.1, noiseSeed, 1e-3, 5, NormalizeNone
+	return c
+}
+
+// released is c with ReleaseUnprotected: a dp-sgd run whose log holds
+// what a private run withholds, for tests that compare it.
+func released(c Config) Config {
+	c.ReleaseUnprotected = true
 	return c
 }
 
@@ -190,6 +205,7 @@ func logStats(t *testing.T, dir string) string {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("log line %q: %v", sc.Text(), err)
 		}
+		// JSON shows the values behind pointers (ε).
 		r.Elapsed, r.EpochSeconds, r.ImagesPerSec = 0, 0, 0
 		line, err := json.Marshal(r)
 		if err != nil {
@@ -583,6 +599,8 @@ func TestDPSGDRun(t *testing.T) {
 		{"unknown sampling", func(c *Config) { c.Sampling = "uniform" }, "Sampling"},
 		{"poisson for ps-clip-sgd", func(c *Config) { *c = tinyConfig("ps-clip-sgd"); c.Sampling = SamplingPoisson }, "Sampling"},
 		{"δ for ps-clip-sgd", func(c *Config) { *c = tinyConfig("ps-clip-sgd"); c.Delta = 1e-3 }, "Delta"},
+		{"shuffle, private", func(c *Config) { c.NoiseSeed, c.MicroBatch, c.Sampling = 0, 0, SamplingShuffle }, "Sampling"},
+		{"release for ps-clip-sgd", func(c *Config) { *c = tinyConfig("ps-clip-sgd"); c.ReleaseUnprotected = true }, "ReleaseUnprotected"},
 	} {
 		c := dpConfig(1)
 		tc.edit(&c)
@@ -604,9 +622,9 @@ func TestDPSGDRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two epochs of 12 steps at q = 16/180, σ = 1.1.
-	want, err := d.NoiseMultiplier(c, float64(s.Epsilon))
-	if err != nil || math.Abs(want-c.NoiseMultiplier) > 0.02*c.NoiseMultiplier || len(s.Curve) != 2 || !(s.Curve[0].Epsilon < s.Curve[1].Epsilon) {
-		t.Errorf("ε %v after 2 epochs (curve %v, %v) gives back σ %v (%v), want %v", s.Epsilon, s.Curve[0].Epsilon, s.Curve[1].Epsilon, want, err, c.NoiseMultiplier)
+	want, err := d.NoiseMultiplier(c, eps(s.Epsilon))
+	if err != nil || math.Abs(want-c.NoiseMultiplier) > 0.02*c.NoiseMultiplier || len(s.Curve) != 2 || !(eps(s.Curve[0].Epsilon) < eps(s.Curve[1].Epsilon)) {
+		t.Errorf("ε %v after 2 epochs (curve %v, %v) gives back σ %v (%v), want %v", eps(s.Epsilon), eps(s.Curve[0].Epsilon), eps(s.Curve[1].Epsilon), want, err, c.NoiseMultiplier)
 	}
 }
 

@@ -21,7 +21,8 @@ type Loop struct {
 	// Total is the number of steps of the whole run.
 	Total int
 	// Step performs step i. bad reports that the step made no update
-	// because its gradient was not finite; an error stops the run.
+	// because its gradient was not finite, or that every sample of it was
+	// non-finite; an error stops the run.
 	Step func(ctx context.Context, i int) (bad bool, err error)
 	// After, if set, runs after every step that did not fail, with the
 	// number of completed steps (evaluation, logging, periodic checkpoints).
@@ -60,7 +61,7 @@ func (l *Loop) Run(ctx context.Context, from int) error {
 		if b {
 			bad++
 			if l.MaxBadSteps > 0 && bad >= l.MaxBadSteps {
-				return l.stop(i+1, fmt.Errorf("%d consecutive steps had a non-finite gradient (last: step %d); stopped", bad, i+1))
+				return l.stop(i+1, fmt.Errorf("%d consecutive steps had a non-finite gradient or only non-finite samples (last: step %d); stopped", bad, i+1))
 			}
 		} else {
 			bad = 0

@@ -1,0 +1,162 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/psclip/psclip/privacy"
+	"github.com/psclip/psclip/setting"
+)
+
+// Shuffle draws batches of a fixed size in epochs: epoch e visits the n
+// records in the order of a permutation drawn from PCG(seed, e), cut into
+// consecutive batches. With dropLast the last batch of an epoch is dropped
+// when it is short; else it is returned short. Its state is its position
+// (epoch and batch), from which the permutation is drawn again, so that a
+// restored Shuffle continues exactly.
+type Shuffle struct {
+	n, batch int
+	dropLast bool
+	seed     uint64
+	epoch    int   // the epoch perm belongs to
+	next     int   // the next batch of the epoch
+	perm     []int // epoch's order; nil until drawn
+}
+
+// NewShuffle returns the sampler of batches of batch records from n, both
+// at least 1 (batch at most n with dropLast), seeded with seed.
+func NewShuffle(n, batch int, dropLast bool, seed uint64) (*Shuffle, error) {
+	switch {
+	case n < 1:
+		return nil, setting.Errorf("n", n, "at least one record")
+	case batch < 1 || dropLast && batch > n:
+		return nil, setting.Errorf("batch", batch, "a batch of 1 to %d records", n)
+	}
+	return &Shuffle{n: n, batch: batch, dropLast: dropLast, seed: seed}, nil
+}
+
+// BatchesPerEpoch is the number of batches an epoch has.
+func (s *Shuffle) BatchesPerEpoch() int {
+	if s.dropLast {
+		return s.n / s.batch
+	}
+	return (s.n + s.batch - 1) / s.batch
+}
+
+// Position is the epoch and batch the next call to Next returns.
+func (s *Shuffle) Position() (epoch, batch int) { return s.epoch, s.next }
+
+// Next returns the next batch's records.
+func (s *Shuffle) Next() []int {
+	if s.next == s.BatchesPerEpoch() {
+		s.epoch, s.next, s.perm = s.epoch+1, 0, nil
+	}
+	if s.perm == nil {
+		s.perm = rand.New(rand.NewPCG(s.seed, uint64(s.epoch))).Perm(s.n)
+	}
+	lo := s.next * s.batch
+	s.next++
+	return s.perm[lo:min(lo+s.batch, s.n)]
+}
+
+// shuffleTag and poissonTag begin the samplers' states.
+const (
+	shuffleTag = "shuffle1"
+	poissonTag = "poisson1"
+)
+
+// MarshalBinary returns the position.
+func (s *Shuffle) MarshalBinary() ([]byte, error) {
+	b := append([]byte(nil), shuffleTag...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.epoch))
+	return binary.LittleEndian.AppendUint64(b, uint64(s.next)), nil
+}
+
+// UnmarshalBinary restores a position that MarshalBinary returned.
+func (s *Shuffle) UnmarshalBinary(data []byte) error {
+	v, err := state(data, shuffleTag, 2)
+	if err != nil {
+		return err
+	}
+	epoch, next := v[0], v[1]
+	if epoch > 1<<62 || next > uint64(s.BatchesPerEpoch()) {
+		return errors.New("dataset: corrupt shuffle state")
+	}
+	s.epoch, s.next, s.perm = int(epoch), int(next), nil
+	return nil
+}
+
+// Poisson draws the samples DP-SGD's accounting assumes: each of n
+// records joins each step's sample independently with probability
+// q = expected/n (privacy.Poisson), so a sample's size varies and may be
+// 0. Step k's sample depends on the key and k alone. With seed 0 the key
+// comes from crypto/rand and is never saved (Private); a restored sampler
+// continues at the saved step with its own fresh key, which changes
+// nothing in the accounting. A fixed seed makes the samples reproducible,
+// and whoever knows it knows them: not private.
+type Poisson struct {
+	p    *privacy.Poisson
+	step uint64 // the next sample's
+	idx  []int
+}
+
+// NewPoisson returns the Poisson sampler of n records with expected
+// records a sample (1 ≤ expected ≤ n), secret for seed 0.
+func NewPoisson(n, expected int, seed uint64) (*Poisson, error) {
+	switch {
+	case n < 1:
+		return nil, setting.Errorf("n", n, "at least one record")
+	case expected < 1 || expected > n:
+		return nil, setting.Errorf("expected", expected, "an expected sample of 1 to %d records", n)
+	}
+	p, err := privacy.NewPoisson(privacy.NewSecret(seed), n, expected)
+	if err != nil {
+		return nil, err
+	}
+	return &Poisson{p: p}, nil
+}
+
+// SampleRate is q.
+func (s *Poisson) SampleRate() float64 { return s.p.SampleRate() }
+
+// Private reports whether the key is secret (seed 0).
+func (s *Poisson) Private() bool { return !s.p.Secret().Fixed() }
+
+// Steps is the number of samples drawn.
+func (s *Poisson) Steps() int { return int(s.step) }
+
+// Next returns the next step's sample, in ascending order.
+func (s *Poisson) Next() []int {
+	s.idx = s.p.Sample(s.idx, s.step, 0)
+	s.step++
+	return s.idx
+}
+
+// MarshalBinary returns the position (the key is not in it).
+func (s *Poisson) MarshalBinary() ([]byte, error) {
+	return binary.LittleEndian.AppendUint64([]byte(poissonTag), s.step), nil
+}
+
+// UnmarshalBinary restores a position that MarshalBinary returned.
+func (s *Poisson) UnmarshalBinary(data []byte) error {
+	v, err := state(data, poissonTag, 1)
+	if err != nil {
+		return err
+	}
+	s.step = v[0]
+	return nil
+}
+
+// state reads a sampler state: tag, then k little-endian uint64s.
+func state(data []byte, tag string, k int) ([]uint64, error) {
+	if len(data) != len(tag)+8*k || string(data[:len(tag)]) != tag {
+		return nil, fmt.Errorf("dataset: not a %s sampler state", tag[:len(tag)-1])
+	}
+	v := make([]uint64, k)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(data[len(tag)+8*i:])
+	}
+	return v, nil
+}

@@ -1,0 +1,152 @@
+package privacy
+
+import (
+	"crypto/hmac"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/psclip/psclip/dist"
+)
+
+// Secret is the key of a DP-SGD run's secret randomness: which records
+// join each Poisson sample, and the Gaussian noise. ε rests on both being
+// unknown to whoever reads the run's outputs: amplification by subsampling
+// assumes that the sample is secret, and whoever knows the noise can
+// subtract it.
+//
+// NewSecret(0) draws the key from crypto/rand. It is never written
+// anywhere (Secret has no encoding): a resumed run draws a fresh one,
+// which changes nothing in the accounting, since every step's Poisson
+// sample and noise are drawn independently of the others'. A fixed seed
+// (NewSecret(seed), seed ≠ 0) makes runs reproducible and resumable bit for
+// bit (tests, reproductions); such a run is not private (Fixed).
+//
+// A Secret derives independent ChaCha8 streams (Stream), one per purpose
+// and position, so that a sampler draws batch k without drawing the
+// batches before it; Poisson is such a sampler. The ranks of a
+// data-parallel job share rank 0's key (Share) so that they draw the same
+// samples.
+type Secret struct {
+	key   [32]byte
+	fixed bool
+}
+
+// secretTag fills the rest of a fixed seed's 32-byte key. It is the noise
+// stream's tag of earlier versions, so that the noise of a fixed seed
+// (estimator.NewGaussian) is the same bits as it was.
+const secretTag = "psclip dp-sgd gaussian noise"
+
+// NewSecret returns a secret: a key from crypto/rand for seed 0, else the
+// key of the fixed seed (not private).
+func NewSecret(seed uint64) *Secret {
+	s := &Secret{fixed: seed != 0}
+	if seed == 0 {
+		crand.Read(s.key[:]) // never fails (crypto/rand's documentation)
+		return s
+	}
+	binary.LittleEndian.PutUint64(s.key[:8], seed)
+	copy(s.key[8:], secretTag)
+	return s
+}
+
+// Fixed reports whether the key comes from a fixed seed: whoever knows the
+// seed knows the samples and the noise, so the run is not private.
+func (s *Secret) Fixed() bool { return s.fixed }
+
+// Root returns the key's own ChaCha8 stream (the noise's).
+func (s *Secret) Root() *rand.ChaCha8 { return rand.NewChaCha8(s.key) }
+
+// Stream returns the stream of purpose tag at position (a, b): a ChaCha8
+// stream keyed by HMAC-SHA256(key, tag‖a‖b), independent of every other
+// tag and position and of Root, and unpredictable without the key.
+func (s *Secret) Stream(tag string, a, b uint64) *rand.ChaCha8 {
+	m := hmac.New(sha256.New, s.key[:])
+	m.Write([]byte(tag))
+	var pos [16]byte
+	binary.LittleEndian.PutUint64(pos[:8], a)
+	binary.LittleEndian.PutUint64(pos[8:], b)
+	m.Write(pos[:])
+	var k [32]byte
+	copy(k[:], m.Sum(nil))
+	return rand.NewChaCha8(k)
+}
+
+// Share makes every rank of c hold rank 0's key, over the communicator
+// (never through a file). It is a collective operation: every rank calls
+// it, after they agreed that they run the same configuration.
+func (s *Secret) Share(c dist.Comm) {
+	if c.Size() == 1 {
+		return
+	}
+	b := make([]byte, len(s.key)+1) // memory of its own, as MPI needs
+	copy(b, s.key[:])
+	if s.fixed {
+		b[len(s.key)] = 1
+	}
+	c.Broadcast(0, dist.Bufs{Bytes: [][]byte{b}})
+	copy(s.key[:], b)
+	s.fixed = b[len(s.key)] == 1
+	clear(b)
+}
+
+// Poisson draws the Poisson samples DP-SGD's accounting assumes: each of n
+// records joins each sample independently with probability q = expected/n
+// (1 for expected ≥ n), so sample sizes are Binomial(n, q) and a sample may
+// be empty. Sample k's records depend on the secret and k alone (the
+// secret's stream "poisson" at k), so a sampler resumes at any sample
+// without drawing the ones before it. A Poisson is safe for concurrent use
+// with distinct destination slices.
+type Poisson struct {
+	secret   *Secret
+	n        int
+	expected int
+	below    uint64 // a draw below it joins: ⌊expected·2⁶⁴/n⌋; 0 for q = 1
+}
+
+// NewPoisson returns the sampler of n records with expected records a
+// sample, keyed by secret; both counts must be positive.
+func NewPoisson(secret *Secret, n, expected int) (*Poisson, error) {
+	if n < 1 || expected < 1 {
+		return nil, fmt.Errorf("privacy: Poisson sampling of %d records, %d expected a sample: want both positive", n, expected)
+	}
+	p := &Poisson{secret: secret, n: n, expected: expected}
+	if expected < n {
+		// P(draw < below) = ⌊expected·2⁶⁴/n⌋/2⁶⁴: q to within 2⁻⁶⁴.
+		p.below, _ = bits.Div64(uint64(expected), 0, uint64(n))
+	}
+	return p, nil
+}
+
+// Len is the number of records n.
+func (p *Poisson) Len() int { return p.n }
+
+// SampleRate is q, the probability with which a record joins a sample:
+// expected/n, at most 1.
+func (p *Poisson) SampleRate() float64 { return min(1, float64(p.expected)/float64(p.n)) }
+
+// Secret is the sampler's key.
+func (p *Poisson) Secret() *Secret { return p.secret }
+
+// Sample appends sample (a, b)'s records to dst[:0] in ascending order and
+// returns it; a and b name the sample (an epoch and a batch, or a step
+// and 0).
+func (p *Poisson) Sample(dst []int, a, b uint64) []int {
+	dst = dst[:0]
+	if p.below == 0 { // q = 1
+		for i := range p.n {
+			dst = append(dst, i)
+		}
+		return dst
+	}
+	r := p.secret.Stream("poisson", a, b)
+	for i := range p.n {
+		if r.Uint64() < p.below {
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,137 @@
+package privacy
+
+import (
+	"encoding"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/psclip/psclip/dist"
+)
+
+// Two secure secrets draw different samples; a fixed seed draws the same
+// ones, and is marked Fixed.
+func TestSecretSamples(t *testing.T) {
+	sample := func(s *Secret) []int {
+		p, err := NewPoisson(s, 1000, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Sample(nil, 3, 4)
+	}
+	a, b := NewSecret(0), NewSecret(0)
+	if a.Fixed() || b.Fixed() {
+		t.Error("a secret from crypto/rand is marked fixed")
+	}
+	if slices.Equal(sample(a), sample(b)) {
+		t.Error("two secrets from crypto/rand draw the same sample")
+	}
+	f, g := NewSecret(7), NewSecret(7)
+	if !f.Fixed() {
+		t.Error("a fixed seed's secret is not marked fixed")
+	}
+	if !slices.Equal(sample(f), sample(g)) {
+		t.Error("one fixed seed draws two samples")
+	}
+	if slices.Equal(sample(f), sample(NewSecret(8))) {
+		t.Error("two fixed seeds draw the same sample")
+	}
+	// The position names the sample: another one differs, the same one
+	// repeats.
+	p, _ := NewPoisson(f, 1000, 100)
+	if slices.Equal(p.Sample(nil, 3, 4), p.Sample(nil, 3, 5)) || slices.Equal(p.Sample(nil, 3, 4), p.Sample(nil, 4, 4)) {
+		t.Error("two positions draw the same sample")
+	}
+	if !slices.Equal(p.Sample(nil, 3, 4), sample(f)) {
+		t.Error("a position draws another sample the second time")
+	}
+}
+
+// Sample sizes are Binomial(n, q): their mean and variance over many
+// samples, to within five standard errors; q = 1 takes every record.
+func TestPoissonRate(t *testing.T) {
+	const n, exp, draws = 500, 40, 4000
+	p, err := NewPoisson(NewSecret(0), n, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.SampleRate()
+	var sum, sq float64
+	var dst []int
+	for k := range draws {
+		dst = p.Sample(dst, uint64(k), 0)
+		if !slices.IsSorted(dst) {
+			t.Fatal("a sample is not in ascending order")
+		}
+		sum += float64(len(dst))
+		sq += float64(len(dst) * len(dst))
+	}
+	mean := sum / draws
+	variance := sq/draws - mean*mean
+	wantVar := n * q * (1 - q)
+	if se := math.Sqrt(wantVar / draws); math.Abs(mean-n*q) > 5*se {
+		t.Errorf("mean sample size %.3f, want %.3f ± %.3f", mean, n*q, 5*se)
+	}
+	if math.Abs(variance-wantVar) > 0.15*wantVar {
+		t.Errorf("variance of the sample size %.3f, want %.3f", variance, wantVar)
+	}
+	all, _ := NewPoisson(NewSecret(0), 5, 9)
+	if got := all.Sample(nil, 0, 0); !slices.Equal(got, []int{0, 1, 2, 3, 4}) || all.SampleRate() != 1 {
+		t.Errorf("q = 1 drew %v at rate %v", got, all.SampleRate())
+	}
+	if _, err := NewPoisson(NewSecret(0), 0, 1); err == nil {
+		t.Error("no records accepted")
+	}
+}
+
+// Share gives every rank rank 0's key: the ranks of a job, each with a
+// secret from crypto/rand, then draw the same samples.
+func TestSecretShare(t *testing.T) {
+	const ranks = 3
+	samples := make([][]int, ranks)
+	var wg sync.WaitGroup
+	for _, c := range dist.Group(ranks) {
+		wg.Go(func() {
+			s := NewSecret(0)
+			s.Share(c)
+			p, _ := NewPoisson(s, 200, 20)
+			samples[c.Rank()] = p.Sample(nil, 1, 2)
+		})
+	}
+	wg.Wait()
+	for r := 1; r < ranks; r++ {
+		if !slices.Equal(samples[r], samples[0]) {
+			t.Errorf("rank %d draws %v, rank 0 %v", r, samples[r], samples[0])
+		}
+	}
+}
+
+// The root stream of a fixed seed is the noise stream of earlier versions
+// (seed‖"psclip dp-sgd gaussian noise" as the ChaCha8 key), so that
+// reproductions with a fixed seed draw the same noise.
+func TestSecretRootFixed(t *testing.T) {
+	var key [32]byte
+	key[0] = 3
+	copy(key[8:], "psclip dp-sgd gaussian noise")
+	want, got := rand.NewChaCha8(key), NewSecret(3).Root()
+	for range 4 {
+		if got.Uint64() != want.Uint64() {
+			t.Fatal("a fixed seed's root stream is not the noise stream of earlier versions")
+		}
+	}
+}
+
+// A Secret has no encoding: nothing that writes values (JSON, a
+// checkpoint's binary or text state) can write its key.
+func TestSecretHasNoEncoding(t *testing.T) {
+	var s any = NewSecret(0)
+	_, bin := s.(encoding.BinaryMarshaler)
+	_, txt := s.(encoding.TextMarshaler)
+	_, js := s.(json.Marshaler)
+	if b, err := json.Marshal(s); bin || txt || js || err != nil || string(b) != "{}" {
+		t.Errorf("a secret encodes: binary %v, text %v, JSON %v %s (%v)", bin, txt, js, b, err)
+	}
+}
