@@ -190,6 +190,10 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	fmt.Fprintf(stdout, "Performance comparison\n\n%s\n", res.MainTable())
 	fmt.Fprintf(stdout, "Against SGD, and whom clipping picks\n\n%s\n", res.ClippingTable())
 	files := []string{runlayer.ResultsFile, images.TableMD, images.ClippingMD, images.AccuracyPNG, images.ClippingPNG}
+	if a := res.AugmentTable(); a != "" {
+		fmt.Fprintf(stdout, "Per-sample clipping by AutoAugment operation\n\n%s\n", a)
+		files = append(files, images.AugmentMD)
+	}
 	if g := res.GridTable(); g != "" {
 		fmt.Fprintf(stdout, "Increasing vs constant threshold\n\n%s\n", g)
 		files = append(files, images.GridMD)

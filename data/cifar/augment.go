@@ -85,12 +85,32 @@ func linspace(start, end float32, i int) float64 {
 	return float64(end - float32(step*float32(NumBins-1-i)))
 }
 
+// An OpSet is a set of operations: bit op is set for op.
+type OpSet uint16
+
+// Has reports whether op is in the set.
+func (s OpSet) Has(op Op) bool { return s&(1<<op) != 0 }
+
+// Applied is what AutoAugment did to one image: the index of the
+// sub-policy it drew in its policy (NoSubPolicy without AutoAugment) and
+// the operations of that sub-policy it applied (none, one or both: each
+// runs with its own probability).
+type Applied struct {
+	SubPolicy int
+	Ops       OpSet
+}
+
+// NoSubPolicy is Applied.SubPolicy of an image AutoAugment did not touch.
+const NoSubPolicy = -1
+
 // AutoAugment applies torchvision's AutoAugment with the given policy
 // (normally CIFAR10Policy) to img in place, drawing from r as torchvision
 // draws from torch's generator: a sub-policy, two uniform numbers for the
-// two probabilities and two signs. scratch must have img's shape.
-func AutoAugment(img, scratch Image, policy []SubPolicy, r *rand.Rand) {
-	sub := policy[r.IntN(len(policy))]
+// two probabilities and two signs. scratch must have img's shape. It
+// returns the sub-policy drawn and the operations applied.
+func AutoAugment(img, scratch Image, policy []SubPolicy, r *rand.Rand) Applied {
+	a := Applied{SubPolicy: r.IntN(len(policy))}
+	sub := policy[a.SubPolicy]
 	probs := [2]float32{r.Float32(), r.Float32()}
 	signs := [2]int{r.IntN(2), r.IntN(2)}
 	for i, p := range sub {
@@ -103,7 +123,9 @@ func AutoAugment(img, scratch Image, policy []SubPolicy, r *rand.Rand) {
 		}
 		p.Op.Apply(scratch, img, m)
 		copy(img.Pix, scratch.Pix)
+		a.Ops |= 1 << p.Op
 	}
+	return a
 }
 
 // CropFlip is the usual CIFAR augmentation: pad the image with pad pixels
@@ -153,14 +175,16 @@ type Augment struct {
 	AutoAugment bool
 }
 
-// Apply augments img in place with randomness from r; scratch must have
-// img's shape.
-func (a Augment) Apply(im, tmp Image, r *rand.Rand) {
+// Apply augments im in place with randomness from r; tmp must have im's
+// shape. It returns what AutoAugment did (SubPolicy NoSubPolicy without
+// it).
+func (a Augment) Apply(im, tmp Image, r *rand.Rand) Applied {
 	if a.CropFlip {
 		CropFlip(tmp, im, 4, r)
 		copy(im.Pix, tmp.Pix)
 	}
 	if a.AutoAugment {
-		AutoAugment(im, tmp, CIFAR10Policy[:], r)
+		return AutoAugment(im, tmp, CIFAR10Policy[:], r)
 	}
+	return Applied{SubPolicy: NoSubPolicy}
 }

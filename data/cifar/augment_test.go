@@ -2,6 +2,7 @@ package cifar
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -56,6 +57,67 @@ func TestAutoAugmentAppliesPolicy(t *testing.T) {
 	}
 	if len(seen) != 2 || !seen[2] || !seen[30] {
 		t.Errorf("TranslateX(±14.5) put the marker at columns %v, want 2 and 30", seen)
+	}
+}
+
+// TestAutoAugmentReportsWhatItApplied replays every image's report: the
+// reported sub-policy's reported operations, with the magnitudes of the
+// signs drawn, give the augmented image; over many images every
+// sub-policy is drawn and each op runs about as often as its probability
+// says.
+func TestAutoAugmentReportsWhatItApplied(t *testing.T) {
+	src := randomImage(1, Side, Side, 9)
+	scratch := NewImage(1, Side, Side)
+	source := rand.NewPCG(3, 4)
+	r := rand.New(source)
+	const n = 5000
+	var drawn [len(CIFAR10Policy)]int
+	var ran [len(CIFAR10Policy)][2]int
+	for range n {
+		img := Image{1, Side, Side, bytes.Clone(src.Pix)}
+		// The draws AutoAugment makes, replayed from a copy of r.
+		pcg := *source
+		replay := rand.New(&pcg)
+		sub := replay.IntN(len(CIFAR10Policy))
+		probs := [2]float32{replay.Float32(), replay.Float32()}
+		signs := [2]int{replay.IntN(2), replay.IntN(2)}
+		a := AutoAugment(img, scratch, CIFAR10Policy[:], r)
+		if a.SubPolicy != sub {
+			t.Fatalf("reported sub-policy %d, drew %d", a.SubPolicy, sub)
+		}
+		drawn[sub]++
+		want := Image{1, Side, Side, bytes.Clone(src.Pix)}
+		var ops OpSet
+		for i, p := range CIFAR10Policy[sub] {
+			if probs[i] > p.Prob {
+				continue
+			}
+			ran[sub][i]++
+			m, signed := Magnitude(p.Op, p.Bin, Side, Side)
+			if signed && signs[i] == 0 {
+				m = -m
+			}
+			want = apply(p.Op, want, m)
+			ops |= 1 << p.Op
+		}
+		if a.Ops != ops || !bytes.Equal(img.Pix, want.Pix) {
+			t.Fatalf("sub-policy %d: reported ops %b, ran %b (image equal: %v)", sub, a.Ops, ops, bytes.Equal(img.Pix, want.Pix))
+		}
+	}
+	for i, sub := range CIFAR10Policy {
+		if drawn[i] < n/len(CIFAR10Policy)/2 {
+			t.Errorf("sub-policy %d drawn %d times in %d", i, drawn[i], n)
+		}
+		for j, p := range sub {
+			// Within 5 binomial standard deviations of its probability.
+			mean := float64(drawn[i]) * float64(p.Prob)
+			if sd := math.Sqrt(mean * (1 - float64(p.Prob))); math.Abs(float64(ran[i][j])-mean) > 5*sd+1 {
+				t.Errorf("sub-policy %d op %d (%v, p = %v) ran %d times in %d", i, j, p.Op, p.Prob, ran[i][j], drawn[i])
+			}
+		}
+	}
+	if (Augment{CropFlip: true}).Apply(src, scratch, r) != (Applied{SubPolicy: NoSubPolicy}) {
+		t.Error("crop and flip reported an AutoAugment sub-policy")
 	}
 }
 

@@ -63,7 +63,9 @@ type Iterator struct {
 	pos   Position
 	order []int // the current epoch's order of images
 	last  []int // the images of the batch Next returned last
-	drawn []int // Poisson sampling: the batch's images
+	// applied is what AutoAugment did to each image of that batch.
+	applied []Applied
+	drawn   []int // Poisson sampling: the batch's images
 	// poisson draws the Poisson samples; nil without Poisson sampling.
 	poisson *privacy.Poisson
 	bufs    [][2][ImageBytes]byte
@@ -185,6 +187,7 @@ func (it *Iterator) nextPoisson() (x *tensor.Tensor, y []int32, ok bool) {
 func (it *Iterator) batch(idx []int) (x *tensor.Tensor, y []int32) {
 	x = tensor.New(len(idx), it.d.Channels(), Side, Side)
 	y = make([]int32, len(idx))
+	it.applied = slices.Grow(it.applied[:0], len(idx))[:len(idx)]
 	workers := min(it.cfg.Workers, len(idx))
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -194,6 +197,17 @@ func (it *Iterator) batch(idx []int) (x *tensor.Tensor, y []int32) {
 	wg.Wait()
 	it.last = idx
 	return x, y
+}
+
+// Applied returns what AutoAugment did to each image of the batch the
+// last call of Next returned, in batch order (SubPolicy NoSubPolicy for
+// every image without AutoAugment); nil when Indices is. The slice is the
+// caller's.
+func (it *Iterator) Applied() []Applied {
+	if it.last == nil {
+		return nil
+	}
+	return slices.Clone(it.applied)
 }
 
 // Indices returns the positions in the dataset of the images of the batch
@@ -214,11 +228,12 @@ func (it *Iterator) fill(x []float32, y []int32, idx []int, lo, hi int, buf *[2]
 		i := idx[j]
 		y[j] = int32(it.d.Labels[i])
 		img := it.d.Image(i)
+		it.applied[j] = Applied{SubPolicy: NoSubPolicy}
 		if aug {
 			pcg.Seed(seeds(it.cfg.Seed, tagSample, uint64(it.pos.Epoch), uint64(i)))
 			im, tmp := Image{nc, Side, Side, buf[0][:size]}, Image{nc, Side, Side, buf[1][:size]}
 			copy(im.Pix, img)
-			it.cfg.Augment.Apply(im, tmp, r)
+			it.applied[j] = it.cfg.Augment.Apply(im, tmp, r)
 			img = im.Pix
 		}
 		out := x[j*size : (j+1)*size]

@@ -182,22 +182,46 @@ func findImage(t *testing.T, d *Dataset, x []float32, n Normalizer) int {
 func TestIteratorResumeAndWorkers(t *testing.T) {
 	d := smallSynth(t, SynthConfig{Train: 23, Test: 1, Classes: 4, Seed: 2, Noise: 10}).Train
 	cfg := IterConfig{Batch: 5, Shuffle: true, Augment: Augment{CropFlip: true, AutoAugment: true}, Norm: Stats(d), Seed: 11, Workers: 1}
+	// applied collects what AutoAugment did to every batch's images.
+	var applied [][]Applied
 	run := func(it *Iterator, batches int) (out []*tensor.Tensor, labels [][]int32) {
+		applied = nil
 		for len(out) < batches {
 			if x, y, ok := it.Next(); ok {
 				out, labels = append(out, x), append(labels, y)
+				applied = append(applied, it.Applied())
+			} else if it.Applied() != nil {
+				t.Fatal("Applied after the end of an epoch")
 			}
 		}
 		return out, labels
 	}
 	ref, _ := NewIterator(d, cfg)
 	want, wantY := run(ref, 13)
+	wantApplied := applied
+	touched := 0
+	for b, as := range wantApplied {
+		if len(as) != len(wantY[b]) {
+			t.Fatalf("batch %d: %d augmentations for %d images", b, len(as), len(wantY[b]))
+		}
+		for _, a := range as {
+			if a.SubPolicy < 0 || a.SubPolicy >= len(CIFAR10Policy) {
+				t.Fatalf("batch %d: sub-policy %d", b, a.SubPolicy)
+			}
+			if a.Ops != 0 {
+				touched++
+			}
+		}
+	}
+	if touched == 0 {
+		t.Error("AutoAugment applied no operation to any image")
+	}
 	for _, workers := range []int{2, 5, 7} {
 		cfg.Workers = workers
 		it, _ := NewIterator(d, cfg)
 		got, gotY := run(it, 13)
 		for b := range want {
-			if !slices.Equal(got[b].Data, want[b].Data) || !slices.Equal(gotY[b], wantY[b]) {
+			if !slices.Equal(got[b].Data, want[b].Data) || !slices.Equal(gotY[b], wantY[b]) || !slices.Equal(applied[b], wantApplied[b]) {
 				t.Fatalf("%d workers: batch %d differs from 1 worker", workers, b)
 			}
 		}
@@ -215,7 +239,7 @@ func TestIteratorResumeAndWorkers(t *testing.T) {
 	}
 	got, _ := run(resumed, 5)
 	for b := range got {
-		if !slices.Equal(got[b].Data, want[8+b].Data) {
+		if !slices.Equal(got[b].Data, want[8+b].Data) || !slices.Equal(applied[b], wantApplied[8+b]) {
 			t.Fatalf("resumed batch %d differs", 8+b)
 		}
 	}

@@ -46,6 +46,9 @@ const (
 	numOps
 )
 
+// NumOps is the number of operations: Op values are 0..NumOps−1.
+const NumOps = int(numOps)
+
 var opNames = [numOps]string{"ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness", "Color",
 	"Contrast", "Sharpness", "Posterize", "Solarize", "AutoContrast", "Equalize", "Invert"}
 

@@ -32,8 +32,10 @@
 // A run logs one EpochRecord per epoch to log.jsonl (training and
 // validation accuracy and loss, wall time, throughput, the average
 // per-sample gradient norm, clipped samples per batch, the fraction of
-// clipped steps, skipped steps and dropped samples, and an adaptive
-// threshold's state: p̂, σ̂ or γ), with RunOptions.LogNorms also every
+// clipped steps, skipped steps and dropped samples, an adaptive
+// threshold's state: p̂, σ̂ or γ, and with AutoAugment and a per-sample
+// estimator the clipped samples by the AutoAugment operations and
+// sub-policies they received), with RunOptions.LogNorms also every
 // step's per-sample norms (the input of the tail command), checkpoints
 // after every epoch and on Ctrl-C, and writes result.json with the test
 // accuracy at the end. A checkpoint holds the weights, the momentum

@@ -269,9 +269,12 @@ type Results struct {
 
 // Output files of an experiment, in its directory.
 const (
-	TableMD     = "table.md"
-	ClippingMD  = "clipping.md"
-	GridMD      = "grid.md"
+	TableMD    = "table.md"
+	ClippingMD = "clipping.md"
+	GridMD     = "grid.md"
+	// AugmentMD is per-sample clipping by AutoAugment operation
+	// (AugmentTable), written when a run logged it.
+	AugmentMD   = "augment.md"
 	AccuracyPNG = "accuracy.png"
 	AccuracySVG = "accuracy.svg"
 	ClippingPNG = "clipping.png"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -49,6 +50,9 @@ func TestExperimentEndToEnd(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, AugmentMD)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s without AutoAugment: %v", AugmentMD, err)
 	}
 	if res.Grid[1].ValAcc != res.Table[3].ValAcc {
 		t.Errorf("grid point α=1 β=2 has val acc %v, the same method in the table %v", res.Grid[1].ValAcc, res.Table[3].ValAcc)

@@ -3,6 +3,7 @@ package images
 import (
 	"math"
 
+	cifardata "github.com/psclip/psclip/data/cifar"
 	"github.com/psclip/psclip/data/labelnoise"
 	"github.com/psclip/psclip/internal/stats"
 	"github.com/psclip/psclip/run"
@@ -68,6 +69,10 @@ type EpochRecord struct {
 	// absent without label noise or a per-sample estimator, and in a
 	// data-parallel run (each rank sees only its share's decisions).
 	Detection *Detection `json:"detection,omitempty"`
+	// Augment counts the epoch's clipped samples by the AutoAugment
+	// operations and sub-policy they received; absent without AutoAugment
+	// or a per-sample estimator, and in a data-parallel run.
+	Augment *AugmentClipping `json:"augment_clipping,omitempty"`
 	// Epsilon is dp-sgd's ε after this epoch at Config.Delta (RDP,
 	// Balle et al.'s conversion), written whatever its value; absent for
 	// the other estimators.
@@ -175,4 +180,102 @@ func (d *detectionAcc) record() *Detection {
 		MeanNormClean: ratio(d.NormClean, d.NormCleanN), MeanNormNoisy: ratio(d.NormNoisy, d.NormNoisyN),
 		HistClean: d.HistClean, HistNoisy: d.HistNoisy,
 	}
+}
+
+// AugmentClipping is an epoch's per-sample clipping by what AutoAugment
+// did to the samples: Ops by operation name (cifar.Op's String, for the
+// operations some sample received) and AugmentNone (the samples it left
+// unchanged: no operation of their sub-policy ran); SubPolicies by the
+// index of the sub-policy drawn in cifar.CIFAR10Policy. A sample whose
+// sub-policy ran two operations counts for both.
+type AugmentClipping struct {
+	Ops         map[string]AugmentCount `json:"ops"`
+	SubPolicies []AugmentCount          `json:"sub_policies"`
+}
+
+// AugmentNone is the AugmentClipping.Ops key of the samples AutoAugment
+// left unchanged.
+const AugmentNone = "none"
+
+// AugmentCount is how many samples received an augmentation, how many of
+// them per-sample clipping shrank, and their mean finite per-sample
+// gradient norm.
+type AugmentCount struct {
+	Samples  int   `json:"samples"`
+	Clipped  int   `json:"clipped"`
+	MeanNorm Float `json:"mean_norm"`
+}
+
+// augmentAcc accumulates an epoch's AugmentClipping: Ops by cifar.Op,
+// then the unchanged samples; SubPolicies by index.
+type augmentAcc struct {
+	Ops         []augmentSums `json:"ops,omitempty"`
+	SubPolicies []augmentSums `json:"sub_policies,omitempty"`
+}
+
+type augmentSums struct {
+	Samples int     `json:"samples"`
+	Clipped int     `json:"clipped"`
+	NormSum float64 `json:"norm_sum"`
+	NormN   int     `json:"norm_n"`
+}
+
+func (s *augmentSums) add(clipped bool, norm float64) {
+	s.Samples++
+	if clipped {
+		s.Clipped++
+	}
+	if finite(norm) {
+		s.NormSum += norm
+		s.NormN++
+	}
+}
+
+func (s augmentSums) count() AugmentCount {
+	return AugmentCount{Samples: s.Samples, Clipped: s.Clipped, MeanNorm: ratio(s.NormSum, s.NormN)}
+}
+
+// add counts a step: sample j received applied[j], was clipped if
+// clipped[j], and its gradient norm is norms[j]. A step whose decisions,
+// norms or augmentations do not cover its batch is not counted, as in
+// detectionAcc.add.
+func (a *augmentAcc) add(clipped []bool, norms []float64, applied []cifardata.Applied) {
+	if len(clipped) != len(applied) || len(norms) != len(applied) {
+		return
+	}
+	if a.Ops == nil {
+		a.Ops = make([]augmentSums, cifardata.NumOps+1)
+		a.SubPolicies = make([]augmentSums, len(cifardata.CIFAR10Policy))
+	}
+	for j, ap := range applied {
+		if ap.SubPolicy < 0 || ap.SubPolicy >= len(a.SubPolicies) {
+			continue
+		}
+		a.SubPolicies[ap.SubPolicy].add(clipped[j], norms[j])
+		if ap.Ops == 0 {
+			a.Ops[cifardata.NumOps].add(clipped[j], norms[j])
+		}
+		for op := range cifardata.NumOps {
+			if ap.Ops.Has(cifardata.Op(op)) {
+				a.Ops[op].add(clipped[j], norms[j])
+			}
+		}
+	}
+}
+
+// record is the epoch's AugmentClipping; nil if no step was counted.
+func (a *augmentAcc) record() *AugmentClipping {
+	if a.Ops == nil {
+		return nil
+	}
+	r := &AugmentClipping{Ops: map[string]AugmentCount{AugmentNone: a.Ops[cifardata.NumOps].count()}}
+	for op, s := range a.Ops[:cifardata.NumOps] {
+		if s.Samples > 0 {
+			r.Ops[cifardata.Op(op).String()] = s.count()
+		}
+	}
+	for _, s := range a.SubPolicies {
+		r.SubPolicies = append(r.SubPolicies, s.count())
+	}
+	return r
 }

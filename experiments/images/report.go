@@ -67,11 +67,15 @@ func Report(dir string) (*Results, error) {
 }
 
 // tables are the experiment's tables by file name; GridMD only with a
-// grid.
+// grid, AugmentMD only when a run logged clipping by AutoAugment
+// operation.
 func (r *Results) tables() map[string]string {
 	t := map[string]string{TableMD: r.MainTable(), ClippingMD: r.ClippingTable()}
 	if g := r.GridTable(); g != "" {
 		t[GridMD] = g
+	}
+	if a := r.AugmentTable(); a != "" {
+		t[AugmentMD] = a
 	}
 	return t
 }

@@ -222,6 +222,9 @@ type Run struct {
 	// the estimator clipped, when the detection statistics need it.
 	noisy []bool
 	clips *clipRecorder
+	// autoAugment is set when the training images are augmented with
+	// AutoAugment, whose operations the log counts clipped samples by.
+	autoAugment bool
 	// noisyRec is NoisyFile's content, written into the run directory
 	// when training begins.
 	noisyRec *NoisyRecord
@@ -280,6 +283,9 @@ type epochAcc struct {
 	// Detection counts clipped and mislabelled samples (label noise with
 	// a per-sample estimator).
 	Detection detectionAcc `json:"detection"`
+	// Augment counts clipped samples by the AutoAugment operations they
+	// received (AutoAugment with a per-sample estimator).
+	Augment augmentAcc `json:"augment,omitzero"`
 	// TailNorms are the epoch's latest finite per-sample norms, at most
 	// 2·estimator.DefaultWindow of them, for the epoch's tail index.
 	TailNorms []float64 `json:"tail_norms,omitempty"`
@@ -366,6 +372,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		}
 	}
 	aug, _ := ParseAugment(cfg.Augment)
+	r.autoAugment = aug.AutoAugment
 	poisson := cfg.sampling() == SamplingPoisson
 	priv := cfg.privacy()
 	ic := cifardata.IterConfig{Batch: cfg.Batch, Shuffle: !poisson, Poisson: poisson, Augment: aug, Norm: r.norm, Seed: cfg.Seed}
@@ -415,9 +422,10 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	est = r.h.Estimator()
-	// The detection statistics need every sample's clip decision, which
-	// only a run in one process sees (a rank clips its share).
-	if r.perSample && r.noisy != nil && r.h.Comm().Size() == 1 {
+	// The detection and augmentation statistics need every sample's clip
+	// decision, which only a run in one process sees (a rank clips its
+	// share).
+	if r.perSample && (r.noisy != nil || r.autoAugment) && r.h.Comm().Size() == 1 {
 		r.clips = &clipRecorder{Estimator: est}
 		est = r.clips
 	}
@@ -736,8 +744,11 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	}
 	e.addTail(st.Norms)
 	idx := r.it.Indices()
-	if r.clips != nil {
+	if r.clips != nil && r.noisy != nil {
 		e.Detection.add(r.clips.clipped, st.Norms, idx, r.noisy)
+	}
+	if r.clips != nil && r.autoAugment {
+		e.Augment.add(r.clips.clipped, st.Norms, r.it.Applied())
 	}
 	if st.Skipped {
 		e.Skipped++
@@ -844,8 +855,11 @@ func (r *Run) endEpoch(epoch int) error {
 		rec.MeanSampleNorm = ratio(e.NormSum, e.NormN)
 		rec.TailIndex = e.tailIndex()
 	}
-	if r.clips != nil {
+	if r.clips != nil && r.noisy != nil {
 		rec.Detection = e.Detection.record()
+	}
+	if r.clips != nil && r.autoAugment {
+		rec.Augment = e.Augment.record()
 	}
 	if r.sampleRate > 0 {
 		eps := r.epsilon()

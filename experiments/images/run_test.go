@@ -205,9 +205,13 @@ func logStats(t *testing.T, dir string) string {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("log line %q: %v", sc.Text(), err)
 		}
-		e := eps(r.Epsilon)
-		r.Elapsed, r.EpochSeconds, r.ImagesPerSec, r.Epsilon = 0, 0, 0, nil
-		fmt.Fprintf(&b, "%+v ε %v\n", r, e)
+		// JSON shows the values behind pointers (ε).
+		r.Elapsed, r.EpochSeconds, r.ImagesPerSec = 0, 0, 0
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s\n", line)
 	}
 	return b.String()
 }
@@ -419,6 +423,122 @@ func TestNormsLogTrace(t *testing.T) {
 	// Estimators without per-sample norms have none to log.
 	if _, err := New(tinyConfig("clip-sgd"), d, RunOptions{Out: t.TempDir(), LogNorms: true}); err == nil || !strings.Contains(err.Error(), "LogNorms") {
 		t.Errorf("clip-sgd with LogNorms: %v, want an error naming LogNorms", err)
+	}
+}
+
+// TestAugmentClipping recounts the log's clipping by AutoAugment
+// operation and sub-policy from the per-sample norms the run logs (γ = 1:
+// a sample is clipped when its norm is above 1) and the augmentations a
+// fresh iterator of the same configuration reports; without AutoAugment,
+// or without per-sample clipping, the log has no such counts.
+func TestAugmentClipping(t *testing.T) {
+	d := testData(t)
+	cfg := tinyConfig("ps-clip-sgd")
+	cfg.Augment = "autoaugment"
+	dir := t.TempDir()
+	s, err := trainRun(t, cfg, d, RunOptions{Out: dir, LogNorms: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, run.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var steps [][]Float
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec normsRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err == nil && rec.Step > 0 {
+			steps = append(steps, rec.SampleNorms)
+		}
+	}
+	fresh, err := New(cfg, d, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := fresh.batchesPerEpoch
+	clippedSeen := 0
+	for e, ep := range s.Curve {
+		want := &AugmentClipping{Ops: map[string]AugmentCount{}, SubPolicies: make([]AugmentCount, len(cifardata.CIFAR10Policy))}
+		sums := map[string]float64{}
+		subSums := make([]float64, len(want.SubPolicies))
+		count := func(c *AugmentCount, sum *float64, norm float64) {
+			c.Samples++
+			if norm > 1 {
+				c.Clipped++
+			}
+			*sum += norm
+		}
+		for i := range per {
+			if _, _, ok := fresh.it.Next(); !ok {
+				fresh.it.Next()
+			}
+			for j, a := range fresh.it.Applied() {
+				norm := float64(steps[e*per+i][j])
+				count(&want.SubPolicies[a.SubPolicy], &subSums[a.SubPolicy], norm)
+				names := []string{AugmentNone}
+				if a.Ops != 0 {
+					names = nil
+					for op := range cifardata.NumOps {
+						if a.Ops.Has(cifardata.Op(op)) {
+							names = append(names, cifardata.Op(op).String())
+						}
+					}
+				}
+				for _, n := range names {
+					c := want.Ops[n]
+					s := sums[n]
+					count(&c, &s, norm)
+					want.Ops[n], sums[n] = c, s
+				}
+				if norm > 1 {
+					clippedSeen++
+				}
+			}
+		}
+		for n, c := range want.Ops {
+			c.MeanNorm = Float(sums[n] / float64(c.Samples))
+			want.Ops[n] = c
+		}
+		for k := range want.SubPolicies {
+			want.SubPolicies[k].MeanNorm = Float(subSums[k] / float64(want.SubPolicies[k].Samples))
+		}
+		got := ep.Augment
+		if got == nil {
+			t.Fatalf("epoch %d: no augment_clipping", ep.Epoch)
+		}
+		if len(got.Ops) != len(want.Ops) || len(got.SubPolicies) != len(want.SubPolicies) {
+			t.Fatalf("epoch %d: ops %v, sub-policies %v; recounted %v, %v", ep.Epoch, got.Ops, got.SubPolicies, want.Ops, want.SubPolicies)
+		}
+		close := func(a, b AugmentCount) bool {
+			return a.Samples == b.Samples && a.Clipped == b.Clipped &&
+				(a.Samples == 0 || math.Abs(float64(a.MeanNorm-b.MeanNorm)) <= 1e-6*float64(b.MeanNorm))
+		}
+		for n, c := range want.Ops {
+			if !close(got.Ops[n], c) {
+				t.Errorf("epoch %d, %s: logged %+v, recounted %+v", ep.Epoch, n, got.Ops[n], c)
+			}
+		}
+		for k, c := range want.SubPolicies {
+			if !close(got.SubPolicies[k], c) {
+				t.Errorf("epoch %d, sub-policy %d: logged %+v, recounted %+v", ep.Epoch, k, got.SubPolicies[k], c)
+			}
+		}
+	}
+	fresh.Close()
+	if clippedSeen == 0 {
+		t.Error("γ = 1 clipped no sample: the test compares nothing")
+	}
+	for _, c := range []Config{func() Config { c := tinyConfig("ps-clip-sgd"); c.Augment = "cropflip"; return c }(), tinyConfig("clip-sgd")} {
+		s, err := trainRun(t, c, d, RunOptions{Out: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Curve[0].Augment != nil {
+			t.Errorf("%s with %s logged augment_clipping", c.Estimator, c.Augment)
+		}
 	}
 }
 

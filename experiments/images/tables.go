@@ -2,6 +2,7 @@ package images
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,79 @@ func (r *Results) ClippingTable() string {
 		fmt.Fprintf(&b, "; label noise %g (%s) on the training split", r.Experiment.Base.LabelNoise, r.Experiment.Base.LabelNoiseKind)
 	}
 	b.WriteString(".\n")
+	return b.String()
+}
+
+// AugmentTable is per-sample clipping by AutoAugment operation as
+// markdown, over every epoch and seed of each method that logged it
+// (EpochRecord.Augment): for each operation (and AugmentNone, the samples
+// AutoAugment left unchanged) the share of the samples that received it,
+// then per method the share of those samples that were clipped and its
+// ratio to the method's share over all samples (above 1: the operation's
+// samples are clipped more often than the rest). "" when no run logged it.
+func (r *Results) AugmentTable() string {
+	type sums struct{ samples, clipped map[string]int }
+	var names []string
+	by := map[string]sums{}
+	total := map[string]int{}
+	for _, run := range r.Runs {
+		for _, ep := range run.Curve {
+			a := ep.Augment
+			if a == nil {
+				continue
+			}
+			s, ok := by[run.Name]
+			if !ok {
+				s = sums{map[string]int{}, map[string]int{}}
+				by[run.Name] = s
+				names = append(names, run.Name)
+			}
+			for op, c := range a.Ops {
+				s.samples[op] += c.Samples
+				s.clipped[op] += c.Clipped
+			}
+			for _, c := range a.SubPolicies {
+				s.samples[""] += c.Samples
+				s.clipped[""] += c.Clipped
+				total[""] += c.Samples
+			}
+			for op, c := range a.Ops {
+				total[op] += c.Samples
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	ops := slices.Sorted(maps.Keys(total))
+	ops = slices.DeleteFunc(ops, func(op string) bool { return op == "" || op == AugmentNone })
+	ops = append(ops, AugmentNone)
+	var b strings.Builder
+	b.WriteString("| AutoAugment op | share of samples % |")
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s: clipped %% (× overall) |", n)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(names)) + "\n")
+	rate := func(clipped, samples int) float64 { return float64(clipped) / float64(samples) }
+	for _, op := range ops {
+		fmt.Fprintf(&b, "| %s | %.1f |", op, 100*rate(total[op], total[""]))
+		for _, n := range names {
+			s := by[n]
+			if s.samples[op] == 0 {
+				b.WriteString(" – |")
+				continue
+			}
+			r := rate(s.clipped[op], s.samples[op])
+			fmt.Fprintf(&b, " %.2f (× %.2f) |", 100*r, r/rate(s.clipped[""], s.samples[""]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| all | 100.0 |")
+	for _, n := range names {
+		s := by[n]
+		fmt.Fprintf(&b, " %.2f |", 100*rate(s.clipped[""], s.samples[""]))
+	}
+	fmt.Fprintf(&b, "\n\nOver every epoch of every seed (%d); a sample whose sub-policy ran two operations counts for both, %s for none.\n", len(r.Experiment.Seeds), AugmentNone)
 	return b.String()
 }
 
