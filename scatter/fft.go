@@ -81,9 +81,14 @@ func (p *fftPlan) rec(out, x []complex128, s, n int, factors []int) {
 		}
 		for q := range f {
 			kk := k + q*m
+			// e = r·kk·step mod N, stepped by d without a division
+			d, e := (kk*step)%p.n, 0
 			var sum complex128
 			for r := range f {
-				sum += p.w[(r*kk*step)%p.n] * sub[r]
+				sum += p.w[e] * sub[r]
+				if e += d; e >= p.n {
+					e -= p.n
+				}
 			}
 			out[kk] = sum
 		}

@@ -67,7 +67,7 @@ func cnnFlags(fs *flag.FlagSet, c *images.Config, data *string, p cnnPreset) {
 	if !p.images {
 		return
 	}
-	fs.Var(modelFlag{&c.Model}, "model", "network: "+images.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32), "+images.ModelSmallCNN+" (quick runs) or "+images.ModelTanhCNN+" (Tramèr & Boneh's CNN for 28×28 grey images)")
+	fs.Var(modelFlag{&c.Model}, "model", "network: "+images.ModelAlexNet+" (AlexNet-CIFAR; 28×28 images are padded to 32×32), "+images.ModelSmallCNN+" (quick runs), "+images.ModelTanhCNN+" (Tramèr & Boneh's CNN for 28×28 grey images), or on --features "+images.FeaturesScatter+" "+images.ModelScatterLinear+" or "+images.ModelScatterCNN+" (their ScatterNet heads)")
 	fs.Var(normalizeFlag{&c.Normalize}, "normalize", "pixels to inputs: "+images.NormalizeChannel+" (the training split's channel mean and standard deviation) or "+images.NormalizeNone+" ([0, 1]); default: "+images.NormalizeNone+" for "+images.ModelTanhCNN+", else "+images.NormalizeChannel)
 	fs.IntVar(&c.TrainSubset, "train-subset", c.TrainSubset, "train on this many images of the training split, chosen by the seed (0: all)")
 	fs.Float64Var(&c.LabelNoise, "label-noise", c.LabelNoise, "replace the labels of this fraction of the training split (never validation or test); the noisy images are listed in OUT/"+images.NoisyFile)
@@ -110,10 +110,10 @@ func (f modelFlag) Set(s string) error {
 	switch s {
 	case images.ModelAlexNet:
 		*f.m = ""
-	case images.ModelSmallCNN, images.ModelTanhCNN:
+	case images.ModelSmallCNN, images.ModelTanhCNN, images.ModelScatterLinear, images.ModelScatterCNN:
 		*f.m = s
 	default:
-		return fmt.Errorf("%q: want %s, %s or %s", s, images.ModelAlexNet, images.ModelSmallCNN, images.ModelTanhCNN)
+		return fmt.Errorf("%q: want %s, %s, %s, %s or %s", s, images.ModelAlexNet, images.ModelSmallCNN, images.ModelTanhCNN, images.ModelScatterLinear, images.ModelScatterCNN)
 	}
 	return nil
 }
@@ -200,6 +200,7 @@ type trainCNNFlags struct {
 	out                       string
 	resume, restart, logNorms bool
 	memory                    train.MemoryBudget
+	featuresCache             string // --features-cache
 }
 
 // setupTrainCNN reads the flags and the data of a CNN training command of
@@ -225,6 +226,7 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	fs.BoolVar(&f.logNorms, "log-norms", false, "also log every step's per-sample gradient norms (input of 'psclip tail --from OUT/log.jsonl'; per-sample estimators only)")
 	definePerSampleMemory(fs, &f.memory)
 	if p.images {
+		featuresFlags(fs, &c, &f.featuresCache)
 		fs.Func("val-fraction", "hold out this share of the training set for validation, in [0, 1) (default: a tenth; 0: none, every training image trains and the validation figures are null)", func(s string) error {
 			v, err := strconv.ParseFloat(s, 64)
 			c.ValFraction = &v
@@ -293,11 +295,13 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	case world.Size() > max(c.Accum, 1) && c.MicroBatch == 0:
 		return c, nil, f, usagef("--accum %d: %d ranks share a step's micro-batches, so it needs at least %d (or, with poisson sampling, --micro-batch)", c.Accum, world.Size(), world.Size())
 	}
-	if d != nil {
-		return c, d, f, nil
+	if d == nil {
+		var err error
+		if d, err = loadImages(data); err != nil {
+			return c, nil, f, err
+		}
 	}
-	d, err := loadImages(data)
-	return c, d, f, err
+	return c, d, f, computeFeatures(c, d, f.featuresCache)
 }
 
 // imageMicroBatch gives --micro-batch the meaning it has in train gpt,

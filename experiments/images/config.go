@@ -49,6 +49,13 @@ type Config struct {
 	// Boneh's CNN for 28×28 grey images (models.NewTanhCNN on data/idx's
 	// 32×32 canvas, which needs Normalize NormalizeNone).
 	Model string `json:"model,omitempty"`
+	// Features, if set, is what the model trains on instead of the
+	// pixels: FeaturesScatter, the fixed scattering features of 28×28
+	// grey images (Data.ScatterFeatures must have computed them), for
+	// ModelScatterLinear and ModelScatterCNN only, which take nothing
+	// else; without augmentation (the features are computed once) and
+	// with Normalize NormalizeNone (pixels in [0, 1]).
+	Features string `json:"features,omitempty"`
 	// Normalize is how pixels become inputs: "" (NormalizeChannel on the
 	// command line) subtracts the training split's channel mean and
 	// divides by its standard deviation; NormalizeNone keeps them on the
@@ -196,6 +203,11 @@ const (
 	ModelAlexNet  = "alexnet" // the command line's name of ""
 	ModelSmallCNN = "small-cnn"
 	ModelTanhCNN  = "tanh-cnn"
+	// ModelScatterLinear and ModelScatterCNN are Tramèr & Boneh's
+	// ScatterNet heads (models.NewScatterLinear, models.NewScatterCNN) on
+	// FeaturesScatter.
+	ModelScatterLinear = "scatter-linear"
+	ModelScatterCNN    = "scatter-cnn"
 )
 
 // The values of Config.Normalize, besides "" (by channel).
@@ -209,7 +221,7 @@ const (
 // first convolution takes the canvas's black border as its zero padding;
 // "" (by channel) for the others.
 func ModelNormalize(model string) string {
-	if model == ModelTanhCNN {
+	if model == ModelTanhCNN || scatterModel(model) {
 		return NormalizeNone
 	}
 	return ""
@@ -224,7 +236,7 @@ const (
 // ModelDropout is the default classifier dropout of a model: AlexNet's
 // 0.5, SmallCNN's and TanhCNN's 0 (they have none).
 func ModelDropout(model string) float64 {
-	if model == ModelSmallCNN || model == ModelTanhCNN {
+	if model == ModelSmallCNN || model == ModelTanhCNN || scatterModel(model) {
 		return 0
 	}
 	return Default().Dropout
@@ -365,8 +377,15 @@ func (c *Config) validateModelData() error {
 		if c.Normalize != NormalizeNone {
 			return setting.Errorf("Normalize", strconv.Quote(cmp.Or(c.Normalize, NormalizeChannel)), "%s: %s pads its first convolution with the 32×32 canvas's black border, which must be 0", NormalizeNone, ModelTanhCNN)
 		}
+	case ModelScatterLinear, ModelScatterCNN:
+		if err := c.validateScatter(); err != nil {
+			return err
+		}
 	default:
-		return setting.Errorf("Model", strconv.Quote(c.Model), "%s, %s or %s", ModelAlexNet, ModelSmallCNN, ModelTanhCNN)
+		return setting.Errorf("Model", strconv.Quote(c.Model), "%s, %s, %s, %s or %s", ModelAlexNet, ModelSmallCNN, ModelTanhCNN, ModelScatterLinear, ModelScatterCNN)
+	}
+	if c.Features != "" && !scatterModel(c.Model) {
+		return setting.Errorf("Features", strconv.Quote(c.Features), "unset for %s, which trains on pixels (%s and %s take %s features)", cmp.Or(c.Model, ModelAlexNet), ModelScatterLinear, ModelScatterCNN, FeaturesScatter)
 	}
 	if c.Normalize != "" && c.Normalize != NormalizeNone {
 		return setting.Errorf("Normalize", strconv.Quote(c.Normalize), "%s or %s", NormalizeChannel, NormalizeNone)

@@ -40,6 +40,9 @@ type Data struct {
 	Dir         string
 	Format      imagedata.Format
 	Train, Test *cifardata.Dataset
+	// Features are the images' fixed features (ScatterFeatures), which a
+	// run of Config.Features trains on; nil until computed.
+	Features *Features
 }
 
 // LoadData reads an image data set in any format data/images detects:
@@ -230,14 +233,18 @@ type Run struct {
 	noisyRec *NoisyRecord
 
 	trainSet, valSet *cifardata.Dataset
-	norm             cifardata.Normalizer
-	it               *cifardata.Iterator
-	model            nn.Sequential
-	opt              *optim.SGD
-	trainer          *train.Trainer
-	dropout          *rand.PCG
-	perSample        bool
-	batchesPerEpoch  int
+	// feats are the features the model takes instead of the pixels of
+	// the training, validation and test sets (Config.Features); nil
+	// without features.
+	feats           map[*cifardata.Dataset]featureSet
+	norm            cifardata.Normalizer
+	it              *cifardata.Iterator
+	model           nn.Sequential
+	opt             *optim.SGD
+	trainer         *train.Trainer
+	dropout         *rand.PCG
+	perSample       bool
+	batchesPerEpoch int
 	// sampleRate is dp-sgd's q, what every step adds to the privacy
 	// history (Batch/N, also for shuffled batches); 0 without dp-sgd.
 	sampleRate float64
@@ -344,6 +351,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if err := cfg.checkChannels(channels); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkFeatures(data); err != nil {
+		return nil, err
+	}
 	sp, err := cfg.split(data.Train)
 	if err != nil {
 		return nil, err
@@ -361,6 +371,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
 	r.trainSet, r.valSet = data.Train.Subset(sp.train), data.Train.Subset(sp.valid)
 	r.trainSet.Labels = sp.labels
+	r.feats = cfg.featureSets(data, sp, r.trainSet, r.valSet)
 	if cfg.LabelNoise > 0 {
 		r.noisy = labelnoise.Mask(len(sp.train), sp.noisy)
 		r.noisyRec = cfg.noisyRecord(sp)
@@ -503,6 +514,10 @@ func (c *Config) newModel(classes, channels int) (nn.Sequential, error) {
 		return models.NewSmallCNN(c.smallCNN(classes, channels), c.Seed)
 	case ModelTanhCNN:
 		return models.NewTanhCNN(c.tanhCNN(classes), c.Seed)
+	case ModelScatterLinear:
+		return models.NewScatterLinear(scatterNet(classes), c.Seed)
+	case ModelScatterCNN:
+		return models.NewScatterCNN(scatterNet(classes), c.Seed)
 	}
 	return models.NewAlexNet(c.alexNet(classes, channels), c.Seed)
 }
@@ -534,6 +549,8 @@ func (c *Config) trainingBytes(classes, channels, batch int) float64 {
 		return c.smallCNN(classes, channels).TrainingBytes(batch, 1)
 	case ModelTanhCNN:
 		return c.tanhCNN(classes).TrainingBytes(batch, 1)
+	case ModelScatterLinear, ModelScatterCNN:
+		return scatterTrainingBytes(c.Model, classes, batch)
 	}
 	return c.alexNet(classes, channels).TrainingBytes(batch, 1)
 }
@@ -713,6 +730,9 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	}
 	if p := r.it.Position(); p.Epoch != i/r.batchesPerEpoch {
 		panic(fmt.Sprintf("images: step %d drew a batch of epoch %d", i, p.Epoch)) // a bookkeeping bug
+	}
+	if f, ok := r.feats[r.trainSet]; ok {
+		x = f.batch(r.it.Indices())
 	}
 	b := train.Batch{X: x, Y: y}
 	if r.beforeStep != nil {
@@ -894,6 +914,9 @@ func (r *Run) evaluate(d *cifardata.Dataset) (acc, loss float64) {
 		x, y, ok := it.Next()
 		if !ok {
 			break
+		}
+		if f, ok := r.feats[d]; ok {
+			x = f.batch(it.Indices())
 		}
 		out := r.model.Forward(ctx, x)
 		losses, _, err := nn.CrossEntropy(out, y)
