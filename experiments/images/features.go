@@ -116,7 +116,7 @@ func (d *Data) ScatterFeatures(cacheDir string, progress io.Writer) error {
 // and grey ones with ink outside the canvas's central 28×28.
 func checkScatterImages(name string, d *cifardata.Dataset) error {
 	if !d.Grey {
-		return fmt.Errorf("scatter features: the %s images are RGB; the transform takes grey 28×28 images (MNIST, Fashion-MNIST)", name)
+		return fmt.Errorf("the %s images are RGB; the scattering transform takes grey 28×28 images (MNIST, Fashion-MNIST)", name)
 	}
 	for i := range d.Len() {
 		img := d.Image(i)
@@ -124,7 +124,7 @@ func checkScatterImages(name string, d *cifardata.Dataset) error {
 			for b := range cifardata.Side {
 				inner := a >= canvasBorder && a < cifardata.Side-canvasBorder && b >= canvasBorder && b < cifardata.Side-canvasBorder
 				if !inner && img[a*cifardata.Side+b] != 0 {
-					return fmt.Errorf("scatter features: %s image %d is larger than 28×28 (pixel %d,%d of the 32×32 canvas is not black); the transform takes grey images of at most 28×28 (MNIST, Fashion-MNIST)", name, i, a, b)
+					return fmt.Errorf("%s image %d is larger than 28×28 (pixel %d,%d of the 32×32 canvas is not black); the scattering transform takes grey images of at most 28×28 (MNIST, Fashion-MNIST)", name, i, a, b)
 				}
 			}
 		}

@@ -228,7 +228,9 @@ func TestScatterConfig(t *testing.T) {
 		{"features for tanh-cnn", func(c *Config) { c.Model = ModelTanhCNN }, d, "Features"},
 		{"features for alexnet", func(c *Config) { c.Model, c.WidthDiv = "", 32 }, d, "Features"},
 		{"augmented", func(c *Config) { c.Augment = "cropflip" }, d, "Augment"},
-		{"channel statistics", func(c *Config) { c.Normalize, c.Spec, c.Delta, c.MicroBatch = "", estimator.Spec{Estimator: "sgd"}, 0, 0 }, d, "Normalize"},
+		{"channel statistics", func(c *Config) {
+			c.Normalize, c.Spec, c.Delta, c.MicroBatch = "", estimator.Spec{Estimator: "sgd"}, 0, 0
+		}, d, "Normalize"},
 		{"not computed", func(c *Config) {}, smallImages(t), "Features"},
 	} {
 		c := scatterConfig(ModelScatterLinear, 1)
