@@ -138,6 +138,13 @@ var Released = map[string]Release{
 	// The model on public data (the test set).
 	"test_acc":  {true, "the model's accuracy on the test set, which is public"},
 	"test_loss": {true, "the model's loss on the test set, which is public"},
+	// The mean of the weights over the last steps (experiments/images'
+	// AverageSteps), a function of the released weights, and its figures
+	// on the test set.
+	"avg_weight_sum": {true, "a sum of the model's weights after steps, which ε covers"},
+	"avg_steps":      {true, "the steps of that sum"},
+	"avg_test_acc":   {true, "the averaged model's accuracy on the test set, which is public"},
+	"avg_test_loss":  {true, "the averaged model's loss on the test set, which is public"},
 }
 
 // filter writes what a dp-sgd run may release of one JSON value: with all

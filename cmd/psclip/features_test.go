@@ -8,7 +8,7 @@ import (
 )
 
 // TestTrainImagesScatter trains the ScatterNet heads on the scattering
-// features of IDX images: the first run computes and caches them, the
+// features of IDX images (reporting the mean weights' accuracy too): the first run computes and caches them, the
 // next reads the cache; a model that takes pixels refuses the features,
 // a ScatterNet head refuses pixels, and CIFAR's RGB images are refused,
 // each with exit status 2 naming the flag.
@@ -16,7 +16,7 @@ func TestTrainImagesScatter(t *testing.T) {
 	data := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 200, 40)
 	cache := t.TempDir()
 	base := []string{"train", "images", "--data", data, "--features", "scatter", "--features-cache", cache,
-		"--batch", "16", "--epochs", "1", "--estimator", "sgd", "--lr", "0.5"}
+		"--batch", "16", "--epochs", "1", "--estimator", "sgd", "--lr", "0.5", "--average-steps", "3"}
 	for i, model := range []string{"scatter-linear", "scatter-cnn"} {
 		code, stdout, stderr := runCLI(append(slices.Clone(base), "--model", model, "--out", filepath.Join(t.TempDir(), "run"))...)
 		if code != 0 {
@@ -25,8 +25,8 @@ func TestTrainImagesScatter(t *testing.T) {
 		if computed := strings.Contains(stderr, "scatter features: 200/200 images"); computed != (i == 0) {
 			t.Errorf("%s: features computed %v, want %v (run %d, cache %s):\n%s", model, computed, i == 0, i, cache, stderr)
 		}
-		if !strings.Contains(stdout, "test") {
-			t.Errorf("%s: stdout %q names no test accuracy", model, stdout)
+		if !strings.Contains(stdout, "test") || !strings.Contains(stdout, "(the mean weights of the last 3 steps: ") {
+			t.Errorf("%s: stdout %q names no test accuracy, or none of the mean weights", model, stdout)
 		}
 	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "scatter-*.safetensors")); len(files) != 1 {

@@ -12,7 +12,7 @@ var fieldFlags = map[string]string{
 	// cifar.Config, cifar.Experiment, cifar.RunOptions
 	"LR": "lr", "Momentum": "momentum", "WeightDecay": "weight-decay", "Batch": "batch", "Epochs": "epochs",
 	"EvalEvery": "eval-every", "WidthDiv": "width-div", "Dropout": "dropout", "Augment": "augment", "MaxBadSteps": "max-bad-steps",
-	"Model": "model", "Features": "features", "Normalize": "normalize", "TrainSubset": "train-subset", "ValFraction": "val-fraction", "LabelNoise": "label-noise", "LabelNoiseKind": "label-noise-kind",
+	"Model": "model", "Features": "features", "AverageSteps": "average-steps", "Normalize": "normalize", "TrainSubset": "train-subset", "ValFraction": "val-fraction", "LabelNoise": "label-noise", "LabelNoiseKind": "label-noise-kind",
 	"Sampling": "sampling", "Delta": "delta", "Epsilon": "target-epsilon", "ReleaseUnprotected": "release-unprotected",
 	"LogNorms": "log-norms", "PerSampleMemory": "persample-memory", "Methods": "methods", "Seeds": "seeds", "GridAlphas": "grid-alphas", "GridBetas": "grid-betas",
 	// gpt.Config, gpt.Experiment, gpt.DataSpec, models.GenerateOptions

@@ -52,7 +52,7 @@ func dpCommands(t *testing.T) map[string][]string {
 		"train images": append([]string{"train", "images", "--data", idx, "--model", "tanh-cnn", "--batch", "16", "--epochs", "2",
 			"--clip", "0.5", "--micro-batch", "5", "--label-noise", "0.2"}, dp...),
 		"train images --features scatter": append([]string{"train", "images", "--data", idx, "--features", "scatter", "--model", "scatter-linear",
-			"--features-cache", t.TempDir(), "--batch", "16", "--epochs", "2", "--clip", "0.1", "--lr", "4"}, dp...),
+			"--features-cache", t.TempDir(), "--batch", "16", "--epochs", "2", "--clip", "0.1", "--lr", "4", "--average-steps", "5"}, dp...),
 		"train cifar": append([]string{"train", "cifar", "--data", cifar, "--width-div", "32", "--batch", "16", "--epochs", "1",
 			"--clip", "1", "--augment", "cropflip"}, dp...),
 		"train gpt": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",

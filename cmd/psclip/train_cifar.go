@@ -185,11 +185,16 @@ func runTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset) 
 	full := fmt.Sprintf("%s, %d epochs: train %.2f %%, %s, test %.2f %% accuracy; %.1f min; %d skipped steps, %d dropped samples; %s in %s",
 		c.Label(), s.Epochs, 100*float64(s.TrainAcc), val, 100*float64(s.TestAcc), s.Seconds/60,
 		s.SkippedSteps, s.DroppedSamples, runFileNames, f.out)
+	avg := ""
+	if s.AvgTestAcc != nil {
+		avg = fmt.Sprintf(" (the mean weights of the last %d steps: %.2f %%)", s.AvgSteps, 100*float64(*s.AvgTestAcc))
+	}
+	full = strings.Replace(full, " accuracy;", " accuracy"+avg+";", 1)
 	if !c.DPSGD() {
 		fmt.Fprintln(stdout, full)
 		return nil
 	}
-	line := fmt.Sprintf("%s, %d epochs: test %.2f %% accuracy; %.1f min; %s in %s", c.Label(), s.Epochs, 100*float64(s.TestAcc), s.Seconds/60, runFileNames, f.out)
+	line := fmt.Sprintf("%s, %d epochs: test %.2f %% accuracy%s; %.1f min; %s in %s", c.Label(), s.Epochs, 100*float64(s.TestAcc), avg, s.Seconds/60, runFileNames, f.out)
 	fmt.Fprintf(stdout, "privacy: ε = %.4g at δ = %g (RDP accountant, Balle et al. 2020 conversion)\n", float64(*s.Epsilon), s.Delta)
 	return printRelease(stdout, run.Privacy(), s, line, full)
 }
@@ -227,6 +232,7 @@ func setupTrainCNN(fs *flag.FlagSet, args []string, c images.Config, p cnnPreset
 	definePerSampleMemory(fs, &f.memory)
 	if p.images {
 		featuresFlags(fs, &c, &f.featuresCache)
+		fs.IntVar(&c.AverageSteps, "average-steps", c.AverageSteps, "also evaluate the mean of the weights after each of the last this many steps on the test set (avg_test_acc in result.json; tail averaging: no privacy cost under dp-sgd)")
 		fs.Func("val-fraction", "hold out this share of the training set for validation, in [0, 1) (default: a tenth; 0: none, every training image trains and the validation figures are null)", func(s string) error {
 			v, err := strconv.ParseFloat(s, 64)
 			c.ValFraction = &v

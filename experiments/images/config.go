@@ -49,6 +49,12 @@ type Config struct {
 	// Boneh's CNN for 28×28 grey images (models.NewTanhCNN on data/idx's
 	// 32×32 canvas, which needs Normalize NormalizeNone).
 	Model string `json:"model,omitempty"`
+	// AverageSteps, if positive, also evaluates at the end the mean of
+	// the weights after each of the run's last AverageSteps steps (tail
+	// averaging; Summary.AvgTestAcc): a post-processing of the weights
+	// the steps produce, so no privacy cost under dp-sgd. At most the
+	// run's steps.
+	AverageSteps int `json:"average_steps,omitempty"`
 	// Features, if set, is what the model trains on instead of the
 	// pixels: FeaturesScatter, the fixed scattering features of 28×28
 	// grey images (Data.ScatterFeatures must have computed them), for

@@ -209,10 +209,16 @@ type Summary struct {
 	// Epsilon is dp-sgd's ε at Delta for the whole run (RDP accountant,
 	// Balle et al.'s conversion), written whatever its value; both absent
 	// for the other estimators.
-	Epsilon        *Float        `json:"epsilon,omitempty"`
-	Delta          float64       `json:"delta,omitempty"`
-	DroppedSamples int           `json:"dropped_samples"`
-	Curve          []EpochRecord `json:"curve"`
+	Epsilon        *Float  `json:"epsilon,omitempty"`
+	Delta          float64 `json:"delta,omitempty"`
+	DroppedSamples int     `json:"dropped_samples"`
+	// AvgTestAcc and AvgTestLoss are the test set's figures for the mean
+	// of the weights after each of the last AvgSteps steps
+	// (Config.AverageSteps); absent without averaging.
+	AvgTestAcc  *Float        `json:"avg_test_acc,omitempty"`
+	AvgTestLoss *Float        `json:"avg_test_loss,omitempty"`
+	AvgSteps    int           `json:"avg_steps,omitempty"`
+	Curve       []EpochRecord `json:"curve"`
 }
 
 // Run is one training run, set up and ready to train.
@@ -269,6 +275,11 @@ type state struct {
 	Dropped    int      `json:"dropped_samples"` // in the epochs done
 	// Privacy is dp-sgd's history of steps, which ε is accounted from.
 	Privacy privacy.History `json:"privacy,omitempty"`
+	// AvgSum is the sum of the weights (in the order of the model's
+	// parameters) after each of the AvgSteps steps of Config.AverageSteps'
+	// window done so far.
+	AvgSum   []float64 `json:"avg_weight_sum,omitempty"`
+	AvgSteps int       `json:"avg_steps,omitempty"`
 }
 
 // epochAcc accumulates the current epoch's statistics.
@@ -397,6 +408,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		r.sampleRate = min(1, float64(cfg.Batch)/float64(len(sp.train)))
 	}
 	r.batchesPerEpoch = r.it.BatchesPerEpoch()
+	if err := cfg.checkAverage(r.TotalSteps()); err != nil {
+		return nil, err
+	}
 	if r.model, err = cfg.newModel(data.Train.Classes, channels); err != nil {
 		return nil, err
 	}
@@ -451,6 +465,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	r.trainer, err = train.New(tc)
 	if err == nil && r.h.Resumed() {
 		err = r.it.Seek(r.st.Pos)
+		r.startAverage()
 	}
 	if err != nil {
 		r.h.Close()
@@ -690,6 +705,11 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 		eps := r.epsilon()
 		s.Epsilon, s.Delta = &eps, r.cfg.Delta
 	}
+	if r.cfg.AverageSteps > 0 {
+		acc, loss := r.evaluateAverage()
+		a, l := Float(acc), Float(loss)
+		s.AvgTestAcc, s.AvgTestLoss, s.AvgSteps = &a, &l, r.st.AvgSteps
+	}
 	return s, r.h.Finish(s)
 }
 
@@ -750,6 +770,7 @@ func (h hooks) Step(i int) (train.Stats, error) {
 	if r.sampleRate > 0 {
 		r.st.Privacy.Add(r.sampleRate, r.cfg.NoiseMultiplier, 1)
 	}
+	r.addAverage(i + 1)
 	r.addStep()
 	e := &r.st.Epoch
 	e.TrainSeconds += time.Since(t0).Seconds()

@@ -3,10 +3,12 @@
 # images (--val-fraction 0, their N) with DP-SGD at ε = 3, δ = 1e-5: secret
 # Poisson sampling, σ from --target-epsilon for the 40 epochs run, C = 0.1,
 # SGD momentum 0.9, no weight decay; the linear head at batch 8192 and lr 16,
-# the CNN head at batch 2048 and lr 4 (their settings); seeds 1–3. The two
-# heads run side by side, their seeds one after another, one thread each at
-# the lowest priority. The scattering features are computed once, by the
-# first run, into OUT/cache.
+# the CNN head at batch 2048 and lr 4 (their settings); seeds 1–3. Each run
+# also reports the mean of its weights over the last quarter of its steps
+# (--average-steps: 80 of 320, 300 of 1,200; post-processing). The linear
+# head's seeds run one after another, the CNN's three side by side with
+# them, one thread each at the lowest priority. The scattering features are
+# computed once, by the first run, into OUT/cache.
 #
 # Usage: run.sh PSCLIP OUT [linear] [cnn]. Rerun to resume: a seed with a
 # checkpoint continues (--resume: fresh secret samples and noise, the same
@@ -16,17 +18,19 @@ bin=$(realpath "$1")
 mkdir -p "$2"
 cd "$2"
 shift 2
-lane() { # model batch lr
-	for s in 1 2 3; do
-		d=$1/seed$s
+lane() { # model batch lr average-steps seeds...
+	m=$1 b=$2 lr=$3 avg=$4
+	shift 4
+	for s in "$@"; do
+		d=$m/seed$s
 		[ -f $d/result.json ] && continue
 		r=""
 		[ -f $d/ckpt.safetensors ] && r="--resume"
-		mkdir -p $1
+		mkdir -p $m
 		GOMAXPROCS=1 nice -n 19 "$bin" train images --data /usr/share/datasets/fashion-mnist \
-			--features scatter --features-cache cache --model scatter-$1 \
-			--estimator dp-sgd --clip 0.1 --target-epsilon 3 --delta 1e-5 --batch $2 --lr $3 \
-			--momentum 0.9 --weight-decay 0 --epochs 40 --val-fraction 0 --seed $s --out $d $r \
+			--features scatter --features-cache cache --model scatter-$m \
+			--estimator dp-sgd --clip 0.1 --target-epsilon 3 --delta 1e-5 --batch $b --lr $lr \
+			--momentum 0.9 --weight-decay 0 --epochs 40 --val-fraction 0 --average-steps $avg --seed $s --out $d $r \
 			>>$d.out 2>>$d.err
 	done
 }
@@ -35,8 +39,8 @@ for m in ${*:-linear cnn}; do
 	# the second lane waits for the features the first computes
 	while [ -n "$first" ] && ! ls cache/scatter-*.safetensors >/dev/null 2>&1; do sleep 30; done
 	case $m in
-	linear) lane linear 8192 16 & ;;
-	cnn) lane cnn 2048 4 & ;;
+	linear) lane linear 8192 16 80 1 2 3 & ;;
+	cnn) for s in 1 2 3; do lane cnn 2048 4 300 $s & done ;;
 	esac
 	first=$m
 done
