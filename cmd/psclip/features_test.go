@@ -10,8 +10,9 @@ import (
 // TestTrainImagesScatter trains the ScatterNet heads on the scattering
 // features of IDX images (reporting the mean weights' accuracy too): the first run computes and caches them, the
 // next reads the cache; a model that takes pixels refuses the features,
-// a ScatterNet head refuses pixels, and CIFAR's RGB images are refused,
-// each with exit status 2 naming the flag.
+// a ScatterNet head refuses pixels, CIFAR's RGB images are refused, and so
+// is a weights' average over more steps than the run's, each with exit
+// status 2 naming the flag.
 func TestTrainImagesScatter(t *testing.T) {
 	data := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 200, 40)
 	cache := t.TempDir()
@@ -44,6 +45,7 @@ func TestTrainImagesScatter(t *testing.T) {
 		{[]string{"--model", "small-cnn"}, "--features"},
 		{[]string{"--model", "scatter-linear", "--features", ""}, "--features"},
 		{[]string{"--model", "scatter-cnn", "--augment", "cropflip"}, "--augment"},
+		{[]string{"--model", "scatter-linear", "--average-steps", "14"}, "--average-steps"}, // a run of 12 steps (16 of 180 images)
 		{[]string{"--model", "scatter-linear", "--data", cifar}, "--features scatter: the training images are RGB"},
 	} {
 		code, _, stderr := runCLI(append(slices.Clone(base), append(tc.args, "--out", filepath.Join(t.TempDir(), "run"))...)...)
