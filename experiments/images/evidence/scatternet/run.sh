@@ -5,10 +5,11 @@
 # SGD momentum 0.9, no weight decay; the linear head at batch 8192 and lr 16,
 # the CNN head at batch 2048 and lr 4 (their settings); seeds 1–3. Each run
 # also reports the mean of its weights over the last quarter of its steps
-# (--average-steps: 80 of 320, 300 of 1,200; post-processing). The linear
-# head's seeds run one after another, the CNN's three side by side with
-# them, one thread each at the lowest priority. The scattering features are
-# computed once, by the first run, into OUT/cache.
+# (--average-steps: 80 of 320, 300 of 1,200; post-processing). The six runs
+# go side by side, one thread each at the lowest priority, 20 s apart (each
+# holds the 1.1 GB of features, twice while it reads them); the scattering
+# features are computed once, by the first run, into OUT/cache, which the
+# others wait for.
 #
 # Usage: run.sh PSCLIP OUT [linear] [cnn]. Rerun to resume: a seed with a
 # checkpoint continues (--resume: fresh secret samples and noise, the same
@@ -18,12 +19,11 @@ bin=$(realpath "$1")
 mkdir -p "$2"
 cd "$2"
 shift 2
-lane() { # model batch lr average-steps seeds...
-	m=$1 b=$2 lr=$3 avg=$4
-	shift 4
-	for s in "$@"; do
+one() { # model batch lr average-steps seed: one run, in a subshell
+	m=$1 b=$2 lr=$3 avg=$4 s=$5
+	(
 		d=$m/seed$s
-		[ -f $d/result.json ] && continue
+		[ -f $d/result.json ] && exit 0
 		r=""
 		[ -f $d/ckpt.safetensors ] && r="--resume"
 		mkdir -p $m
@@ -32,16 +32,18 @@ lane() { # model batch lr average-steps seeds...
 			--estimator dp-sgd --clip 0.1 --target-epsilon 3 --delta 1e-5 --batch $b --lr $lr \
 			--momentum 0.9 --weight-decay 0 --epochs 40 --val-fraction 0 --average-steps $avg --seed $s --out $d $r \
 			>>$d.out 2>>$d.err
-	done
+	)
 }
 first=""
 for m in ${*:-linear cnn}; do
-	# the second lane waits for the features the first computes
-	while [ -n "$first" ] && ! ls cache/scatter-*.safetensors >/dev/null 2>&1; do sleep 30; done
-	case $m in
-	linear) lane linear 8192 16 80 1 2 3 & ;;
-	cnn) for s in 1 2 3; do lane cnn 2048 4 300 $s & done ;;
-	esac
-	first=$m
+	for s in 1 2 3; do
+		while [ -n "$first" ] && ! ls cache/scatter-*.safetensors >/dev/null 2>&1; do sleep 30; done
+		case $m in
+		linear) one linear 8192 16 80 $s & ;;
+		cnn) one cnn 2048 4 300 $s & ;;
+		esac
+		first=$m$s
+		sleep 20
+	done
 done
 wait
