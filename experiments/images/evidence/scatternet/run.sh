@@ -7,7 +7,8 @@
 # also reports the mean of its weights over the last quarter of its steps
 # (--average-steps: 80 of 320, 300 of 1,200; post-processing). The six runs
 # go side by side, one thread each at the lowest priority, 20 s apart (each
-# holds the 1.1 GB of features, twice while it reads them); the scattering
+# holds the 1.1 GB of features, twice while it reads them; GOGC=25 keeps
+# the heap near them); the scattering
 # features are computed once, by the first run, into OUT/cache, which the
 # others wait for.
 #
@@ -27,7 +28,7 @@ one() { # model batch lr average-steps seed: one run, in a subshell
 		r=""
 		[ -f $d/ckpt.safetensors ] && r="--resume"
 		mkdir -p $m
-		GOMAXPROCS=1 nice -n 19 "$bin" train images --data /usr/share/datasets/fashion-mnist \
+		GOMAXPROCS=1 GOGC=25 nice -n 19 "$bin" train images --data /usr/share/datasets/fashion-mnist \
 			--features scatter --features-cache cache --model scatter-$m \
 			--estimator dp-sgd --clip 0.1 --target-epsilon 3 --delta 1e-5 --batch $b --lr $lr \
 			--momentum 0.9 --weight-decay 0 --epochs 40 --val-fraction 0 --average-steps $avg --seed $s --out $d $r \
