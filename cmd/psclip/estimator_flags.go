@@ -21,8 +21,8 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage fu
 		"alpha":            "ps-clip-sgd threshold scale α of α·k^(1/β), or auto (σ̂ from the recent per-sample norms)",
 		"beta":             "ps-clip-sgd threshold exponent β (0: the constant threshold --clip), or auto (the tail index p̂, clamped to [1.05, 2])",
 		"window":           fmt.Sprintf("per-sample norms the automatic α and β are estimated from (0: %d)", estimator.DefaultWindow),
-		"target-quantile":  fmt.Sprintf("ps-clip-quantile: target fraction of unclipped samples (0: %g); dp-sgd: if set, the clipping norm starts at --clip and follows this quantile privately (Andrew et al. 2021), its count noised and its privacy composed into ε", estimator.DefaultTargetQuantile),
-		"quantile-rate":    fmt.Sprintf("ps-clip-quantile and dp-sgd with --target-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
+		"target-quantile":  fmt.Sprintf("ps-clip-quantile: target fraction of unclipped samples (0: %g)", estimator.DefaultTargetQuantile),
+		"quantile-rate":    fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
 		"count-noise":      fmt.Sprintf("dp-sgd with --target-quantile: noise σ_b on the count of unclipped samples, above σ/2 (0: %g × the expected batch); the gradient's noise is then (σ⁻² − (2σ_b)⁻²)^(−1/2), so ε is that of σ", estimator.DefaultCountNoise),
 		"auto-clip-r":      fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
 		"noise-multiplier": "dp-sgd: noise multiplier σ (noise N(0, σ²C²) on the sum of the clipped gradients, C = --clip)",
@@ -30,6 +30,10 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage fu
 	}
 	if fields == nil {
 		fields = specFields
+	}
+	if slices.Contains(fields, "CountNoise") { // a command that trains dp-sgd
+		text["target-quantile"] += "; dp-sgd: if set, the clipping norm starts at --clip and follows this quantile privately (Andrew et al. 2021), its count noised and its privacy composed into ε"
+		text["quantile-rate"] += "; also dp-sgd's with --target-quantile"
 	}
 	for _, field := range fields {
 		name := fieldFlags[field]
