@@ -176,6 +176,20 @@ var evidenceCells = []evidenceCell{
 		},
 	},
 	{
+		// The ScatterNet study's runs are private too: what a rerun gives
+		// back is the linear head's ε, its σ (from --target-epsilon 3) over
+		// q = 8192/60000 and 8 · 40 steps.
+		study: "experiments/images/evidence/scatternet/results.json",
+		command: []string{"psclip", "privacy", "--sample-rate", "0.13653333333333334", "--noise-multiplier", "3.80859375",
+			"--steps", "320", "--delta", "1e-5", "--json"},
+		pure: true,
+		checks: []check{
+			{"linear.runs[seed=1].epsilon", "epsilon"},
+			{"linear.noise_multiplier", "noise_multiplier"},
+			{"linear.accountants.rdp_balle", "epsilon"},
+		},
+	},
+	{
 		study: "experiments/gpt/evidence/corruption/results.json",
 		args:  []string{"--seeds", "1", "--methods", "global,ps-clip", "--settings", "0.2:scattered:repeat", "--ks", "", "--gamma-grid", "1"},
 		out:   "results.json",
