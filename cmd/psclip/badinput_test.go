@@ -163,6 +163,7 @@ var badInputs = map[string][]badCase{
 	"experiment gpt-corrupt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "0.2"}, 2, "--corrupt: the study sets it per run"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "1.5"}, 2, "--test-fraction = 1.5"},
 		{[]string{"--out", "out", "--text", fxText, "--settings", "0.2:diagonal"}, 2, "--settings"},
 		{[]string{"--out", "out", "--text", fxText, "--settings", "0:clustered"}, 2, "clean data (F = 0) has no layout"},
 		{[]string{"--out", "out", "--text", fxText, "--settings", "1"}, 2, "--settings"},
@@ -299,6 +300,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "file"}, 1, "file"},
 		{[]string{"--ckpt", "out", "--eval-iters", "-1"}, 2, "--eval-iters -1"},
 		{[]string{"--ckpt", "out", "--splits", "val,"}, 2, "--splits"},
+		{[]string{"--ckpt", "out", "--splits", "val,test"}, 2, "--splits \"val,test\": the test split needs --test-fraction"},
 		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
 		{[]string{"--ckpt", "out", "--seeds", "1,1"}, 2, "--seeds \"1,1\": seed 1 is listed twice"},
 		{[]string{"--ckpt", "out", "--splits", "val,val"}, 2, "--splits \"val,val\": split val is listed twice"},
@@ -453,6 +455,13 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd", "--clip", "1", "--noise-multiplier", "1", "--delta", "1e-5", "--target-epsilon", "3"}, 2, "--target-epsilon and --noise-multiplier exclude each other"},
 		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd", "--clip", "1", "--delta", "1e-5", "--target-epsilon", "0"}, 2, "--target-epsilon = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd", "--clip", "1", "--delta", "0.5", "--target-epsilon", "3"}, 2, "--delta = 0.5, want below 1/N"},
+		// A held-out test split: a share of the text below 1 that holds a
+		// block out, of a text (a token directory has its own splits).
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "1"}, 2, "--test-fraction = 1, want 0, or a normal float32 between 0 and 1"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "-0.1"}, 2, "--test-fraction = -0.1"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "1e-9"}, 2, "--test-fraction = 1e-09, want a share of"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "0.001"}, 2, "test split: 24 tokens are fewer than block size + 1 = 65"},
+		{[]string{"--out", "out", "--data", fxOddTok, "--test-fraction", "0.1"}, 2, "--test-fraction = 0.1, want unset: a token directory has its own splits"},
 		{[]string{"--out", "out", "--text", "no-such.txt"}, 2, "no-such.txt"},
 		{[]string{"--out", "out", "--data", fxOddTok}, 2, "odd size"},
 		{[]string{"--out", "out", "--data", fxNoVal}, 2, "no val.bin"},
