@@ -138,10 +138,24 @@ func TestShuffle(t *testing.T) {
 			if err := r.UnmarshalBinary(st); err != nil {
 				t.Fatal(err)
 			}
+			q, _ := NewShuffle(10, 4, dropLast, 7)
+			q.Next() // a drawn permutation that Seek must not keep
+			if err := q.Seek(k/want, k%want); err != nil {
+				t.Fatal(err)
+			}
 			for j := k; j < len(seq); j++ {
 				if got := r.Next(); !slices.Equal(got, seq[j]) {
 					t.Fatalf("dropLast %v: restored at batch %d, batch %d is %v, want %v", dropLast, k, j, got, seq[j])
 				}
+				if got := q.Next(); !slices.Equal(got, seq[j]) {
+					t.Fatalf("dropLast %v: moved by Seek to batch %d, batch %d is %v, want %v", dropLast, k, j, got, seq[j])
+				}
+			}
+		}
+		for _, p := range [][2]int{{-1, 0}, {0, -1}, {0, want + 1}} {
+			var se *setting.Error
+			if err := s.Seek(p[0], p[1]); !errors.As(err, &se) {
+				t.Errorf("dropLast %v: Seek(%d, %d): %v, want a *setting.Error", dropLast, p[0], p[1], err)
 			}
 		}
 	}
@@ -181,6 +195,12 @@ func TestPoisson(t *testing.T) {
 	}
 	if got := draw(b, 20); !slices.EqualFunc(got, rest, slices.Equal) || b.Steps() != 40 {
 		t.Error("restored at step 20, the samples differ")
+	}
+	if err := b.Seek(20); err != nil || !slices.EqualFunc(draw(b, 20), rest, slices.Equal) {
+		t.Errorf("moved by Seek to step 20 (%v), the samples differ", err)
+	}
+	if err := b.Seek(-1); err == nil {
+		t.Error("Seek(-1): no error")
 	}
 	c, _ := NewPoisson(1000, 50, 0)
 	d, _ := NewPoisson(1000, 50, 0)

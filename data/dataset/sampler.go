@@ -80,11 +80,27 @@ func (s *Shuffle) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	epoch, next := v[0], v[1]
-	if epoch > 1<<62 || next > uint64(s.BatchesPerEpoch()) {
+	if v[0] > 1<<62 || v[1] > 1<<62 || s.Seek(int(v[0]), int(v[1])) != nil {
 		return errors.New("dataset: corrupt shuffle state")
 	}
-	s.epoch, s.next, s.perm = int(epoch), int(next), nil
+	return nil
+}
+
+// Seek moves the sampler to batch of epoch (0-based), as if every batch
+// before it had been drawn: a trainer that counts its steps puts a
+// sampler back where a checkpoint left it. A position outside the
+// epochs' batches is a *setting.Error.
+func (s *Shuffle) Seek(epoch, batch int) error {
+	switch {
+	case epoch < 0:
+		return setting.Errorf("epoch", epoch, "at least 0")
+	case batch < 0 || batch > s.BatchesPerEpoch():
+		return setting.Errorf("batch", batch, "0 to the %d batches of an epoch", s.BatchesPerEpoch())
+	}
+	if epoch != s.epoch {
+		s.perm = nil
+	}
+	s.epoch, s.next = epoch, batch
 	return nil
 }
 
@@ -105,13 +121,20 @@ type Poisson struct {
 // NewPoisson returns the Poisson sampler of n records with expected
 // records a sample (1 ≤ expected ≤ n), secret for seed 0.
 func NewPoisson(n, expected int, seed uint64) (*Poisson, error) {
+	return NewPoissonSecret(privacy.NewSecret(seed), n, expected)
+}
+
+// NewPoissonSecret is NewPoisson keyed by secret, one a trainer holds
+// already (a run's, shared over its ranks): private unless secret is
+// fixed.
+func NewPoissonSecret(secret *privacy.Secret, n, expected int) (*Poisson, error) {
 	switch {
 	case n < 1:
 		return nil, setting.Errorf("n", n, "at least one record")
 	case expected < 1 || expected > n:
 		return nil, setting.Errorf("expected", expected, "an expected sample of 1 to %d records", n)
 	}
-	p, err := privacy.NewPoisson(privacy.NewSecret(seed), n, expected)
+	p, err := privacy.NewPoisson(secret, n, expected)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +155,16 @@ func (s *Poisson) Next() []int {
 	s.idx = s.p.Sample(s.idx, s.step, 0)
 	s.step++
 	return s.idx
+}
+
+// Seek moves the sampler to step (0-based), as if every sample before
+// it had been drawn; a negative step is a *setting.Error.
+func (s *Poisson) Seek(step int) error {
+	if step < 0 {
+		return setting.Errorf("step", step, "at least 0")
+	}
+	s.step = uint64(step)
+	return nil
 }
 
 // MarshalBinary returns the position (the key is not in it).
