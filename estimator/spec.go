@@ -267,6 +267,13 @@ func (s Spec) Validate() error {
 	return setting.NonNegative32("AutoClipR", s.AutoClipR)
 }
 
+// PerSample reports whether s's estimator computes per-sample gradient
+// norms (as logging them needs); false for an invalid s.
+func (s Spec) PerSample() bool {
+	e, err := s.New()
+	return err == nil && e.PerSample()
+}
+
 // New validates s and returns its estimator.
 func (s Spec) New() (Estimator, error) {
 	if err := s.Validate(); err != nil {

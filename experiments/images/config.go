@@ -272,13 +272,6 @@ func ParseAugment(s string) (cifardata.Augment, error) {
 	return cifardata.Augment{}, setting.Errorf("Augment", strconv.Quote(s), "one of %s", strings.Join(Augments, ", "))
 }
 
-// PerSample reports whether the estimator computes per-sample gradient
-// norms, as RunOptions.LogNorms needs.
-func (c *Config) PerSample() bool {
-	e, err := c.New()
-	return err == nil && e.PerSample()
-}
-
 // Validate checks the configuration: the estimator's Spec, and every
 // other setting in the precision it is used in (the network trains in
 // float32). Its errors are *setting.Error values naming the field.
