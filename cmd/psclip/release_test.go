@@ -53,6 +53,8 @@ func dpCommands(t *testing.T) map[string][]string {
 			"--clip", "0.5", "--micro-batch", "5", "--label-noise", "0.2"}, dp...),
 		"train cifar": append([]string{"train", "cifar", "--data", cifar, "--width-div", "32", "--batch", "16", "--epochs", "1",
 			"--clip", "1", "--augment", "cropflip"}, dp...),
+		"train table": append([]string{"train", "table", "--data", writeTable(t, 300, 1), "--test", writeTable(t, 60, 2), "--target", "label",
+			"--hidden", "8", "--batch", "32", "--epochs", "2", "--clip", "1", "--micro-batch", "10"}, dp...),
 		"train gpt": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
 			"--clip", "1", "--noise-multiplier", "1", "--delta", "1e-3", "--ckpt-interval", "2"}, tinyGPTFlags...), "--steps", "5"),
 	}
