@@ -287,3 +287,74 @@ func TestRefuses(t *testing.T) {
 		t.Error("binary cross-entropy on a regression table: no error")
 	}
 }
+
+// The features are standardised by the training rows' statistics alone:
+// the training split has mean 0 and standard deviation 1 in every
+// feature, and the validation rows are shifted and scaled by the same
+// numbers, computed here independently from the file's rows.
+func TestStandardizedByTrainingRows(t *testing.T) {
+	cfg := tinyConfig("sgd", "label")
+	d := load(t, 200, 5, cfg)
+	r, err := New(cfg, d, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ti, vi, err := cfg.split(d.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := r.trainSet.Batch(slices.Collect(seq(r.trainSet.Len())))
+	vb, _ := r.valSet.Batch(slices.Collect(seq(r.valSet.Len())))
+	for j := range d.Train.D() {
+		var mean, sq float64
+		for _, i := range ti {
+			mean += float64(d.Train.X[i*d.Train.D()+j])
+		}
+		mean /= float64(len(ti))
+		for _, i := range ti {
+			e := float64(d.Train.X[i*d.Train.D()+j]) - mean
+			sq += e * e
+		}
+		std := math.Sqrt(sq / float64(len(ti)))
+		for k, i := range ti {
+			if want := (float64(d.Train.X[i*d.Train.D()+j]) - mean) / std; math.Abs(float64(tb.X.Data[k*d.Train.D()+j])-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Fatalf("feature %d, training row %d: %v, want %v", j, i, tb.X.Data[k*d.Train.D()+j], want)
+			}
+		}
+		for k, i := range vi {
+			if want := (float64(d.Train.X[i*d.Train.D()+j]) - mean) / std; math.Abs(float64(vb.X.Data[k*d.Train.D()+j])-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Fatalf("feature %d, validation row %d: %v, want %v (the training rows' statistics)", j, i, vb.X.Data[k*d.Train.D()+j], want)
+			}
+		}
+	}
+}
+
+// A private dp-sgd run draws its Poisson samples from a secret key: two
+// runs of one configuration draw different samples; a fixed noise seed
+// draws the same.
+func TestPrivateRunsDrawSecretSamples(t *testing.T) {
+	draw := func(noiseSeed uint64) [][]int {
+		cfg := tinyConfig("dp-sgd", "label")
+		cfg.NoiseMultiplier, cfg.NoiseSeed, cfg.Delta = 1, noiseSeed, 1e-3
+		r, err := New(cfg, load(t, 300, 6, cfg), RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if r.Privacy().Private() != (noiseSeed == 0) {
+			t.Fatalf("noise seed %d: private %v", noiseSeed, r.Privacy().Private())
+		}
+		var s [][]int
+		for range 5 {
+			s = append(s, slices.Clone(r.sampler.Next()))
+		}
+		return s
+	}
+	if slices.EqualFunc(draw(0), draw(0), slices.Equal) {
+		t.Error("two private runs drew the same samples")
+	}
+	if !slices.EqualFunc(draw(7), draw(7), slices.Equal) {
+		t.Error("two runs of noise seed 7 drew different samples")
+	}
+}
