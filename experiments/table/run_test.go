@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/psclip/psclip/checkpoint"
+	tabledata "github.com/psclip/psclip/data/table"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/setting"
@@ -285,6 +286,21 @@ func TestRefuses(t *testing.T) {
 	cfg.Loss = LossBCE
 	if _, err := New(cfg, d, RunOptions{}); err == nil {
 		t.Error("binary cross-entropy on a regression table: no error")
+	}
+	// A test file of other columns, or of a class the training rows lack.
+	other := filepath.Join(t.TempDir(), "other.csv")
+	if err := os.WriteFile(other, []byte("a,c,b,label\n1,2,3,yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadData(path, other, Config{Target: "label"}); err == nil || !strings.Contains(err.Error(), "feature columns") {
+		t.Errorf("a test file of other columns: %v", err)
+	}
+	if err := os.WriteFile(other, []byte("a,b,c,label\n1,2,3,maybe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var te *tabledata.Error
+	if _, err := LoadData(path, other, Config{Target: "label"}); !errors.As(err, &te) || te.Line != 2 {
+		t.Errorf("a test class the training rows lack: %v, want a *table.Error at line 2", err)
 	}
 }
 
