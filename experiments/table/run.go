@@ -96,6 +96,26 @@ type Summary struct {
 	Curve   []EpochRecord `json:"curve"`
 }
 
+// SchemaKey is the key of the run's Schema in its checkpoint's metadata
+// (checkpoint.Meta.Extra), as JSON.
+const SchemaKey = "table"
+
+// Schema is what the run's model needs to be used on new rows, which its
+// checkpoint keeps (SchemaKey): the feature columns in the order of the
+// model's inputs, the classes in the order of its outputs (for binary
+// cross-entropy the output is the logit of the second), the task and the
+// loss, and the standardisation, x ↦ (x − Mean)/Std by feature (none
+// where Mean is absent: dp-sgd's).
+type Schema struct {
+	Target   string    `json:"target"`
+	Task     string    `json:"task"`
+	Loss     string    `json:"loss"`
+	Features []string  `json:"features"`
+	Classes  []string  `json:"classes,omitempty"`
+	Mean     []float64 `json:"mean,omitempty"`
+	Std      []float64 `json:"std,omitempty"`
+}
+
 // Run is one training run, set up and ready to train.
 type Run struct {
 	cfg  Config
@@ -191,8 +211,10 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	n := len(ti)
 	trainRows, valRows := rows(data.Train, ti), rows(data.Train, vi)
+	schema := Schema{Target: cfg.Target, Task: cfg.Task, Loss: cfg.Loss, Features: data.Train.Features, Classes: data.Train.Classes}
 	if cfg.Standardize == StandardizeFit {
 		s := tabledata.Fit(trainRows) // the training rows only
+		schema.Mean, schema.Std = s.Mean, s.Std
 		s.Apply(trainRows)
 		s.Apply(valRows)
 		if data.Test != nil {
@@ -248,9 +270,13 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.perSample = est.PerSample()
+	sch, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
 	r.h, err = run.New(run.Spec{
 		Kind: Kind, Config: cfg, MayDiffer: append(estimator.Keys(cfg.Unread()), mayDiffer...), Data: data.Identity(), Steps: r.TotalSteps(),
-		Params: r.model.Params(), Optimizer: r.opt, Estimator: est, State: &r.st, Privacy: priv,
+		Params: r.model.Params(), Optimizer: r.opt, Estimator: est, State: &r.st, Privacy: priv, Extra: map[string]string{SchemaKey: string(sch)},
 		MaxBadSteps: cfg.MaxBadSteps, ItemsPerStep: cfg.Batch, ItemUnit: "rows",
 	}, opts)
 	if err != nil {

@@ -109,9 +109,19 @@ func TestTrains(t *testing.T) {
 			if tc.loss == LossHuber {
 				cfg.HuberDelta = 1
 			}
-			s, err := trainRun(t, cfg, load(t, 400, 1, cfg), RunOptions{Out: t.TempDir()})
+			out := t.TempDir()
+			s, err := trainRun(t, cfg, load(t, 400, 1, cfg), RunOptions{Out: out})
 			if err != nil {
 				t.Fatal(err)
+			}
+			l, err := checkpoint.Load(filepath.Join(out, run.CheckpointFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sch Schema
+			if err := json.Unmarshal([]byte(l.Extra[SchemaKey]), &sch); err != nil || !slices.Equal(sch.Features, []string{"a", "b", "c"}) ||
+				len(sch.Mean) != 3 || len(sch.Std) != 3 || sch.Task != s.Config.Task || (tc.target == "label") != slices.Equal(sch.Classes, []string{"no", "yes"}) {
+				t.Errorf("the checkpoint's schema (%v): %+v", err, sch)
 			}
 			first, last := s.Curve[0], s.Curve[len(s.Curve)-1]
 			if tc.target == "label" {
