@@ -19,7 +19,7 @@ import (
 type Shuffle struct {
 	n, batch int
 	dropLast bool
-	seed     uint64
+	source   func(epoch int) rand.Source
 	epoch    int   // the epoch perm belongs to
 	next     int   // the next batch of the epoch
 	perm     []int // epoch's order; nil until drawn
@@ -28,13 +28,22 @@ type Shuffle struct {
 // NewShuffle returns the sampler of batches of batch records from n, both
 // at least 1 (batch at most n with dropLast), seeded with seed.
 func NewShuffle(n, batch int, dropLast bool, seed uint64) (*Shuffle, error) {
+	return NewShuffleFrom(n, batch, dropLast, func(epoch int) rand.Source { return rand.NewPCG(seed, uint64(epoch)) })
+}
+
+// NewShuffleFrom is NewShuffle with epoch e's permutation drawn from
+// source(e) (rand.Rand.Perm of a new generator on it) instead of PCG(seed,
+// e): a trainer whose runs were published keeps the order they were
+// drawn in. source must return a fresh generator, the same for the same
+// epoch.
+func NewShuffleFrom(n, batch int, dropLast bool, source func(epoch int) rand.Source) (*Shuffle, error) {
 	switch {
 	case n < 1:
 		return nil, setting.Errorf("n", n, "at least one record")
 	case batch < 1 || dropLast && batch > n:
 		return nil, setting.Errorf("batch", batch, "a batch of 1 to %d records", n)
 	}
-	return &Shuffle{n: n, batch: batch, dropLast: dropLast, seed: seed}, nil
+	return &Shuffle{n: n, batch: batch, dropLast: dropLast, source: source}, nil
 }
 
 // BatchesPerEpoch is the number of batches an epoch has.
@@ -54,7 +63,7 @@ func (s *Shuffle) Next() []int {
 		s.epoch, s.next, s.perm = s.epoch+1, 0, nil
 	}
 	if s.perm == nil {
-		s.perm = rand.New(rand.NewPCG(s.seed, uint64(s.epoch))).Perm(s.n)
+		s.perm = rand.New(s.source(s.epoch)).Perm(s.n)
 	}
 	lo := s.next * s.batch
 	s.next++
@@ -113,9 +122,10 @@ func (s *Shuffle) Seek(epoch, batch int) error {
 // nothing in the accounting. A fixed seed makes the samples reproducible,
 // and whoever knows it knows them: not private.
 type Poisson struct {
-	p    *privacy.Poisson
-	step uint64 // the next sample's
-	idx  []int
+	p        *privacy.Poisson
+	perEpoch uint64 // NewEpochPoisson's; 0 for NewPoisson's
+	step     uint64 // the next sample's
+	idx      []int
 }
 
 // NewPoisson returns the Poisson sampler of n records with expected
@@ -126,7 +136,7 @@ func NewPoisson(n, expected int, seed uint64) (*Poisson, error) {
 
 // NewPoissonSecret is NewPoisson keyed by secret, one a trainer holds
 // already (a run's, shared over its ranks): private unless secret is
-// fixed.
+// fixed. Step k draws the key's sample (k, 0) (privacy.Poisson.Sample).
 func NewPoissonSecret(secret *privacy.Secret, n, expected int) (*Poisson, error) {
 	switch {
 	case n < 1:
@@ -141,6 +151,22 @@ func NewPoissonSecret(secret *privacy.Secret, n, expected int) (*Poisson, error)
 	return &Poisson{p: p}, nil
 }
 
+// NewEpochPoisson is NewPoissonSecret in epochs of perEpoch ≥ 1 steps,
+// the samples named as the image trainer names them: step k draws the
+// key's sample (k/perEpoch, k mod perEpoch), epoch and batch. Each sample
+// is drawn as independently as NewPoissonSecret's.
+func NewEpochPoisson(secret *privacy.Secret, n, expected, perEpoch int) (*Poisson, error) {
+	if perEpoch < 1 {
+		return nil, setting.Errorf("perEpoch", perEpoch, "at least one sample an epoch")
+	}
+	s, err := NewPoissonSecret(secret, n, expected)
+	if err != nil {
+		return nil, err
+	}
+	s.perEpoch = uint64(perEpoch)
+	return s, nil
+}
+
 // SampleRate is q.
 func (s *Poisson) SampleRate() float64 { return s.p.SampleRate() }
 
@@ -152,7 +178,11 @@ func (s *Poisson) Steps() int { return int(s.step) }
 
 // Next returns the next step's sample, in ascending order.
 func (s *Poisson) Next() []int {
-	s.idx = s.p.Sample(s.idx, s.step, 0)
+	if s.perEpoch > 0 {
+		s.idx = s.p.Sample(s.idx, s.step/s.perEpoch, s.step%s.perEpoch)
+	} else {
+		s.idx = s.p.Sample(s.idx, s.step, 0)
+	}
 	s.step++
 	return s.idx
 }
