@@ -3,9 +3,11 @@ package dataset
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
@@ -220,5 +222,43 @@ func TestPoisson(t *testing.T) {
 		if _, err := NewPoisson(tt.n, tt.expected, 1); err == nil {
 			t.Errorf("NewPoisson(%d, %d): no error", tt.n, tt.expected)
 		}
+	}
+}
+
+// NewShuffleFrom draws epoch e's order from the source's generator, and
+// NewEpochPoisson names step k's sample (k / perEpoch, k mod perEpoch):
+// the orders a trainer's published runs were drawn in.
+func TestSamplersFrom(t *testing.T) {
+	src := func(e int) rand.Source { return rand.NewPCG(uint64(e), 99) }
+	s, err := NewShuffleFrom(7, 3, false, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range 3 {
+		want := rand.New(src(e)).Perm(7)
+		var got []int
+		for range s.BatchesPerEpoch() {
+			got = append(got, s.Next()...)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("epoch %d: %v, want %v", e, got, want)
+		}
+	}
+	secret := privacy.NewSecret(5)
+	p, err := NewEpochPoisson(secret, 50, 10, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := privacy.NewPoisson(secret, 50, 10)
+	for k := range 10 {
+		if got, want := p.Next(), ref.Sample(nil, uint64(k/4), uint64(k%4)); !slices.Equal(got, want) {
+			t.Fatalf("step %d: %v, want sample (%d, %d) %v", k, got, k/4, k%4, want)
+		}
+	}
+	if err := p.Seek(5); err != nil || !slices.Equal(p.Next(), ref.Sample(nil, 1, 1)) {
+		t.Errorf("moved by Seek to step 5 (%v): not sample (1, 1)", err)
+	}
+	if _, err := NewEpochPoisson(secret, 50, 10, 0); err == nil {
+		t.Error("0 samples an epoch: no error")
 	}
 }
