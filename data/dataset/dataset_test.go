@@ -262,3 +262,37 @@ func TestSamplersFrom(t *testing.T) {
 		t.Error("0 samples an epoch: no error")
 	}
 }
+
+// Uniform draws rand.IntN(n) of its PCG for each record of a batch, in
+// order, and resumes from its state.
+func TestUniform(t *testing.T) {
+	u, err := NewUniform(10, 4, rand.NewPCG(3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := rand.New(rand.NewPCG(3, 4))
+	var seq [][]int
+	for range 5 {
+		b := slices.Clone(u.Next())
+		for j, i := range b {
+			if want := ref.IntN(10); i != want {
+				t.Fatalf("batch %d, record %d: %d, want %d", len(seq), j, i, want)
+			}
+		}
+		seq = append(seq, b)
+	}
+	st, _ := u.MarshalBinary()
+	rest := [][]int{slices.Clone(u.Next()), slices.Clone(u.Next())}
+	v, _ := NewUniform(10, 4, rand.NewPCG(0, 0))
+	if err := v.UnmarshalBinary(st); err != nil {
+		t.Fatal(err)
+	}
+	if got := [][]int{slices.Clone(v.Next()), slices.Clone(v.Next())}; !slices.EqualFunc(got, rest, slices.Equal) {
+		t.Errorf("restored: %v, want %v", got, rest)
+	}
+	for _, c := range [][2]int{{0, 1}, {1, 0}} {
+		if _, err := NewUniform(c[0], c[1], rand.NewPCG(1, 1)); err == nil {
+			t.Errorf("NewUniform(%d, %d): no error", c[0], c[1])
+		}
+	}
+}

@@ -223,3 +223,41 @@ func state(data []byte, tag string, k int) ([]uint64, error) {
 	}
 	return v, nil
 }
+
+// Uniform draws batches of a fixed size uniformly with replacement, as
+// nanoGPT's get_batch draws its windows: each index of a batch is
+// rand.Rand.IntN(n) of a generator on a PCG, in order. The PCG is its
+// whole state (MarshalBinary is the PCG's), so that a restored Uniform
+// continues exactly.
+type Uniform struct {
+	n, batch int
+	pcg      *rand.PCG
+	rng      *rand.Rand
+	idx      []int
+}
+
+// NewUniform returns the sampler of batches of batch records of n, both
+// at least 1, drawn from pcg, which it keeps: reseeding pcg restarts it.
+func NewUniform(n, batch int, pcg *rand.PCG) (*Uniform, error) {
+	switch {
+	case n < 1:
+		return nil, setting.Errorf("n", n, "at least one record")
+	case batch < 1:
+		return nil, setting.Errorf("batch", batch, "at least one record a batch")
+	}
+	return &Uniform{n: n, batch: batch, pcg: pcg, rng: rand.New(pcg), idx: make([]int, batch)}, nil
+}
+
+// Next returns the next batch's records.
+func (u *Uniform) Next() []int {
+	for j := range u.idx {
+		u.idx[j] = u.rng.IntN(u.n)
+	}
+	return u.idx
+}
+
+// MarshalBinary returns the PCG's state.
+func (u *Uniform) MarshalBinary() ([]byte, error) { return u.pcg.MarshalBinary() }
+
+// UnmarshalBinary restores a state that MarshalBinary returned.
+func (u *Uniform) UnmarshalBinary(data []byte) error { return u.pcg.UnmarshalBinary(data) }
