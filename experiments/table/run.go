@@ -564,12 +564,12 @@ func (h hooks) After(done int) (bool, error) {
 // private run does not show).
 func (h hooks) Describe(done int) string {
 	e := &h.st.Epoch
-	if e.Seen == 0 {
+	if e.Seen == 0 && done%h.batchesPerEpoch == 0 && len(h.curve) > 0 {
 		ep := h.curve[len(h.curve)-1] // an epoch has just ended
 		return fmt.Sprintf("epoch %d/%d  loss %.4g", ep.Epoch, h.cfg.Epochs, float64(ep.TrainLoss))
 	}
 	d := fmt.Sprintf("epoch %d/%d  loss %.4g", done/h.batchesPerEpoch+1, h.cfg.Epochs, float64(ratio(e.LossSum, e.LossN)))
-	if h.classes > 0 {
+	if h.classes > 0 && e.Seen > 0 {
 		d += fmt.Sprintf("  acc %.1f %%", 100*float64(e.Correct)/float64(e.Seen))
 	}
 	return d
