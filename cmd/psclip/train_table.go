@@ -109,6 +109,7 @@ func setupTrainTable(fs *flag.FlagSet, args []string) (table.Config, *table.Data
 	fs.Float64Var(&c.ValFraction, "val-fraction", c.ValFraction, "hold out this share of the rows for validation, in [0, 1) (0: none)")
 	fs.IntVar(&c.MaxBadSteps, "max-bad-steps", c.MaxBadSteps, "stop after this many consecutive steps with non-finite gradients (0: never)")
 	addSpecFlags(fs, &c.Spec, cnnSpecFields, nil)
+	fs.Lookup("clip").Usage += "; default: 1 for clip-sgd, ps-clip-sgd and dp-sgd"
 	fs.Float64Var(&targetEps, "target-epsilon", 0, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee, below 1/N (N training rows)")
 	fs.BoolVar(&c.ReleaseUnprotected, "release-unprotected", c.ReleaseUnprotected, releaseUsage)
@@ -121,6 +122,9 @@ func setupTrainTable(fs *flag.FlagSet, args []string) (table.Config, *table.Data
 		return c, nil, f, err
 	}
 	c.Hidden = hidden
+	if !flagSet(fs, "clip") && slices.Contains([]string{"clip-sgd", "ps-clip-sgd", "dp-sgd"}, c.Estimator) {
+		c.Clip = 1
+	}
 	if c.Loss == table.LossHuber && !flagSet(fs, "huber-delta") {
 		c.HuberDelta = 1
 	}
