@@ -265,7 +265,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	est, err := cfg.New()
+	est, err := cfg.NewFor(float64(cfg.Batch)) // dp-sgd's expected batch q·N
 	if err != nil {
 		return nil, err
 	}
