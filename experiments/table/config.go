@@ -38,7 +38,8 @@ type Config struct {
 	// deviation 1 by the training split's statistics, applied to every
 	// split) or StandardizeNone (the features as the file holds them);
 	// "" is fit, none for dp-sgd, whose inputs may depend on no training
-	// record beyond what ε covers.
+	// record beyond what ε covers. A regression's targets are trained on
+	// as the file holds them: its losses are in their units.
 	Standardize string `json:"standardize"`
 
 	// SGD with momentum and weight decay at a constant learning rate.
