@@ -162,6 +162,13 @@ func Read(r io.Reader, cfg Config) (*Table, error) {
 		return nil, &Error{Line: 1, Reason: "no feature column besides the target"}
 	}
 	t := &Table{Features: slices.Delete(slices.Clone(header), target, target+1)}
+	var known map[string]int32 // cfg.Classes' indices
+	if cfg.Classes != nil {
+		known = make(map[string]int32, len(cfg.Classes))
+		for i, c := range cfg.Classes {
+			known[c] = int32(i)
+		}
+	}
 	var classes []string // per row, for classification
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -186,7 +193,7 @@ func Read(r io.Reader, cfg Config) (*Table, error) {
 					t.Targets = append(t.Targets, y)
 				case missing(v):
 					return nil, &Error{Line: line, Column: header[i], Reason: fmt.Sprintf("missing target %q", v)}
-				case cfg.Classes != nil && !slices.Contains(cfg.Classes, v):
+				case known != nil && !hasKey(known, v):
 					return nil, &Error{Line: line, Column: header[i], Reason: fmt.Sprintf("class %q is not one of %q", v, cfg.Classes)}
 				default:
 					classes = append(classes, v)
@@ -214,7 +221,7 @@ func Read(r io.Reader, cfg Config) (*Table, error) {
 			t.Targets[i], _ = number(v) // infer has parsed every one
 		}
 	case t.Task == Classification:
-		return t, t.label(classes, cfg.Classes)
+		return t, t.label(classes, cfg.Classes, known)
 	}
 	return t, nil
 }
@@ -237,14 +244,20 @@ func infer(v []string) Task {
 	return Regression
 }
 
+// hasKey reports whether m has the key k.
+func hasKey(m map[string]int32, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
 // label sets Classes and Labels from each row's class name: the classes
-// known, or else those of the rows.
-func (t *Table) label(names, known []string) error {
-	if known != nil {
-		t.Classes = slices.Clone(known)
+// given (with index their indices), or else those of the rows.
+func (t *Table) label(names, classes []string, index map[string]int32) error {
+	if classes != nil {
+		t.Classes = slices.Clone(classes)
 		t.Labels = make([]int32, len(names))
 		for i, n := range names {
-			t.Labels[i] = int32(slices.Index(known, n))
+			t.Labels[i] = index[n]
 		}
 		return nil
 	}
