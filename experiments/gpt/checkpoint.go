@@ -18,7 +18,9 @@ import (
 // corpus's vocabulary, which LoadModel decodes with.
 const extraVocab = "vocab"
 
-// Model is a trained GPT read back from a checkpoint, for sampling.
+// Model is a trained GPT read back from a checkpoint, for sampling. The
+// GPT of a LoRA run (Config.LoRARank) keeps its adapters; MergeLoRA merges
+// them into its weights.
 type Model struct {
 	*models.GPT
 	Config Config
@@ -50,6 +52,9 @@ func LoadModel(path string) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	g, err := models.NewGPT(c.model(), c.Seed)
+	if err == nil {
+		err = c.tune(g) // a LoRA run's adapters
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
