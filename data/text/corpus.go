@@ -23,7 +23,11 @@ type Corpus struct {
 	// Vocab decodes the tokens; it is nil for token files without a
 	// VocabFile, whose tokenisation (GPT-2 BPE for OpenWebText) the
 	// corpus does not know.
-	Vocab      *Vocab
+	Vocab *Vocab
+	// Tokenizer names the tokenizer of token files without a Vocab, as
+	// their TokenizerFile does (e.g. "gpt2 " and bpe.Tokenizer.Sum);
+	// empty when unknown.
+	Tokenizer  string
 	Train, Val []uint16
 }
 

@@ -79,8 +79,8 @@ func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 }
 
 // CorpusIdentity is the corpus's identity for the run layer: the content
-// hashes of its training and validation tokens and of its vocabulary and,
-// for the Go source, the Go release.
+// hashes of its training and validation tokens and of its vocabulary or
+// tokenizer and, for the Go source, the Go release.
 func CorpusIdentity(c *text.Corpus) run.Data {
 	d := run.Data{Source: c.Name, SHA256: map[string]string{"train": hashTokens(c.Train), "val": hashTokens(c.Val)}}
 	if c.Vocab != nil {
@@ -89,6 +89,9 @@ func CorpusIdentity(c *text.Corpus) run.Data {
 			panic(err) // a vocabulary always marshals
 		}
 		d.SHA256["vocab"] = run.Hash(v)
+	}
+	if c.Tokenizer != "" {
+		d.SHA256["tokenizer"] = run.Hash([]byte(c.Tokenizer))
 	}
 	if c.Name == GoSourceName {
 		d.GoVersion = goVersion()

@@ -200,6 +200,8 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 			return nil, err
 		}
 		spec.Extra = map[string]string{extraVocab: string(v)}
+	} else if corpus.Tokenizer != "" {
+		spec.Extra = map[string]string{extraTokenizer: corpus.Tokenizer}
 	}
 	if s.h, err = run.New(spec, opts); err != nil {
 		return nil, err
