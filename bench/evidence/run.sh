@@ -49,7 +49,7 @@ step() {
 	"$bin" bench step "${char[@]}" --accum 8 --clip-modes global,micro-batch --steps "${MBSTEPS:-20}" --json >"$out/step/char-accum8.json"
 	# LoRA fine-tuning of the char GPT (with biases, as train gpt --init
 	# reads it): rank 8 on attn.c_attn, the per-sample step against the plain.
-	"$bin" bench step "${char[@]}" --bias --lora-rank 8 --estimators sgd,ps-clip-sgd --steps "${LORASTEPS:-40}" --json >"$out/step/char-lora.json"
+	"$bin" bench step "${char[@]}" --bias --lora-rank 8 --estimators sgd,ps-clip-sgd --steps "${LORASTEPS:-60}" --json >"$out/step/char-lora.json"
 }
 
 # budget: the per-sample step's time and peak memory under per-sample
