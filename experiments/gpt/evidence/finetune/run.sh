@@ -24,7 +24,7 @@ mkdir -p "$OUT"
 [ -f "$OUT/finetune.txt" ] || tail -c +892316 "$TEXT" >"$OUT/finetune.txt"
 MODEL="--vocab byte --bias --n-layer 4 --n-head 4 --n-embd 128 --block-size 64"
 LORA="--lora-rank 8 --lora-alpha 16 --lora-targets attn,proj,fc,mlp-proj"
-FT="--text $OUT/finetune.txt --vocab byte --init $OUT/pretrain-hf --micro-batch 16 --accum 4 --steps 200 --warmup 20 --eval-interval 50 --eval-iters 20 --ckpt-interval 50"
+FT="--text $OUT/finetune.txt --vocab byte --init $OUT/pretrain-hf --micro-batch 16 --accum 4 --steps 200 --warmup 20 --eval-interval 20 --eval-iters 20 --ckpt-interval 50"
 
 # train NAME FLAGS...: runs (or resumes) OUT/NAME unless it has finished,
 # its CPU time in OUT/NAME.time, then evaluates its checkpoint on the
