@@ -88,8 +88,9 @@ func TestExportGPT2(t *testing.T) {
 	}
 }
 
-// train gpt --lora-rank fine-tunes a GPT-2-layout checkpoint by LoRA, and
-// export gpt2 writes the merged model, whose logits are the adapted
+// train gpt --lora-rank fine-tunes a GPT-2-layout checkpoint by LoRA,
+// sample generates from the adapted model, and export gpt2 writes the
+// merged model, whose logits are the adapted
 // model's; bad LoRA flags are refused with one line and exit status 2
 // before anything is written.
 func TestTrainGPTLoRA(t *testing.T) {
@@ -118,6 +119,9 @@ func TestTrainGPTLoRA(t *testing.T) {
 	if !slices.Equal(trained, []string{"transformer.h.0.attn.c_attn.lora_A.weight", "transformer.h.0.attn.c_attn.lora_B.weight",
 		"transformer.h.0.mlp.c_fc.lora_A.weight", "transformer.h.0.mlp.c_fc.lora_B.weight"}) {
 		t.Errorf("trained %v", trained)
+	}
+	if code, stdout, stderr := runCLI("sample", "--ckpt", run, "--tokens", "5", "--prompt", "to be"); code != 0 || !strings.HasPrefix(stdout, "to be") {
+		t.Errorf("sample of a LoRA run: exit %d, %q, %q", code, stdout, stderr)
 	}
 	hf := filepath.Join(dir, "hf")
 	if code, stdout, stderr := runCLI("export", "gpt2", "--ckpt", run, "--out", hf); code != 0 || !strings.Contains(stdout, "merged") {
