@@ -123,9 +123,18 @@ func (m *Model) noDecoder() error {
 }
 
 // Sample continues prompt by o.Tokens tokens (models.GPT.Generate) and
-// returns the new text.
+// returns the new text. The tokens are drawn among those the model's
+// vocabulary or tokenizer decodes (GenerateOptions.Vocab, unless set):
+// not the padding of a larger embedding.
 func (m *Model) Sample(prompt string, o models.GenerateOptions) (string, error) {
 	var p []int32
+	switch {
+	case o.Vocab > 0:
+	case m.Vocab != nil:
+		o.Vocab = m.Vocab.Size()
+	case m.bpe != nil:
+		o.Vocab = m.bpe.Size()
+	}
 	switch {
 	case m.Vocab != nil:
 		ids, err := m.Vocab.Encode([]byte(prompt))
