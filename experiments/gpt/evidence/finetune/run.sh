@@ -3,8 +3,9 @@
 # pretrained on the first 80 % of tiny Shakespeare, then fine-tuned on the
 # held-out last 20 % by full fine-tuning, LoRA, and DP-LoRA at ε = 8 and
 # ε = 3, seeds 1, 2 and 3; every checkpoint's loss on the held-out text's
-# validation split by eval gpt. Two background lanes after the pretraining
-# (full and LoRA; the two DP-LoRA runs), one thread each at nice 19.
+# validation split by eval gpt. Three background lanes after the
+# pretraining (full and LoRA; DP-LoRA at ε = 8; at ε = 3), one thread each
+# at nice 19.
 # Running the script again resumes every unfinished run from its
 # checkpoint and skips finished ones (a run with result.json, an eval with
 # its JSON).
@@ -67,14 +68,16 @@ lane1() {
 # The noise is seeded (--noise-seed), so that the study reproduces; a
 # private run draws it from a secret instead, at the same σ.
 # shellcheck disable=SC2086
-lane2() {
+dplora() {
 	for S in 1 2 3; do
-		for E in 8 3; do
-			train "dp-lora-eps$E-$S" $FT --seed $S --noise-seed $S --lr 2e-3 --clip-mode per-sample --ps-estimator dp-sgd --clip 1 \
-				--target-epsilon $E --delta 1e-5 $LORA
-		done
+		train "dp-lora-eps$1-$S" $FT --seed $S --noise-seed $S --lr 2e-3 --clip-mode per-sample --ps-estimator dp-sgd --clip 1 \
+			--target-epsilon $1 --delta 1e-5 $LORA
 	done
 }
-lane1 &
-lane2 &
+lane2() { dplora 8; }
+lane3() { dplora 3; }
+# LANES, if set, lists the lanes to run (default: all three).
+for L in ${LANES:-1 2 3}; do
+	lane$L &
+done
 wait
