@@ -3,9 +3,9 @@
 # pretrained on the first 80 % of tiny Shakespeare, then fine-tuned on the
 # held-out last 20 % by full fine-tuning, LoRA, and DP-LoRA at ε = 8 and
 # ε = 3, seeds 1, 2 and 3; every checkpoint's loss on the held-out text's
-# validation split by eval gpt. Three background lanes after the
-# pretraining (full and LoRA; DP-LoRA at ε = 8; at ε = 3), one thread each
-# at nice 19.
+# validation split by eval gpt. Four background lanes after the
+# pretraining (full; DP-LoRA at ε = 8; at ε = 3; LoRA), one thread each at
+# nice 19.
 # Running the script again resumes every unfinished run from its
 # checkpoint and skips finished ones (a run with result.json, an eval with
 # its JSON).
@@ -62,6 +62,11 @@ train pretrain --text "$OUT/pretrain.txt" $MODEL
 lane1() {
 	for S in 1 2 3; do
 		train "full-$S" $FT --seed $S --lr 3e-4 --clip-mode global --clip 1
+	done
+}
+# shellcheck disable=SC2086
+lane4() {
+	for S in 1 2 3; do
 		train "lora-$S" $FT --seed $S --lr 2e-3 --clip-mode global --clip 1 $LORA
 	done
 }
@@ -76,8 +81,8 @@ dplora() {
 }
 lane2() { dplora 8; }
 lane3() { dplora 3; }
-# LANES, if set, lists the lanes to run (default: all three).
-for L in ${LANES:-1 2 3}; do
+# LANES, if set, lists the lanes to run (default: all four).
+for L in ${LANES:-1 2 3 4}; do
 	lane$L &
 done
 wait
