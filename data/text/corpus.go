@@ -27,7 +27,7 @@ type Corpus struct {
 	// corpus does not know.
 	Vocab *Vocab
 	// Tokenizer names the tokenizer of token files without a Vocab, as
-	// their TokenizerFile does (e.g. "gpt2 " and bpe.Tokenizer.Sum);
+	// their TokenizerFile does (bpe.Tokenizer.ID for GPT-2's BPE);
 	// empty when unknown.
 	Tokenizer  string
 	Train, Val []uint16
