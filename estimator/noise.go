@@ -115,23 +115,35 @@ func (g *Gaussian) draw() float64 {
 	return src.normal()
 }
 
-// noiseStream is the 64-bit words of one block: AES-256 in counter mode
-// (the block's key, the counter from 0), read in little-endian order.
+// noiseStream is one block's words: AES-256 in counter mode on the block's
+// key, read 64 bits at a time in little-endian order, the values' words
+// (one a value, in order) from counter 0, the further words of the
+// ziggurat's rare slow paths (extra) from counter 2¹²⁷, so that the
+// values' loop reads its words in bulk.
 type noiseStream struct {
+	main  cipher.Stream
+	buf   [4096]byte
+	extra words
+}
+
+// words is a counter-mode stream read one word at a time.
+type words struct {
 	ctr cipher.Stream
-	buf [4096]byte
+	buf [512]byte
 	i   int // the next word's offset in buf
 }
 
 // reset starts the words of key.
 func (s *noiseStream) reset(key [32]byte) {
 	c, _ := aes.NewCipher(key[:]) // never fails for 32 bytes
-	s.ctr = cipher.NewCTR(c, make([]byte, aes.BlockSize))
-	s.i = len(s.buf)
+	var iv [aes.BlockSize]byte
+	s.main = cipher.NewCTR(c, iv[:])
+	iv[0] = 0x80
+	s.extra = words{ctr: cipher.NewCTR(c, iv[:]), i: len(s.extra.buf)}
 }
 
 // word returns the next word.
-func (s *noiseStream) word() uint64 {
+func (s *words) word() uint64 {
 	if s.i == len(s.buf) {
 		clear(s.buf[:])
 		s.ctr.XORKeyStream(s.buf[:], s.buf[:])
@@ -178,18 +190,25 @@ func zigTables() (x [zigLayers + 1]float64, q [zigLayers]float64, f [zigLayers +
 // from a word whose low 7 bits pick the layer i, bit 7 the sign and top
 // 53 bits u, uniform on [0, 1); |z| = u·zigX[i] when that lies inside the
 // layer's part under the density (u < zigQ[i]), as for nearly every word,
-// else magnitude's draw with further words.
+// else magnitude's draw with extra words.
 func (s *noiseStream) add(d []float32, std float64) {
-	for j := range d {
-		w := s.word()
-		i := w & (zigLayers - 1)
-		u := float64(int64(w>>11)) * 0x1p-53
-		x := u * zigX[i]
-		if !(u < zigQ[i]) {
-			x = s.magnitude(i, x)
+	for len(d) > 0 {
+		m := min(len(d), len(s.buf)/8)
+		b := s.buf[: 8*m : 8*m]
+		clear(b)
+		s.main.XORKeyStream(b, b)
+		for j := range d[:m] {
+			w := binary.LittleEndian.Uint64(b[8*j:])
+			i := w & (zigLayers - 1)
+			u := float64(int64(w>>11)) * 0x1p-53
+			x := u * zigX[i]
+			if !(u < zigQ[i]) {
+				x = s.extra.magnitude(i, x)
+			}
+			z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<56) // the sign, without a branch
+			d[j] += float32(std * z)
 		}
-		z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<56) // the sign, without a branch
-		d[j] += float32(std * z)
+		d = d[m:]
 	}
 }
 
@@ -203,7 +222,7 @@ func (s *noiseStream) normal() float64 {
 // magnitude returns the draw of |z| for a word that fell outside layer
 // i's part under the density at x: the base's tail, or x if it lies under
 // the density in the layer's wedge, else the draw of a fresh word.
-func (s *noiseStream) magnitude(i uint64, x float64) float64 {
+func (s *words) magnitude(i uint64, x float64) float64 {
 	for {
 		if i == 0 {
 			return zigTail(s)
@@ -224,7 +243,7 @@ func (s *noiseStream) magnitude(i uint64, x float64) float64 {
 }
 
 // zigTail returns a draw of the normal beyond zigR (Marsaglia 1964).
-func zigTail(src *noiseStream) float64 {
+func zigTail(src *words) float64 {
 	for {
 		x := detmath.Log(uniform(src)) / zigR
 		y := detmath.Log(uniform(src))
@@ -235,7 +254,7 @@ func zigTail(src *noiseStream) float64 {
 }
 
 // uniform returns a uniform draw on (0, 1].
-func uniform(src *noiseStream) float64 {
+func uniform(src *words) float64 {
 	return float64(int64(src.word()>>11)+1) * 0x1p-53
 }
 
