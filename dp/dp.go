@@ -152,39 +152,19 @@ func New(cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
-// estimator is the DP-SGD estimator of cfg at noise multiplier sigma.
+// estimator is the DP-SGD estimator of cfg at noise multiplier sigma:
+// estimator.Spec's, whose field names Config shares (Seed aside).
 func (cfg *Config) estimator(sigma float64) (estimator.Noisy, error) {
-	if cfg.TargetQuantile == 0 {
-		if cfg.QuantileRate != 0 {
-			return nil, setting.Unread("QuantileRate", cfg.QuantileRate, "read only with TargetQuantile")
-		}
-		if cfg.CountNoise != 0 {
-			return nil, setting.Unread("CountNoise", cfg.CountNoise, "read only with TargetQuantile")
-		}
-		e, err := estimator.NewDPSGD(cfg.Clip, sigma, cfg.Seed)
-		if err != nil {
-			return nil, err
-		}
-		return e, nil
+	e, err := estimator.Spec{
+		Estimator: "dp-sgd", Clip: cfg.Clip, NoiseMultiplier: sigma, NoiseSeed: cfg.Seed,
+		TargetQuantile: cfg.TargetQuantile, QuantileRate: cfg.QuantileRate, CountNoise: cfg.CountNoise,
+	}.NewPrivate(float64(cfg.ExpectedBatch))
+	var se *setting.Error
+	if errors.As(err, &se) && se.Field == "NoiseSeed" {
+		se.Field = "Seed"
 	}
-	sigmaB := cfg.CountNoise
-	if sigmaB == 0 {
-		sigmaB = float64(cfg.ExpectedBatch) / 20 // Andrew et al.'s choice
-	}
-	e, err := estimator.NewDPQuantile(cfg.Clip, cfg.TargetQuantile, cfg.QuantileRate, sigma, sigmaB, float64(cfg.ExpectedBatch), cfg.Seed)
-	if err != nil {
-		var se *setting.Error
-		if errors.As(err, &se) && quantileFields[se.Field] != "" {
-			se.Field = quantileFields[se.Field]
-		}
-		return nil, err
-	}
-	return e, nil
+	return e, err
 }
-
-// quantileFields are Config's names for estimator.NewDPQuantile's
-// arguments where they differ.
-var quantileFields = map[string]string{"Q": "TargetQuantile", "Rate": "QuantileRate", "Gamma": "Clip"}
 
 // rangeInt checks lo ≤ v ≤ hi.
 func rangeInt(field string, v, lo, hi int) error {

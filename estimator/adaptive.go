@@ -14,6 +14,7 @@ const (
 	DefaultTargetQuantile = 0.5  // Andrew et al.'s target fraction of unclipped samples
 	DefaultQuantileRate   = 0.2  // Andrew et al.'s geometric learning rate η_C
 	DefaultAutoClipR      = 0.01 // Bu et al.'s stability constant r of AUTO-S
+	DefaultCountNoise     = 0.05 // Andrew et al.'s count noise σ_b, a share of the expected batch (E[B]/20)
 )
 
 // PSAuto is PS-Clip-SGD with a threshold τ_k = α·k^(1/β) estimated while

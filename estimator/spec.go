@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -39,9 +40,13 @@ type Spec struct {
 	Window    int  `json:"window,omitempty"`
 	// TargetQuantile and QuantileRate are ps-clip-quantile's target
 	// fraction of unclipped samples and rate η_C (0: DefaultTargetQuantile,
-	// DefaultQuantileRate).
+	// DefaultQuantileRate). With dp-sgd, TargetQuantile makes the clipping
+	// norm follow that quantile privately from the initial norm Clip
+	// (DPQuantile, Andrew et al. 2021), its count noised with CountNoise
+	// σ_b (0: DefaultCountNoise of the expected batch).
 	TargetQuantile float64 `json:"target_quantile,omitempty"`
 	QuantileRate   float64 `json:"quantile_rate,omitempty"`
+	CountNoise     float64 `json:"count_noise,omitempty"`
 	// AutoClipR is auto-clip's stability constant r (0: DefaultAutoClipR).
 	AutoClipR float64 `json:"auto_clip_r,omitempty"`
 	// NoiseMultiplier is dp-sgd's σ: the noise added to the sum of the
@@ -56,10 +61,13 @@ type Spec struct {
 
 // Fields lists the fields of Spec by name, in declaration order: the names
 // Reads takes and *setting.Error reports.
-var Fields = []string{"Estimator", "Clip", "Alpha", "Beta", "AutoAlpha", "AutoBeta", "Window", "TargetQuantile", "QuantileRate", "AutoClipR", "NoiseMultiplier", "NoiseSeed"}
+var Fields = []string{"Estimator", "Clip", "Alpha", "Beta", "AutoAlpha", "AutoBeta", "Window", "TargetQuantile", "QuantileRate", "CountNoise", "AutoClipR", "NoiseMultiplier", "NoiseSeed"}
 
 // increasing reports whether ps-clip-sgd's threshold is α·k^(1/β).
 func (s Spec) increasing() bool { return s.Beta != 0 || s.AutoBeta }
+
+// adaptive reports whether dp-sgd's clipping norm follows a quantile.
+func (s Spec) adaptive() bool { return s.Estimator == "dp-sgd" && s.TargetQuantile != 0 }
 
 // automatic reports whether the threshold is estimated from a window of
 // norms (PSAuto).
@@ -72,8 +80,9 @@ func (s Spec) automatic() bool {
 // with a constant threshold; Beta and AutoBeta for ps-clip-sgd; Alpha and
 // AutoAlpha for ps-clip-sgd with an increasing threshold; Window for the
 // automatic thresholds; TargetQuantile and QuantileRate for
-// ps-clip-quantile; AutoClipR for auto-clip; Clip, NoiseMultiplier and
-// NoiseSeed for dp-sgd. It reads no field that is not one of Fields (a JSON
+// ps-clip-quantile and dp-sgd, CountNoise for dp-sgd with TargetQuantile
+// set; AutoClipR for auto-clip; Clip, NoiseMultiplier and NoiseSeed for
+// dp-sgd. It reads no field that is not one of Fields (a JSON
 // key such as "clip" is not a field name).
 func (s Spec) Reads(field string) bool {
 	switch field {
@@ -87,8 +96,12 @@ func (s Spec) Reads(field string) bool {
 		return s.Estimator == "ps-clip-sgd" && s.increasing()
 	case "Window":
 		return s.automatic()
-	case "TargetQuantile", "QuantileRate":
-		return s.Estimator == "ps-clip-quantile"
+	case "TargetQuantile":
+		return s.Estimator == "ps-clip-quantile" || s.Estimator == "dp-sgd"
+	case "QuantileRate":
+		return s.Estimator == "ps-clip-quantile" || s.adaptive()
+	case "CountNoise":
+		return s.adaptive()
 	case "AutoClipR":
 		return s.Estimator == "auto-clip"
 	case "NoiseMultiplier", "NoiseSeed":
@@ -119,6 +132,8 @@ func (s Spec) Value(field string) (v any, set bool) {
 		return s.TargetQuantile, s.TargetQuantile != 0
 	case "QuantileRate":
 		return s.QuantileRate, s.QuantileRate != 0
+	case "CountNoise":
+		return s.CountNoise, s.CountNoise != 0
 	case "AutoClipR":
 		return s.AutoClipR, s.AutoClipR != 0
 	case "NoiseMultiplier":
@@ -164,6 +179,8 @@ func (s *Spec) clear(field string) {
 		s.TargetQuantile = 0
 	case "QuantileRate":
 		s.QuantileRate = 0
+	case "CountNoise":
+		s.CountNoise = 0
 	case "AutoClipR":
 		s.AutoClipR = 0
 	case "NoiseMultiplier":
@@ -207,8 +224,9 @@ var readers = map[string]string{
 	"Beta":            "read by ps-clip-sgd only",
 	"AutoBeta":        "read by ps-clip-sgd only",
 	"Window":          "read by the automatic thresholds only (ps-clip-auto, ps-clip-sgd with AutoAlpha or AutoBeta)",
-	"TargetQuantile":  "read by ps-clip-quantile only",
-	"QuantileRate":    "read by ps-clip-quantile only",
+	"TargetQuantile":  "read by ps-clip-quantile and dp-sgd only",
+	"QuantileRate":    "read by ps-clip-quantile and by dp-sgd with a target quantile only",
+	"CountNoise":      "read by dp-sgd with a target quantile only",
 	"AutoClipR":       "read by auto-clip only",
 }
 
@@ -264,13 +282,21 @@ func (s Spec) Validate() error {
 			return err
 		}
 	}
+	if s.CountNoise != 0 && !(2*s.CountNoise > s.NoiseMultiplier) {
+		return setting.Errorf("CountNoise", s.CountNoise, "0 (%g of the expected batch) or a count noise σ_b above σ/2 = %g", DefaultCountNoise, s.NoiseMultiplier/2)
+	}
 	return setting.NonNegative32("AutoClipR", s.AutoClipR)
 }
 
-// New validates s and returns its estimator.
+// New validates s and returns its estimator. dp-sgd with a TargetQuantile
+// needs the expected batch size: build it with NewPrivate (New refuses it
+// with a *setting.Error naming TargetQuantile).
 func (s Spec) New() (Estimator, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.adaptive() {
+		return nil, setting.Errorf("TargetQuantile", s.TargetQuantile, "unset here: dp-sgd's private quantile needs the expected batch size (Spec.NewPrivate)")
 	}
 	switch s.Estimator {
 	case "sgd":
@@ -301,6 +327,47 @@ func (s Spec) New() (Estimator, error) {
 	return checked(NewAutoClip(s.AutoClipR))
 }
 
+// NewPrivate validates s, a dp-sgd Spec, and returns its estimator for
+// steps of expected batch size expected (q·N): DPSGD, or with a
+// TargetQuantile the private quantile-adaptive DPQuantile, whose count it
+// normalises by expected and whose count noise σ_b is CountNoise or
+// DefaultCountNoise·expected.
+func (s Spec) NewPrivate(expected float64) (Noisy, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Estimator != "dp-sgd" {
+		return nil, setting.Errorf("Estimator", strconv.Quote(s.Estimator), "dp-sgd (NewPrivate builds a private estimator)")
+	}
+	if !s.adaptive() {
+		e, err := NewDPSGD(s.Clip, s.NoiseMultiplier, s.NoiseSeed)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	sigmaB := s.CountNoise
+	if sigmaB == 0 {
+		sigmaB = DefaultCountNoise * expected
+		if !(2*sigmaB > s.NoiseMultiplier) {
+			return nil, setting.Errorf("CountNoise", 0, "a count noise σ_b above σ/2 = %g: the default, %g × the expected batch %g, is %g", s.NoiseMultiplier/2, DefaultCountNoise, expected, sigmaB)
+		}
+	}
+	e, err := NewDPQuantile(s.Clip, s.TargetQuantile, s.QuantileRate, s.NoiseMultiplier, sigmaB, expected, s.NoiseSeed)
+	if err != nil {
+		var se *setting.Error
+		if errors.As(err, &se) && dpQuantileFields[se.Field] != "" {
+			se.Field = dpQuantileFields[se.Field]
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// dpQuantileFields are Spec's names for NewDPQuantile's arguments where
+// they differ.
+var dpQuantileFields = map[string]string{"Gamma": "Clip", "Q": "TargetQuantile", "Rate": "QuantileRate"}
+
 // Label is the estimator's name in tables and figures, the paper's where it
 // has one: "SGD", "Clip-SGD γ=15", "Normalized-SGD", "PS-Clip-SGD γ=45",
 // "Increasing-PS-Clip-SGD α=15 β=2" (α=auto, β=auto for the automatic
@@ -319,6 +386,15 @@ func (s Spec) Label() string {
 		return "Normalized-SGD"
 	case s.Estimator == "dp-sgd":
 		name = "DP-SGD C=" + num(s.Clip) + " σ=" + num(s.NoiseMultiplier)
+		if s.adaptive() {
+			name = "DP-SGD C0=" + num(s.Clip) + " σ=" + num(s.NoiseMultiplier) + " q=" + num(s.TargetQuantile)
+			if s.QuantileRate != 0 {
+				name += " rate=" + num(s.QuantileRate)
+			}
+			if s.CountNoise != 0 {
+				name += " σb=" + num(s.CountNoise)
+			}
+		}
 		if s.NoiseSeed != 0 {
 			name += fmt.Sprintf(" noise-seed=%d", s.NoiseSeed)
 		}

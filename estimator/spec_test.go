@@ -99,9 +99,10 @@ func TestSpecReads(t *testing.T) {
 		{Spec{Estimator: "ps-clip-auto"}, []string{"Window"}},
 		{Spec{Estimator: "ps-clip-quantile"}, []string{"Clip", "TargetQuantile", "QuantileRate"}},
 		{Spec{Estimator: "auto-clip"}, []string{"AutoClipR"}},
-		{Spec{Estimator: "dp-sgd"}, []string{"Clip", "NoiseMultiplier", "NoiseSeed"}},
+		{Spec{Estimator: "dp-sgd"}, []string{"Clip", "TargetQuantile", "NoiseMultiplier", "NoiseSeed"}},
+		{Spec{Estimator: "dp-sgd", TargetQuantile: 0.5}, []string{"Clip", "TargetQuantile", "QuantileRate", "CountNoise", "NoiseMultiplier", "NoiseSeed"}},
 	}
-	all := Spec{Clip: 1, Alpha: 2, Beta: 3, AutoAlpha: true, AutoBeta: true, Window: 4, TargetQuantile: 0.5, QuantileRate: 0.6, AutoClipR: 0.7, NoiseMultiplier: 0.8, NoiseSeed: 9}
+	all := Spec{Clip: 1, Alpha: 2, Beta: 3, AutoAlpha: true, AutoBeta: true, Window: 4, TargetQuantile: 0.5, QuantileRate: 0.6, CountNoise: 10, AutoClipR: 0.7, NoiseMultiplier: 0.8, NoiseSeed: 9}
 	allJSON, _ := json.Marshal(all)
 	for _, tt := range tests {
 		var got []string
@@ -130,7 +131,7 @@ func TestSpecReads(t *testing.T) {
 		}
 		// Trim keeps exactly what is read.
 		full := all
-		full.Estimator, full.Beta, full.AutoBeta = tt.s.Estimator, tt.s.Beta, tt.s.AutoBeta
+		full.Estimator, full.Beta, full.AutoBeta, full.TargetQuantile = tt.s.Estimator, tt.s.Beta, tt.s.AutoBeta, tt.s.TargetQuantile
 		trimmed := full.Trim()
 		for _, f := range Fields[1:] {
 			_, now := trimmed.Value(f)
@@ -179,10 +180,67 @@ func TestSpecLabel(t *testing.T) {
 		{Spec{Estimator: "ps-clip-quantile"}, "Quantile-PS-Clip-SGD q=0.5"},
 		{Spec{Estimator: "ps-clip-quantile", TargetQuantile: 0.9, QuantileRate: 0.1, Clip: 3}, "Quantile-PS-Clip-SGD q=0.9 rate=0.1 γ0=3"},
 		{Spec{Estimator: "auto-clip"}, "Auto-Clip r=0.01"},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15}, "DP-SGD C=0.1 σ=2.15"},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, TargetQuantile: 0.5}, "DP-SGD C0=0.1 σ=2.15 q=0.5"},
+		{Spec{Estimator: "dp-sgd", Clip: 1, NoiseMultiplier: 2, TargetQuantile: 0.6, QuantileRate: 0.1, CountNoise: 50, NoiseSeed: 3}, "DP-SGD C0=1 σ=2 q=0.6 rate=0.1 σb=50 noise-seed=3"},
 	}
 	for _, tt := range tests {
 		if got := tt.s.Label(); got != tt.want {
 			t.Errorf("%+v: Label %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}
+
+// NewPrivate builds dp-sgd for an expected batch size: DPSGD, or with a
+// target quantile the accounted adaptive clipping (DPQuantile) with
+// Andrew et al.'s count noise E[B]/20 by default; New refuses the latter,
+// which needs the expected batch.
+func TestSpecNewPrivate(t *testing.T) {
+	tests := []struct {
+		s      Spec
+		field  string  // "": valid
+		sigmaB float64 // the count noise NewPrivate must use (adaptive only)
+	}{
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15}, "", 0},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, TargetQuantile: 0.5}, "", 2048.0 / 20},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, TargetQuantile: 0.5, CountNoise: 30, QuantileRate: 0.1}, "", 30},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, TargetQuantile: 0.5, CountNoise: 1}, "CountNoise", 0}, // σ_b ≤ σ/2
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, TargetQuantile: 1.5}, "TargetQuantile", 0},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, QuantileRate: 0.1}, "QuantileRate", 0}, // without a target
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, CountNoise: 30}, "CountNoise", 0},
+		{Spec{Estimator: "dp-sgd", NoiseMultiplier: 2.15, TargetQuantile: 0.5}, "Clip", 0}, // the initial norm
+		{Spec{Estimator: "ps-clip-quantile", TargetQuantile: 0.5}, "Estimator", 0},
+	}
+	for _, tt := range tests {
+		e, err := tt.s.NewPrivate(2048)
+		var se *setting.Error
+		switch {
+		case tt.field != "":
+			if !errors.As(err, &se) || se.Field != tt.field || e != nil {
+				t.Errorf("%+v: NewPrivate = %v, %v; want a *setting.Error for %s", tt.s, e, err, tt.field)
+			}
+			continue
+		case err != nil:
+			t.Errorf("%+v: NewPrivate: %v", tt.s, err)
+			continue
+		}
+		q, adaptive := e.(*DPQuantile)
+		if adaptive != (tt.s.TargetQuantile != 0) {
+			t.Errorf("%+v: NewPrivate gave %T", tt.s, e)
+			continue
+		}
+		_, nerr := tt.s.New()
+		if !adaptive {
+			if nerr != nil {
+				t.Errorf("%+v: New: %v", tt.s, nerr)
+			}
+			continue
+		}
+		if !errors.As(nerr, &se) || se.Field != "TargetQuantile" {
+			t.Errorf("%+v: New: %v; want a *setting.Error for TargetQuantile", tt.s, nerr)
+		}
+		if q.Gamma() != tt.s.Clip || q.EffectiveNoise() != EffectiveNoise(tt.s.NoiseMultiplier, tt.sigmaB) {
+			t.Errorf("%+v: γ0 %g, σ_eff %g; want %g, %g", tt.s, q.Gamma(), q.EffectiveNoise(), tt.s.Clip, EffectiveNoise(tt.s.NoiseMultiplier, tt.sigmaB))
 		}
 	}
 }

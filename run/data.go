@@ -33,6 +33,18 @@ func Hash(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// released is d with only the hashes of PublicData's parts.
+func (d Data) released() Data {
+	r := d
+	r.SHA256 = map[string]string{}
+	for k, v := range d.SHA256 {
+		if PublicData[k] {
+			r.SHA256[k] = v
+		}
+	}
+	return r
+}
+
 // Diff lists how d differs from was, the data a run was trained on: one
 // entry per part that changed, naming it; nil if they are the same data.
 func (d Data) Diff(was Data) []string {

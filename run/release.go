@@ -108,6 +108,7 @@ var Released = map[string]Release{
 	"provenance":          {true, "the command, the binary and the machine"},
 	"ranks":               {true, "the processes of a data-parallel run"},
 	"clip_threshold":      {true, "the clipping norm C, a setting"},
+	"clip_norm":           {true, "adaptive dp-sgd's clipping norm, moved only by noised counts whose privacy ε composes"},
 	// RecordFile: whose directory it is.
 	"kind":    {true, "the directory's kind"},
 	"owner":   {true, "who made the directory"},
@@ -138,6 +139,18 @@ var Released = map[string]Release{
 	// The model on public data (the test set).
 	"test_acc":  {true, "the model's accuracy on the test set, which is public"},
 	"test_loss": {true, "the model's loss on the test set, which is public"},
+}
+
+// PublicData names the parts of a run's data (Data.SHA256) that are public:
+// a dp-sgd run records the hashes of these only. A hash of private records
+// (the training set, a validation split of it, labels, a vocabulary drawn
+// from it) would tell whoever holds the checkpoint whether a given dataset
+// is the one trained on, which ε does not cover; such a run's resume then
+// checks the public parts alone.
+var PublicData = map[string]bool{
+	"test":       true, // the test set, declared public
+	"init":       true, // the pretrained weights fine-tuning starts from
+	"corruption": true, // the name of a corruption setting
 }
 
 // filter writes what a dp-sgd run may release of one JSON value: with all

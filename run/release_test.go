@@ -1,12 +1,19 @@
 package run
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/psclip/psclip/estimator"
+	"github.com/psclip/psclip/nn"
+	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/privacy"
 )
 
@@ -90,5 +97,63 @@ func TestNoisyNeedsPrivacy(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the refused run left %d files", len(entries))
+	}
+}
+
+// A dp-sgd run records the hashes of its public data only: a hash of the
+// training set in its checkpoint would tell whoever holds the checkpoint
+// whether a given dataset is the one trained on. Its resume checks the
+// public parts; a run that releases everything records all of them.
+func TestPrivateRunRecordsPublicDataOnly(t *testing.T) {
+	private, public := Hash([]byte("the private training set")), Hash([]byte("the public test set"))
+	data := Data{Source: "d", SHA256: map[string]string{"train": private, "test": public}}
+	start := func(dir string, d Data, p *Privacy, resume bool) error {
+		est, err := estimator.NewDPSGD(1, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &toy{w: nn.NewParam("w", 1), rng: rand.NewPCG(1, 2)}
+		if m.opt, err = optim.NewSGD([]*nn.Param{m.w}, optim.SGDConfig{LR: 0.1}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := toyConfig{Steps: 3}
+		m.r, err = New(Spec{Kind: "toy", Config: cfg, Data: d, Steps: cfg.Steps, Params: []*nn.Param{m.w}, Optimizer: m.opt,
+			Estimator: est, RNGs: map[string]RNG{"rng": m.rng}, State: &m.st, Privacy: p}, Options{Out: dir, Resume: resume})
+		if err != nil {
+			return err
+		}
+		if resume {
+			return m.r.Close()
+		}
+		return m.train(context.Background())
+	}
+	for _, unprotected := range []bool{false, true} {
+		dir := t.TempDir()
+		p := &Privacy{Secret: privacy.NewSecret(0), ReleaseUnprotected: unprotected}
+		if err := start(dir, data, p, false); err != nil {
+			t.Fatal(err)
+		}
+		ckpt, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(ckpt, []byte(private)); got != unprotected {
+			t.Errorf("unprotected %v: the checkpoint holds the training set's hash: %v", unprotected, got)
+		}
+		if !bytes.Contains(ckpt, []byte(public)) {
+			t.Errorf("unprotected %v: the checkpoint lacks the test set's hash", unprotected)
+		}
+		if unprotected {
+			continue
+		}
+		// Resume: the public part is checked, the private one cannot be.
+		other := Data{Source: "d", SHA256: map[string]string{"train": private, "test": Hash([]byte("another test set"))}}
+		var changed *DataChangedError
+		if err := start(dir, other, p, true); !errors.As(err, &changed) {
+			t.Errorf("resume on another test set: %v, want a *DataChangedError", err)
+		}
+		if err := start(dir, data, p, true); err != nil {
+			t.Errorf("resume on the same data: %v", err)
+		}
 	}
 }

@@ -126,11 +126,14 @@ type Summary struct {
 // over its window of recent per-sample norms, clamped to [1.05, 2] or the
 // fixed β, and σ̂, their moment of order β, which is α when α is
 // automatic), null for the other estimators and during the warm-up; Gamma
-// is ps-clip-quantile's threshold, null for the other estimators.
+// is ps-clip-quantile's threshold, null for the other estimators; ClipNorm
+// is adaptive dp-sgd's clipping norm (moved only by noised counts, so
+// private), absent for the other estimators.
 type Diagnostics struct {
-	PHat     Float `json:"p_hat"`
-	SigmaHat Float `json:"sigma_hat"`
-	Gamma    Float `json:"gamma"`
+	PHat     Float  `json:"p_hat"`
+	SigmaHat Float  `json:"sigma_hat"`
+	Gamma    Float  `json:"gamma"`
+	ClipNorm *Float `json:"clip_norm,omitempty"`
 }
 
 // Checkpoint metadata keys: the run layer's state and the trainer's.
@@ -157,6 +160,7 @@ type Run struct {
 	opts  Options
 	dir   *Dir                // nil without an output directory, or ReadOnly
 	est   estimator.Estimator // what the trainer's train.Trainer uses
+	data  Data                // the data's identity as the run records it
 	norms *normlog.Recorder   // with LogNorms
 
 	st      state
@@ -276,7 +280,11 @@ func open(spec Spec, opts Options) (*Run, error) {
 		r.norms = &normlog.Recorder{Estimator: spec.Estimator}
 		r.est = r.norms
 	}
-	r.st = state{Kind: spec.Kind, Data: spec.Data}
+	r.data = spec.Data
+	if spec.Privacy != nil && !spec.Privacy.ReleaseUnprotected {
+		r.data = spec.Data.released()
+	}
+	r.st = state{Kind: spec.Kind, Data: r.data}
 	if opts.Out == "" {
 		if opts.Resume {
 			return nil, errors.New("run: Resume needs an output directory")
@@ -376,13 +384,16 @@ func (r *Run) Diagnostics() Diagnostics {
 		}
 	case *estimator.Quantile:
 		d.Gamma = Float(est.Gamma())
+	case *estimator.DPQuantile:
+		c := Float(est.Gamma())
+		d.ClipNorm = &c
 	}
 	return d
 }
 
 // Summary is the run's part of its summary, so far.
 func (r *Run) Summary() Summary {
-	s := Summary{Seconds: r.Elapsed(), SkippedSteps: r.st.SkippedSteps, Data: r.spec.Data, Ranks: r.opts.Comm.Size()}
+	s := Summary{Seconds: r.Elapsed(), SkippedSteps: r.st.SkippedSteps, Data: r.data, Ranks: r.opts.Comm.Size()}
 	if !r.start.IsZero() {
 		s.Provenance = r.prov
 		s.Provenance.Finish()
@@ -638,8 +649,8 @@ func (r *Run) restore() error {
 		}
 		return err
 	}
-	if diffs := r.spec.Data.Diff(st.Data); diffs != nil {
-		return &DataChangedError{Dir: dir, Was: st.Data.Source, Now: r.spec.Data.Source, Changes: diffs}
+	if diffs := r.data.Diff(st.Data); diffs != nil {
+		return &DataChangedError{Dir: dir, Was: st.Data.Source, Now: r.data.Source, Changes: diffs}
 	}
 	if l.Step > r.spec.Steps {
 		return &ConfigChangedError{Dir: dir, Changes: []string{fmt.Sprintf("the checkpoint is at step %d, past the %d steps of this run", l.Step, r.spec.Steps)}}

@@ -23,12 +23,17 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage fu
 		"window":           fmt.Sprintf("per-sample norms the automatic α and β are estimated from (0: %d)", estimator.DefaultWindow),
 		"target-quantile":  fmt.Sprintf("ps-clip-quantile: target fraction of unclipped samples (0: %g)", estimator.DefaultTargetQuantile),
 		"quantile-rate":    fmt.Sprintf("ps-clip-quantile: geometric rate η_C of the threshold (0: %g)", estimator.DefaultQuantileRate),
+		"count-noise":      fmt.Sprintf("dp-sgd with --target-quantile: noise σ_b on the count of unclipped samples, above σ/2 (0: %g × the expected batch); the gradient's noise is then (σ⁻² − (2σ_b)⁻²)^(−1/2), so ε is that of σ", estimator.DefaultCountNoise),
 		"auto-clip-r":      fmt.Sprintf("auto-clip: stability constant r of g/(|g|+r) (0: %g)", estimator.DefaultAutoClipR),
 		"noise-multiplier": "dp-sgd: noise multiplier σ (noise N(0, σ²C²) on the sum of the clipped gradients, C = --clip)",
 		"noise-seed":       "dp-sgd: fixed seed of the noise and of the Poisson samples, for reproductions and tests: the run is then NOT private (0: secret keys from crypto/rand)",
 	}
 	if fields == nil {
 		fields = specFields
+	}
+	if slices.Contains(fields, "CountNoise") { // a command that trains dp-sgd
+		text["target-quantile"] += "; dp-sgd: if set, the clipping norm starts at --clip and follows this quantile privately (Andrew et al. 2021), its count noised and its privacy composed into ε"
+		text["quantile-rate"] += "; also dp-sgd's with --target-quantile"
 	}
 	for _, field := range fields {
 		name := fieldFlags[field]
@@ -51,6 +56,8 @@ func addSpecFlags(fs *flag.FlagSet, s *estimator.Spec, fields []string, usage fu
 			fs.Float64Var(&s.TargetQuantile, name, s.TargetQuantile, t)
 		case "QuantileRate":
 			fs.Float64Var(&s.QuantileRate, name, s.QuantileRate, t)
+		case "CountNoise":
+			fs.Float64Var(&s.CountNoise, name, s.CountNoise, t)
 		case "AutoClipR":
 			fs.Float64Var(&s.AutoClipR, name, s.AutoClipR, t)
 		case "NoiseMultiplier":
@@ -66,7 +73,7 @@ var specFields = []string{"Estimator", "Clip", "Alpha", "Beta", "Window", "Targe
 
 // cnnSpecFields are the estimator fields of the CNN training commands:
 // specFields and dp-sgd's.
-var cnnSpecFields = append(slices.Clone(specFields), "NoiseMultiplier", "NoiseSeed")
+var cnnSpecFields = append(slices.Clone(specFields), "CountNoise", "NoiseMultiplier", "NoiseSeed")
 
 // unreadFlag returns the flag of the first of fields that was given on the
 // command line although reads says it is not read, or "" if there is none:

@@ -7,7 +7,7 @@ package main
 var fieldFlags = map[string]string{
 	// estimator.Spec
 	"Estimator": "estimator", "Clip": "clip", "Alpha": "alpha", "Beta": "beta", "AutoAlpha": "alpha", "AutoBeta": "beta",
-	"Window": "window", "TargetQuantile": "target-quantile", "QuantileRate": "quantile-rate", "AutoClipR": "auto-clip-r",
+	"Window": "window", "TargetQuantile": "target-quantile", "QuantileRate": "quantile-rate", "CountNoise": "count-noise", "AutoClipR": "auto-clip-r",
 	"NoiseMultiplier": "noise-multiplier", "NoiseSeed": "noise-seed",
 	// cifar.Config, cifar.Experiment, cifar.RunOptions
 	"LR": "lr", "Momentum": "momentum", "WeightDecay": "weight-decay", "Batch": "batch", "Epochs": "epochs",

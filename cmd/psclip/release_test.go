@@ -55,6 +55,11 @@ func dpCommands(t *testing.T) map[string][]string {
 			"--clip", "1", "--augment", "cropflip"}, dp...),
 		"train gpt": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
 			"--clip", "1", "--noise-multiplier", "1", "--delta", "1e-3", "--ckpt-interval", "2"}, tinyGPTFlags...), "--steps", "5"),
+		// Adaptive clipping: the clipping norm follows a quantile privately.
+		"train images adaptive": append([]string{"train", "images", "--data", idx, "--model", "tanh-cnn", "--batch", "16", "--epochs", "2",
+			"--clip", "0.5", "--target-quantile", "0.5"}, dp...),
+		"train gpt adaptive": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
+			"--clip", "1", "--target-quantile", "0.7", "--count-noise", "2", "--noise-multiplier", "1", "--delta", "1e-3", "--ckpt-interval", "2"}, tinyGPTFlags...), "--steps", "5"),
 	}
 }
 
@@ -76,6 +81,9 @@ func TestDPReleasesOnlyWhatEpsilonCovers(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			scanRelease(t, out, stdout, stderr)
+			if log, _ := os.ReadFile(filepath.Join(out, "log.jsonl")); strings.HasSuffix(name, "adaptive") && !strings.Contains(string(log), `"clip_norm":`) {
+				t.Errorf("the log of adaptive clipping lacks its clipping norm, clip_norm")
+			}
 		})
 	}
 	for _, args := range [][]string{

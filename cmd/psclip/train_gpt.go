@@ -149,7 +149,7 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "final learning rate of the cosine decay (default: 10 % of --lr)")
 	fs.StringVar(&f.mode, "clip-mode", string(c.ClipMode), "global (clip the accumulated gradient), micro-batch (MB-Clip), per-sample (PS-Clip) or none")
 	definePS(fs, c, "ps-clip-sgd", "--clip-mode per-sample", gpt.PSEstimators)
-	addSpecFlags(fs, &c.Spec, []string{"NoiseMultiplier", "NoiseSeed"}, func(_, text string) string { return "--clip-mode per-sample --ps-estimator " + text })
+	addSpecFlags(fs, &c.Spec, []string{"CountNoise", "NoiseMultiplier", "NoiseSeed"}, func(_, text string) string { return "--clip-mode per-sample --ps-estimator " + text })
 	fs.Float64Var(&f.targetEps, "target-epsilon", f.targetEps, "dp-sgd: the ε to spend at --delta over the whole run; σ is chosen for it (RDP accountant) instead of --noise-multiplier")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "dp-sgd: δ of the (ε, δ) guarantee for one record (a window of --block-size + 1 tokens), below 1/N (N records); ε is logged at every evaluation and in result.json")
 	fs.StringVar(&c.Sampling, "sampling", c.Sampling, "training sequences: windows (at random offsets, nanoGPT's; the default but for dp-sgd) or poisson (the training text cut into N disjoint records of --block-size + 1 tokens, each joining a step with probability --micro-batch·--accum/N; dp-sgd's default and only for it)")

@@ -425,7 +425,13 @@ func (c *Config) ClipThreshold() float64 {
 
 // estimator returns the estimator and scope of the configuration's clipping.
 func (c *Config) estimator() (estimator.Estimator, train.Scope, error) {
-	if c.ClipMode == ClipPerSample {
+	switch {
+	case c.DPSGD():
+		// E[B] = q·N: a Poisson sample's expected size (privacy.NewPoisson
+		// refuses an expected batch above N).
+		e, err := c.psSpec().NewPrivate(float64(c.ExpectedBatch()))
+		return e, train.Global, err
+	case c.ClipMode == ClipPerSample:
 		e, err := c.psSpec().New()
 		return e, train.Global, err
 	}

@@ -275,8 +275,17 @@ func ParseAugment(s string) (cifardata.Augment, error) {
 // PerSample reports whether the estimator computes per-sample gradient
 // norms, as RunOptions.LogNorms needs.
 func (c *Config) PerSample() bool {
-	e, err := c.New()
+	e, err := c.estimator(1)
 	return err == nil && e.PerSample()
+}
+
+// estimator returns the configuration's estimator, dp-sgd's for steps of
+// expected batch size expected.
+func (c *Config) estimator(expected float64) (estimator.Estimator, error) {
+	if c.DPSGD() {
+		return c.NewPrivate(expected)
+	}
+	return c.New()
 }
 
 // Validate checks the configuration: the estimator's Spec, and every

@@ -392,7 +392,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	est, err := cfg.New()
+	est, err := cfg.estimator(r.expectedBatch(len(sp.train)))
 	if err != nil {
 		return nil, err
 	}
@@ -434,8 +434,8 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		Comm: r.h.Comm(), PerSampleMemory: perSample,
 	}
 	if cfg.DPSGD() {
-		tc.ExpectedBatch = r.sampleRate * float64(len(sp.train)) // q·N, Opacus' divisor
-		tc.SampleStats = true                                    // what the run writes of them is its own release's
+		tc.ExpectedBatch = r.expectedBatch(len(sp.train))
+		tc.SampleStats = true // what the run writes of them is its own release's
 	}
 	r.trainer, err = train.New(tc)
 	if err == nil && r.h.Resumed() {
@@ -790,6 +790,10 @@ func (r *Run) step(b train.Batch) (train.Stats, error) {
 	}
 	return r.trainer.Step(batches...)
 }
+
+// expectedBatch is dp-sgd's expected batch size q·N over n training
+// images, Opacus' divisor.
+func (r *Run) expectedBatch(n int) float64 { return r.sampleRate * float64(n) }
 
 // epsilon is the ε the run has spent at its δ, NaN without dp-sgd.
 func (r *Run) epsilon() Float {
