@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	mathbits "math/bits"
 	"runtime"
 	"sync/atomic"
 
@@ -15,9 +16,9 @@ import (
 )
 
 // Gaussian is DP-SGD's noise source: independent standard normal draws by
-// the ziggurat method (Marsaglia and Tsang 2000, in Doornik's 128-layer
-// form) from AES-256 in counter mode, a cryptographically strong generator
-// that CPUs with AES instructions run at about a nanosecond for 64 bits.
+// the ziggurat method (Marsaglia and Tsang 2000, 256 layers, in Doornik's
+// form) from AES in counter mode, a cryptographically strong generator that
+// CPUs with AES instructions run at about a nanosecond for 64 bits.
 //
 // The stream is counter-based: a call's draws are cut into blocks of
 // noiseBlock values, block k of the source drawn from a generator of its
@@ -36,9 +37,9 @@ import (
 // and its rare slow paths need only detmath's Exp and Log, square roots,
 // products and quotients, each rounded before it is used. Each draw is
 // formed in float64 and rounded once to float32. Nearly every draw
-// (98.8 %) takes one 64-bit word, one product and one comparison: about
-// 3 ns of CPU a value on the shared 2-core EPYC, of the order of writing
-// the values (BenchmarkGaussianAdd).
+// (98.5 %) takes one 64-bit word, one product and one comparison, eight
+// draws at a time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd,
+// the same bits as its portable code).
 type Gaussian struct {
 	secret *privacy.Secret
 	tag    string
@@ -115,15 +116,16 @@ func (g *Gaussian) draw() float64 {
 	return src.normal()
 }
 
-// noiseStream is one block's words: AES-256 in counter mode on the block's
-// key, read 64 bits at a time in little-endian order, the values' words
+// noiseStream is one block's words: AES-128 in counter mode on the first
+// half of the block's key, read 64 bits at a time in little-endian order, the values' words
 // (one a value, in order) from counter 0, the further words of the
 // ziggurat's rare slow paths (extra) from counter 2¹²⁷, so that the
 // values' loop reads its words in bulk.
 type noiseStream struct {
-	main  cipher.Stream
-	buf   [4096]byte
-	extra words
+	main     cipher.Stream
+	buf      [4096]byte
+	rejected [64]uint8 // a bit for each word of buf (kernels.ZigguratAdd)
+	extra    words
 }
 
 // words is a counter-mode stream read one word at a time.
@@ -135,7 +137,7 @@ type words struct {
 
 // reset starts the words of key.
 func (s *noiseStream) reset(key [32]byte) {
-	c, _ := aes.NewCipher(key[:]) // never fails for 32 bytes
+	c, _ := aes.NewCipher(key[:16]) // AES-128; never fails for 16 bytes
 	var iv [aes.BlockSize]byte
 	s.main = cipher.NewCTR(c, iv[:])
 	iv[0] = 0x80
@@ -154,7 +156,7 @@ func (s *words) word() uint64 {
 	return w
 }
 
-// The ziggurat of 128 layers of the density f(x) = e^(−x²/2) on x ≥ 0
+// The ziggurat of 256 layers of the density f(x) = e^(−x²/2) on x ≥ 0
 // (Marsaglia and Tsang 2000; Doornik 2005, "An improved ziggurat method to
 // generate normal random samples"): zigR is where the tail starts, zigV
 // every layer's area. Layer i spans [0, zigX[i]] (layer 0, the base, holds
@@ -163,9 +165,9 @@ func (s *words) word() uint64 {
 // zigF[i] = f(zigX[i]) its lower height (layer i spans heights zigF[i] to
 // zigF[i+1]).
 const (
-	zigLayers = 128
-	zigR      = 3.442619855899
-	zigV      = 9.91256303526217e-3
+	zigLayers = 256
+	zigR      = 3.6541528853610088
+	zigV      = 4.92867323399e-3
 )
 
 var zigX, zigQ, zigF = zigTables()
@@ -187,29 +189,37 @@ func zigTables() (x [zigLayers + 1]float64, q [zigLayers]float64, f [zigLayers +
 }
 
 // add adds std·z to every element of d, z standard normal draws: each
-// from a word whose low 7 bits pick the layer i, bit 7 the sign and top
-// 53 bits u, uniform on [0, 1); |z| = u·zigX[i] when that lies inside the
-// layer's part under the density (u < zigQ[i]), as for nearly every word,
-// else magnitude's draw with extra words.
+// from a word whose low 8 bits pick the layer i, bit 8 the sign and top
+// 52 bits u (zigU), uniform on [0, 1); |z| = u·zigX[i] when that lies
+// inside the layer's part under the density (u < zigQ[i]), as for nearly
+// every word (kernels.ZigguratAdd, vectorised), else magnitude's draw with
+// extra words, for the rejected values in order.
 func (s *noiseStream) add(d []float32, std float64) {
 	for len(d) > 0 {
 		m := min(len(d), len(s.buf)/8)
-		b := s.buf[: 8*m : 8*m]
+		b := s.buf[:8*m]
 		clear(b)
 		s.main.XORKeyStream(b, b)
-		for j := range d[:m] {
-			w := binary.LittleEndian.Uint64(b[8*j:])
-			i := w & (zigLayers - 1)
-			u := float64(int64(w>>11)) * 0x1p-53
-			x := u * zigX[i]
-			if !(u < zigQ[i]) {
-				x = s.extra.magnitude(i, x)
+		rej := s.rejected[:(m+7)/8]
+		kernels.ZigguratAdd(d[:m], b, std, (*[zigLayers]float64)(zigX[:zigLayers]), &zigQ, rej)
+		for k, bits := range rej {
+			for ; bits != 0; bits &= bits - 1 {
+				j := 8*k + mathbits.TrailingZeros8(bits)
+				w := binary.LittleEndian.Uint64(b[8*j:])
+				i := w & (zigLayers - 1)
+				x := s.extra.magnitude(i, zigU(w)*zigX[i])
+				z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<55) // the sign
+				d[j] += float32(std * z)
 			}
-			z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<56) // the sign, without a branch
-			d[j] += float32(std * z)
 		}
 		d = d[m:]
 	}
+}
+
+// zigU is a word's top 52 bits as a uniform draw on [0, 1), exactly: 1 +
+// those bits as a float64's fraction, less 1.
+func zigU(w uint64) float64 {
+	return math.Float64frombits(0x3ff0000000000000|w>>12) - 1
 }
 
 // normal returns one standard normal draw, as add does.
@@ -234,7 +244,7 @@ func (s *words) magnitude(i uint64, x float64) float64 {
 		}
 		w := s.word()
 		i = w & (zigLayers - 1)
-		u := float64(int64(w>>11)) * 0x1p-53
+		u := zigU(w)
 		x = u * zigX[i]
 		if u < zigQ[i] {
 			return x
