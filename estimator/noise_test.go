@@ -179,7 +179,8 @@ func TestGaussianSeeds(t *testing.T) {
 }
 
 // A fixed seed's state resumes the stream bit for bit; a secure source's
-// state holds no key and resumes with fresh noise; the kinds do not mix.
+// state holds no key and resumes with fresh noise; the kinds do not mix,
+// nor do the streams of earlier versions.
 func TestGaussianState(t *testing.T) {
 	g := NewGaussian(5)
 	draw := func(g *Gaussian) []float32 {
@@ -210,6 +211,11 @@ func TestGaussianState(t *testing.T) {
 	}
 	if NewGaussian(0).UnmarshalBinary(st) == nil || NewGaussian(5).UnmarshalBinary(sst) == nil || NewGaussian(5).UnmarshalBinary(nil) == nil {
 		t.Error("a state of the other kind is accepted")
+	}
+	// A fixed seed's polar-method stream of earlier versions ('F' and the
+	// ChaCha8 state) is refused: this version would draw other noise.
+	if NewGaussian(5).UnmarshalBinary(append([]byte{'F'}, make([]byte, 48)...)) == nil {
+		t.Error("an earlier version's fixed-seed state is accepted")
 	}
 	if bytes.Contains(sst, []byte("psclip dp-sgd gaussian")) {
 		t.Error("secure state holds key material")
