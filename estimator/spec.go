@@ -327,6 +327,26 @@ func (s Spec) New() (Estimator, error) {
 	return checked(NewAutoClip(s.AutoClipR))
 }
 
+// NewFor returns s's estimator for steps of expected batch size expected
+// (q·N): NewPrivate's for dp-sgd, New's for the others, which do not read
+// expected.
+func (s Spec) NewFor(expected float64) (Estimator, error) {
+	if s.Estimator == "dp-sgd" {
+		return s.NewPrivate(expected)
+	}
+	return s.New()
+}
+
+// PerSample reports whether s's estimator computes per-sample gradient
+// norms (as logging them needs); false for an invalid s.
+func (s Spec) PerSample() bool {
+	if s.Estimator == "dp-sgd" {
+		return s.Validate() == nil // DPSGD and DPQuantile clip per sample
+	}
+	e, err := s.New()
+	return err == nil && e.PerSample()
+}
+
 // NewPrivate validates s, a dp-sgd Spec, and returns its estimator for
 // steps of expected batch size expected (q·N): DPSGD, or with a
 // TargetQuantile the private quantile-adaptive DPQuantile, whose count it

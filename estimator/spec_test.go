@@ -244,3 +244,28 @@ func TestSpecNewPrivate(t *testing.T) {
 		}
 	}
 }
+
+// NewFor builds dp-sgd's estimator through NewPrivate (adaptive clipping
+// included) and the others through New; PerSample says which of them
+// compute per-sample norms, dp-sgd's whatever its expected batch.
+func TestSpecNewFor(t *testing.T) {
+	for _, tt := range []struct {
+		s         Spec
+		perSample bool
+	}{
+		{Spec{Estimator: "sgd"}, false},
+		{Spec{Estimator: "clip-sgd", Clip: 1}, false},
+		{Spec{Estimator: "ps-clip-sgd", Clip: 1}, true},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15}, true},
+		{Spec{Estimator: "dp-sgd", Clip: 0.1, NoiseMultiplier: 2.15, TargetQuantile: 0.5}, true},
+		{Spec{Estimator: "ps-clip-sgd"}, false}, // invalid: no threshold
+	} {
+		e, err := tt.s.NewFor(2048)
+		if tt.s.PerSample() != tt.perSample || (err == nil) != tt.perSample && tt.s.Estimator != "sgd" && tt.s.Estimator != "clip-sgd" {
+			t.Errorf("%+v: PerSample %v, NewFor %v, %v", tt.s, tt.s.PerSample(), e, err)
+		}
+		if _, adaptive := e.(*DPQuantile); adaptive != (tt.s.TargetQuantile != 0) {
+			t.Errorf("%+v: NewFor gave %T", tt.s, e)
+		}
+	}
+}

@@ -43,6 +43,10 @@ const (
 	fxIDX200   = "@idx200"   // IDX directory with one training label of 200 (the others 0…3)
 	fxIDXOne   = "@idxone"   // IDX directory whose images all have label 0
 	fxForeign  = "@foreign"  // a safetensors file of another program, no psclip checkpoint
+	fxTable    = "@table"    // a good CSV table: features a and b, classes in label
+	fxTableTxt = "@tabletxt" // a CSV table with a word in a feature column, line 3
+	fxTableNaN = "@tablenan" // a CSV table with NaN in a feature column, line 3
+	fxTableOne = "@tableone" // a CSV table whose rows all have one class
 )
 
 // badInputs lists, for every psclip command, invocations with bad flags,
@@ -163,6 +167,7 @@ var badInputs = map[string][]badCase{
 	"experiment gpt-corrupt": {
 		{[]string{"--out", "out", "--text", fxEmpty}, 2, "empty corpus"},
 		{[]string{"--out", "out", "--text", fxText, "--corrupt", "0.2"}, 2, "--corrupt: the study sets it per run"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "1.5"}, 2, "--test-fraction = 1.5"},
 		{[]string{"--out", "out", "--text", fxText, "--settings", "0.2:diagonal"}, 2, "--settings"},
 		{[]string{"--out", "out", "--text", fxText, "--settings", "0:clustered"}, 2, "clean data (F = 0) has no layout"},
 		{[]string{"--out", "out", "--text", fxText, "--settings", "1"}, 2, "--settings"},
@@ -299,6 +304,7 @@ var badInputs = map[string][]badCase{
 		{[]string{"--ckpt", "file"}, 1, "file"},
 		{[]string{"--ckpt", "out", "--eval-iters", "-1"}, 2, "--eval-iters -1"},
 		{[]string{"--ckpt", "out", "--splits", "val,"}, 2, "--splits"},
+		{[]string{"--ckpt", "out", "--splits", "val,test"}, 2, "--splits \"val,test\": the test split needs --test-fraction"},
 		{[]string{"--ckpt", "out", "--seeds", "-1"}, 2, "--seeds"},
 		{[]string{"--ckpt", "out", "--seeds", "1,1"}, 2, "--seeds \"1,1\": seed 1 is listed twice"},
 		{[]string{"--ckpt", "out", "--splits", "val,val"}, 2, "--splits \"val,val\": split val is listed twice"},
@@ -366,6 +372,32 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--data", fxData, "--lr", "1e-320"}, 2, "--lr = 1e-320, want a positive normal float32"},
 		{[]string{"--out", "out", "--data", fxData, "--clip", "1e39"}, 2, "--clip = 1e+39"},
 		{[]string{"--out", "out", "--data", fxData, "--weight-decay", "1e-40"}, 2, "--weight-decay = 1e-40"},
+	},
+	"train table": {
+		{[]string{"--out", "out", "--target", "label"}, 2, "--data is required"},
+		{[]string{"--out", "out", "--data", fxTable}, 2, "--target is required"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "class"}, 2, `no column "class" to predict among ["a" "b" "label"]`},
+		{[]string{"--out", "out", "--data", fxTableTxt, "--target", "label"}, 2, `line 3, column "b": "blue" is not a number`},
+		{[]string{"--out", "out", "--data", fxTableNaN, "--target", "label"}, 2, `line 3, column "a": missing value "NaN"`},
+		{[]string{"--out", "out", "--data", fxTableOne, "--target", "label"}, 2, `every row has class "yes": a classifier needs at least 2`},
+		{[]string{"--out", "out", "--data", fxEmpty, "--target", "label"}, 2, "no header row: the file is empty"},
+		{[]string{"--out", "out", "--data", "no-such.csv", "--target", "label"}, 2, "no-such.csv"},
+		{[]string{"--out", "file", "--data", fxTable, "--target", "label"}, 2, "--out file"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--resume"}, 2, "--resume"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--task", "classification", "--loss", "mse"}, 2, `--loss = "mse", want a classification loss (cross-entropy or bce)`},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--task", "ranking"}, 2, `--task = "ranking"`},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--loss", "hinge"}, 2, `--loss = "hinge"`},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--loss", "mse"}, 2, `table.csv: table: line 2, column "label": "no" is not a number`},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--huber-delta", "2"}, 2, "--huber-delta = 2, want unset"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--hidden", "8,0"}, 2, "-hidden"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--val-fraction", "1"}, 2, "--val-fraction = 1"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--standardize", "minmax"}, 2, `--standardize = "minmax"`},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--estimator", "sgd", "--clip", "3"}, 2, "--clip does not apply to --estimator sgd"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--estimator", "dp-sgd", "--clip", "1", "--noise-multiplier", "1", "--delta", "1e-3", "--standardize", "fit"}, 2, `--standardize = "fit", want none for dp-sgd`},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--estimator", "dp-sgd", "--clip", "1", "--noise-multiplier", "1", "--delta", "0.05", "--batch", "8"}, 2, "--delta = 0.05, want below 1/N = 0.025 (N = 40 training records)"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--estimator", "dp-sgd", "--clip", "1", "--target-epsilon", "3", "--delta", "1e-3", "--batch", "41"}, 2, "--batch = 41, want at most the 40 training records"},
+		{[]string{"--out", "out", "--data", fxTable, "--target", "label", "--estimator", "ps-clip-sgd", "--clip", "1", "--target-epsilon", "3"}, 2, "--target-epsilon does not apply to --estimator ps-clip-sgd"},
+		{[]string{"--out", "out", "--data", fxTable, "--test", fxTableTxt, "--target", "label"}, 2, `tabletxt.csv: table: line 3, column "b": "blue" is not a number`},
 	},
 	"train images": {
 		{[]string{"--out", "out"}, 2, "--data is required"},
@@ -453,6 +485,13 @@ var badInputs = map[string][]badCase{
 		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd", "--clip", "1", "--noise-multiplier", "1", "--delta", "1e-5", "--target-epsilon", "3"}, 2, "--target-epsilon and --noise-multiplier exclude each other"},
 		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd", "--clip", "1", "--delta", "1e-5", "--target-epsilon", "0"}, 2, "--target-epsilon = 0"},
 		{[]string{"--out", "out", "--text", fxText, "--block-size", "16", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd", "--clip", "1", "--delta", "0.5", "--target-epsilon", "3"}, 2, "--delta = 0.5, want below 1/N"},
+		// A held-out test split: a share of the text below 1 that holds a
+		// block out, of a text (a token directory has its own splits).
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "1"}, 2, "--test-fraction = 1, want 0, or a normal float32 between 0 and 1"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "-0.1"}, 2, "--test-fraction = -0.1"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "1e-9"}, 2, "--test-fraction = 1e-09, want a share of"},
+		{[]string{"--out", "out", "--text", fxText, "--test-fraction", "0.001"}, 2, "test split: 24 tokens are fewer than block size + 1 = 65"},
+		{[]string{"--out", "out", "--data", fxOddTok, "--test-fraction", "0.1"}, 2, "--test-fraction = 0.1, want unset: a token directory has its own splits"},
 		{[]string{"--out", "out", "--text", "no-such.txt"}, 2, "no-such.txt"},
 		{[]string{"--out", "out", "--data", fxOddTok}, 2, "odd size"},
 		{[]string{"--out", "out", "--data", fxNoVal}, 2, "no val.bin"},
@@ -574,6 +613,10 @@ func badFixtures(t *testing.T) map[string]string {
 		}
 	})
 	fx[fxIDXOne] = labels("idxone", func(l []byte) { clear(l) })
+	fx[fxTable] = writeTable(t, 50, 2)
+	fx[fxTableTxt] = write("tabletxt.csv", []byte("a,b,label\n1,2,yes\n3,blue,no\n"))
+	fx[fxTableNaN] = write("tablenan.csv", []byte("a,b,label\n1,2,yes\nNaN,4,no\n"))
+	fx[fxTableOne] = write("tableone.csv", []byte("a,b,label\n1,2,yes\n3,4,yes\n"))
 	fx[fxForeign] = filepath.Join(dir, "foreign.safetensors")
 	w := []safetensors.Tensor{safetensors.New("weight", []int{2}, []float32{1, 2})}
 	if err := safetensors.WriteFile(fx[fxForeign], w, map[string]string{"format": "pt"}); err != nil {

@@ -13,6 +13,7 @@ func dataFlags(fs *flag.FlagSet, d *gpt.DataSpec) {
 	fs.StringVar(&d.Dir, "data", d.Dir, "the directory of nanoGPT's train.bin/val.bin (uint16 tokens; psclip data tokenize writes one), with its vocab.txt if there is one")
 	fs.StringVar(&d.Level, "vocab", d.Level, "tokenisation of --text or the Go source: char or byte (default: char for --text, byte for the Go source)")
 	fs.Int64Var(&d.MaxBytes, "corpus-bytes", d.MaxBytes, "use only the first N bytes of the Go source corpus (0: all)")
+	fs.Float64Var(&d.TestFraction, "test-fraction", d.TestFraction, "hold the last `fraction` of the text (--text or the Go source) out as a test split, before the 90/10 split of the rest; runs report their final test loss, and nothing trains on or chooses by it (0: none)")
 }
 
 // loadCorpus reads the corpus the data flags name; its errors are usage

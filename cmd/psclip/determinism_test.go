@@ -42,6 +42,8 @@ func TestSameResultsOnOneAndTwoThreads(t *testing.T) {
 			[]string{ckptName, "log.jsonl"}},
 		{"train gpt corrupted", append(gptArgs, "--clip-mode", "per-sample", "--clip", "0.5", "--corrupt", "0.25", "--corrupt-layout", "clustered",
 			"--corrupt-kind", "repeat", "--out", "OUT"), false, []string{ckptName, "log.jsonl", "result.json"}},
+		{"train table ps-clip-auto", []string{"train", "table", "--data", writeTable(t, 600, 1), "--target", "label", "--hidden", "64,64",
+			"--batch", "128", "--epochs", "2", "--estimator", "ps-clip-auto", "--out", "OUT"}, false, []string{ckptName, "log.jsonl", "result.json"}},
 		{"quadratic", []string{"quadratic", "--runs", "3", "--T", "100", "--json",
 			"--methods", "sgd,clip-sgd,nsgd,ps-clip-sgd,ps-clip-auto,ps-clip-quantile,auto-clip"}, true, nil},
 		{"highprob", []string{"highprob", "--runs", "100", "--T", "30", "--json"}, true, nil},

@@ -51,7 +51,7 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 	dataFlags(fs, &d)
 	iters := fs.Int("eval-iters", 200, "batches per estimate")
 	seeds := fs.String("seeds", strconv.FormatUint(text.EvalSeed, 10), "comma-separated seeds of the batch draws (the default draws the batches training evaluates on)")
-	splits := fs.String("splits", "val,train", "comma-separated splits to evaluate: val, train")
+	splits := fs.String("splits", "val,train", "comma-separated splits to evaluate: val, train, test (the split --test-fraction holds out)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -72,8 +72,11 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 	}
 	names := strings.Split(*splits, ",")
 	for i, s := range names {
-		if s != "val" && s != "train" {
-			return usagef("--splits %q: unknown split %q (want val or train)", *splits, s)
+		if s != "val" && s != "train" && s != "test" {
+			return usagef("--splits %q: unknown split %q (want val, train or test)", *splits, s)
+		}
+		if s == "test" && d.TestFraction == 0 {
+			return usagef("--splits %q: the test split needs --test-fraction, the share of the text held out when the model was trained", *splits)
 		}
 		if slices.Contains(names[:i], s) {
 			return usagef("--splits %q: split %s is listed twice", *splits, s)
@@ -96,10 +99,7 @@ func runEvalGPT(fs *flag.FlagSet, args []string) error {
 		fmt.Fprintf(stdout, "%-6s %-20s %s\n", "split", "seed", "loss")
 	}
 	for _, split := range names {
-		tokens := corpus.Val
-		if split == "train" {
-			tokens = corpus.Train
-		}
+		tokens := map[string][]uint16{"val": corpus.Val, "train": corpus.Train, "test": corpus.Test}[split]
 		var losses []float64
 		for _, seed := range draws {
 			p := newProgress(fmt.Sprintf("eval gpt: %s, seed %d", split, seed), "batches", *iters)

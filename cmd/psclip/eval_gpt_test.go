@@ -93,3 +93,45 @@ func lastValLoss(t *testing.T, path string) float64 {
 	}
 	return v
 }
+
+// train gpt --test-fraction reports the final test loss, on stdout and in
+// result.json, and eval gpt --splits test with the same fraction gives it
+// again from the checkpoint, on the training's evaluation batches.
+func TestEvalGPTTestSplit(t *testing.T) {
+	var text strings.Builder
+	for i := range 80 {
+		text.WriteString(strings.Repeat("to be or not to be, that is the question.\n", 1+i%3))
+	}
+	corpus := writeCorpus(t, text.String())
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "gpt", "--text", corpus, "--test-fraction", "0.2", "--out", out}, tinyGPTFlags...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("train gpt: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Val  float64  `json:"final_val_loss"`
+		Test *float64 `json:"final_test_loss"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Test == nil || *res.Test == res.Val || !strings.Contains(stdout, "final test loss ") {
+		t.Fatalf("final test loss %v (validation %v); stdout %q", res.Test, res.Val, stdout)
+	}
+	code, stdout, stderr = runCLI("eval", "gpt", "--ckpt", out, "--text", corpus, "--test-fraction", "0.2", "--eval-iters", "2", "--splits", "test,val", "--json")
+	if code != 0 {
+		t.Fatalf("eval gpt: exit %d: %s", code, stderr)
+	}
+	var ev evalResult
+	if err := json.Unmarshal([]byte(stdout), &ev); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if len(ev.Losses) != 2 || ev.Losses[0].Split != "test" || ev.Losses[0].Loss != *res.Test || ev.Losses[1].Loss != res.Val {
+		t.Errorf("eval gpt: %+v; want test %v and val %v, the run's", ev.Losses, *res.Test, res.Val)
+	}
+}

@@ -23,7 +23,7 @@ var fieldFlags = map[string]string{
 	"EvalInterval": "eval-interval", "EvalIters": "eval-iters", "LogInterval": "log-interval", "CkptInterval": "ckpt-interval",
 	"Corrupt": "corrupt", "CorruptLayout": "corrupt-layout", "CorruptKind": "corrupt-kind",
 	"Settings": "settings", "GammaGrid": "gamma-grid", "GammaAt": "gamma-at", "KAt": "k-at", "GammaSeeds": "gamma-seeds", "Ks": "ks", "KMethods": "k-methods",
-	"LRs": "lrs", "Modes": "clip-modes", "Text": "text", "Dir": "data", "Level": "vocab",
+	"LRs": "lrs", "Modes": "clip-modes", "Text": "text", "Dir": "data", "Level": "vocab", "TestFraction": "test-fraction",
 	"Tokens": "tokens", "Temperature": "temperature", "TopK": "top-k", "Prompt": "prompt",
 	// quadratic.Config
 	"P": "p", "T": "T", "N": "n", "Dim": "d", "Runs": "runs", "Eta": "eta",

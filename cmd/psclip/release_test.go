@@ -53,9 +53,13 @@ func dpCommands(t *testing.T) map[string][]string {
 			"--clip", "0.5", "--micro-batch", "5", "--label-noise", "0.2"}, dp...),
 		"train cifar": append([]string{"train", "cifar", "--data", cifar, "--width-div", "32", "--batch", "16", "--epochs", "1",
 			"--clip", "1", "--augment", "cropflip"}, dp...),
+		"train table": append([]string{"train", "table", "--data", writeTable(t, 300, 1), "--test", writeTable(t, 60, 2), "--target", "label",
+			"--hidden", "8", "--batch", "32", "--epochs", "2", "--clip", "1", "--micro-batch", "10"}, dp...),
 		"train gpt": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
 			"--clip", "1", "--noise-multiplier", "1", "--delta", "1e-3", "--ckpt-interval", "2"}, tinyGPTFlags...), "--steps", "5"),
 		// Adaptive clipping: the clipping norm follows a quantile privately.
+		"train table adaptive": append([]string{"train", "table", "--data", writeTable(t, 300, 1), "--target", "label",
+			"--hidden", "8", "--batch", "32", "--epochs", "2", "--clip", "1", "--target-quantile", "0.5", "--count-noise", "2"}, dp...),
 		"train images adaptive": append([]string{"train", "images", "--data", idx, "--model", "tanh-cnn", "--batch", "16", "--epochs", "2",
 			"--clip", "0.5", "--target-quantile", "0.5"}, dp...),
 		"train gpt adaptive": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",

@@ -188,8 +188,12 @@ func runTrainGPT(fs *flag.FlagSet, args []string) error {
 	case c.ClipMode != gpt.ClipNone:
 		clip = fmt.Sprintf("clipped %.1f %% at %v on mean gradients", 100*s.ClippedFraction, float64(s.ClipThreshold))
 	}
-	full := fmt.Sprintf("%s: %d steps, final validation loss %.4f, %.1f min, %s, %d skipped steps; %s in %s",
-		corpus.Name, s.Steps, float64(s.FinalValLoss), s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
+	test := ""
+	if s.FinalTestLoss != nil {
+		test = fmt.Sprintf(", final test loss %.4f", float64(*s.FinalTestLoss))
+	}
+	full := fmt.Sprintf("%s: %d steps, final validation loss %.4f%s, %.1f min, %s, %d skipped steps; %s in %s",
+		corpus.Name, s.Steps, float64(s.FinalValLoss), test, s.Seconds/60, clip, s.SkippedSteps, runFileNames, f.out)
 	if !c.DPSGD() {
 		fmt.Fprintln(stdout, full)
 		return nil

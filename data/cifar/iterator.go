@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/psclip/psclip/data/dataset"
 	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/tensor"
 )
@@ -55,19 +56,22 @@ type Position struct {
 }
 
 // Iterator delivers a dataset as normalised, optionally augmented batches,
-// epoch after epoch.
+// epoch after epoch. The batches' images are drawn by data/dataset's
+// samplers: a Shuffle (an epoch's order from the seed's stream) or a
+// Poisson sampler (batch b of epoch e is the secret's sample (e, b)).
 type Iterator struct {
 	d     *Dataset
 	cfg   IterConfig
 	table *[Channels][256]float32
 	pos   Position
-	order []int // the current epoch's order of images
-	last  []int // the images of the batch Next returned last
+	// shuffle draws the images of a batch with Shuffle, poisson with
+	// Poisson; with neither, inOrder holds 0…N−1, the images in order.
+	shuffle *dataset.Shuffle
+	poisson *dataset.Poisson
+	inOrder []int
+	last    []int // the images of the batch Next returned last
 	// applied is what AutoAugment did to each image of that batch.
 	applied []Applied
-	drawn   []int // Poisson sampling: the batch's images
-	// poisson draws the Poisson samples; nil without Poisson sampling.
-	poisson *privacy.Poisson
 	bufs    [][2][ImageBytes]byte
 }
 
@@ -89,14 +93,25 @@ func NewIterator(d *Dataset, cfg IterConfig) (*Iterator, error) {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	it := &Iterator{d: d, cfg: cfg, table: cfg.Norm.table(), bufs: make([][2][ImageBytes]byte, cfg.Workers)}
-	if cfg.Poisson {
-		if cfg.Secret == nil {
-			return nil, fmt.Errorf("cifar: Poisson sampling needs a Secret to key its samples")
+	var err error
+	switch {
+	case cfg.Poisson && cfg.Secret == nil:
+		return nil, fmt.Errorf("cifar: Poisson sampling needs a Secret to key its samples")
+	case cfg.Poisson:
+		// A batch of N or more expects every image: q = 1.
+		it.poisson, err = dataset.NewEpochPoisson(cfg.Secret, d.Len(), min(cfg.Batch, d.Len()), it.BatchesPerEpoch())
+	case cfg.Shuffle:
+		it.shuffle, err = dataset.NewShuffleFrom(d.Len(), cfg.Batch, false, func(e int) rand.Source {
+			return stream(cfg.Seed, tagShuffle, uint64(e), 0)
+		})
+	default:
+		it.inOrder = make([]int, d.Len())
+		for i := range it.inOrder {
+			it.inOrder[i] = i
 		}
-		var err error
-		if it.poisson, err = privacy.NewPoisson(cfg.Secret, d.Len(), cfg.Batch); err != nil {
-			return nil, err
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	it.startEpoch(0)
 	return it, nil
@@ -120,32 +135,43 @@ func (it *Iterator) SampleRate() float64 {
 	return min(1, float64(it.cfg.Batch)/float64(it.d.Len()))
 }
 
-// Seek moves the iterator to p, typically one saved by Position.
+// Seek moves the iterator to p, typically one saved by Position: a
+// position between batches.
 func (it *Iterator) Seek(p Position) error {
-	end := it.d.Len()
+	n, b := it.d.Len(), it.cfg.Batch
+	end := n
 	if it.cfg.Poisson {
 		end = it.BatchesPerEpoch()
 	}
-	if p.Epoch < 0 || p.Index < 0 || p.Index > end {
-		return fmt.Errorf("cifar: position epoch %d index %d outside a %d-image epoch", p.Epoch, p.Index, it.d.Len())
+	if p.Epoch < 0 || p.Index < 0 || p.Index > end || !it.cfg.Poisson && p.Index < n && p.Index%b != 0 {
+		return fmt.Errorf("cifar: position epoch %d index %d is not between batches of a %d-image epoch", p.Epoch, p.Index, n)
 	}
 	it.startEpoch(p.Epoch)
 	it.pos.Index = p.Index
-	return nil
+	var err error
+	switch {
+	case it.shuffle != nil:
+		err = it.shuffle.Seek(p.Epoch, (p.Index+b-1)/b) // the epoch's end: its last batch drawn
+	case it.poisson != nil:
+		err = it.poisson.Seek(p.Epoch*it.BatchesPerEpoch() + p.Index)
+	}
+	return err
 }
 
+// startEpoch moves the iterator, and its sampler, to the start of epoch
+// e ≥ 0.
 func (it *Iterator) startEpoch(e int) {
 	it.pos = Position{Epoch: e}
 	it.last = nil
-	if it.order == nil {
-		it.order = make([]int, it.d.Len())
+	var err error
+	switch {
+	case it.shuffle != nil:
+		err = it.shuffle.Seek(e, 0)
+	case it.poisson != nil:
+		err = it.poisson.Seek(e * it.BatchesPerEpoch())
 	}
-	for i := range it.order {
-		it.order[i] = i
-	}
-	if it.cfg.Shuffle {
-		r := rand.New(stream(it.cfg.Seed, tagShuffle, uint64(e), 0))
-		r.Shuffle(len(it.order), func(i, j int) { it.order[i], it.order[j] = it.order[j], it.order[i] })
+	if err != nil {
+		panic(err) // e ≥ 0: a position of every sampler
 	}
 }
 
@@ -163,22 +189,26 @@ func (it *Iterator) Next() (x *tensor.Tensor, y []int32, ok bool) {
 		it.startEpoch(it.pos.Epoch + 1)
 		return nil, nil, false
 	}
-	idx := it.order[it.pos.Index:min(it.pos.Index+it.cfg.Batch, it.d.Len())]
+	var idx []int
+	if it.shuffle != nil {
+		idx = it.shuffle.Next()
+	} else {
+		idx = it.inOrder[it.pos.Index:min(it.pos.Index+it.cfg.Batch, it.d.Len())]
+	}
 	x, y = it.batch(idx)
 	it.pos.Index += len(idx)
 	return x, y, true
 }
 
 // nextPoisson is Next with Poisson sampling: batch b of epoch e is the
-// sampler's sample (e, b), so it depends on nothing but the secret and its
+// secret's sample (e, b), so it depends on nothing but the secret and its
 // place.
 func (it *Iterator) nextPoisson() (x *tensor.Tensor, y []int32, ok bool) {
 	if it.pos.Index >= it.BatchesPerEpoch() {
 		it.startEpoch(it.pos.Epoch + 1)
 		return nil, nil, false
 	}
-	it.drawn = it.poisson.Sample(it.drawn, uint64(it.pos.Epoch), uint64(it.pos.Index))
-	x, y = it.batch(it.drawn)
+	x, y = it.batch(it.poisson.Next())
 	it.pos.Index++
 	return x, y, true
 }

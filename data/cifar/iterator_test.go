@@ -2,9 +2,11 @@ package cifar
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -267,7 +269,7 @@ func TestIteratorErrors(t *testing.T) {
 		t.Error("empty dataset: no error")
 	}
 	it, _ := NewIterator(d, IterConfig{Batch: 2, Norm: norm})
-	for _, p := range []Position{{-1, 0}, {0, -1}, {0, 4}} {
+	for _, p := range []Position{{-1, 0}, {0, -1}, {0, 4}, {0, 1}} { // {0, 1}: inside a batch
 		if err := it.Seek(p); err == nil {
 			t.Errorf("Seek(%+v): no error", p)
 		}
@@ -277,5 +279,54 @@ func TestIteratorErrors(t *testing.T) {
 	}
 	if _, _, ok := it.Next(); ok || it.Position() != (Position{Epoch: 4}) {
 		t.Errorf("Next at the end of an epoch: ok %v, position %+v", ok, it.Position())
+	}
+}
+
+// The batches come from data/dataset's samplers in the order the image
+// trainer's published runs were drawn in: epoch e shuffled by
+// rand.Shuffle on the seed's stream (seed, tagShuffle, e, 0), and Poisson
+// batch b of epoch e the secret's sample (e, b). Both computed here the
+// way the iterator drew them before it used the samplers.
+func TestSamplersKeepTheOrder(t *testing.T) {
+	const n, batch = 23, 5
+	d := smallSynth(t, SynthConfig{Train: n, Test: 1, Classes: 3, Seed: 1}).Train
+	it, err := NewIterator(d, IterConfig{Batch: batch, Shuffle: true, Norm: Stats(d), Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range 3 {
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		r := rand.New(stream(4, tagShuffle, uint64(e), 0))
+		r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		var got []int
+		for {
+			if _, _, ok := it.Next(); !ok {
+				break
+			}
+			got = append(got, it.Indices()...)
+		}
+		if !slices.Equal(got, order) {
+			t.Fatalf("epoch %d: images %v, want %v", e, got, order)
+		}
+	}
+	secret := privacy.NewSecret(9)
+	it, err = NewIterator(d, IterConfig{Batch: batch, Poisson: true, Norm: Stats(d), Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := privacy.NewPoisson(secret, n, batch)
+	for e := range 2 {
+		for b := range it.BatchesPerEpoch() {
+			it.Next()
+			if got, want := it.Indices(), p.Sample(nil, uint64(e), uint64(b)); !slices.Equal(got, want) {
+				t.Fatalf("epoch %d, batch %d: images %v, want %v", e, b, got, want)
+			}
+		}
+		if _, _, ok := it.Next(); ok {
+			t.Fatalf("epoch %d has more than %d batches", e, it.BatchesPerEpoch())
+		}
 	}
 }

@@ -6,11 +6,14 @@
 // Tensors is one held in memory: the user's own tensors. A Sampler draws
 // each step's indices: Shuffle in epochs of a seeded permutation,
 // Poisson with each record joining each sample independently, as DP-SGD's
-// accounting assumes (secret unless a seed is given). Both save their
-// position as their state (encoding.BinaryMarshaler), so that a sampler
-// given to train.Config.Progress is saved and restored by
-// checkpoint.SaveTrainer and RestoreTrainer and a resumed run draws what
-// the uninterrupted one would.
+// accounting assumes (secret unless a seed is given), Uniform with
+// replacement (nanoGPT's random windows). Each saves its position as its
+// state (encoding.BinaryMarshaler), so that a sampler given to
+// train.Config.Progress is saved and restored by checkpoint.SaveTrainer
+// and RestoreTrainer and a resumed run draws what the uninterrupted one
+// would; Seek puts Shuffle and Poisson at a step a trainer counts. psclip's
+// own trainers draw through them: the image iterator (data/cifar), the
+// text samplers (data/text) and the table trainer (experiments/table).
 //
 //	data, _ := dataset.NewTensors(x, y) // x [N, features…], y one class a record
 //	s, _ := dataset.NewShuffle(data.Len(), 64, false, 1)

@@ -3,9 +3,11 @@ package dataset
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/psclip/psclip/privacy"
 	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
 )
@@ -138,10 +140,24 @@ func TestShuffle(t *testing.T) {
 			if err := r.UnmarshalBinary(st); err != nil {
 				t.Fatal(err)
 			}
+			q, _ := NewShuffle(10, 4, dropLast, 7)
+			q.Next() // a drawn permutation that Seek must not keep
+			if err := q.Seek(k/want, k%want); err != nil {
+				t.Fatal(err)
+			}
 			for j := k; j < len(seq); j++ {
 				if got := r.Next(); !slices.Equal(got, seq[j]) {
 					t.Fatalf("dropLast %v: restored at batch %d, batch %d is %v, want %v", dropLast, k, j, got, seq[j])
 				}
+				if got := q.Next(); !slices.Equal(got, seq[j]) {
+					t.Fatalf("dropLast %v: moved by Seek to batch %d, batch %d is %v, want %v", dropLast, k, j, got, seq[j])
+				}
+			}
+		}
+		for _, p := range [][2]int{{-1, 0}, {0, -1}, {0, want + 1}} {
+			var se *setting.Error
+			if err := s.Seek(p[0], p[1]); !errors.As(err, &se) {
+				t.Errorf("dropLast %v: Seek(%d, %d): %v, want a *setting.Error", dropLast, p[0], p[1], err)
 			}
 		}
 	}
@@ -182,6 +198,12 @@ func TestPoisson(t *testing.T) {
 	if got := draw(b, 20); !slices.EqualFunc(got, rest, slices.Equal) || b.Steps() != 40 {
 		t.Error("restored at step 20, the samples differ")
 	}
+	if err := b.Seek(20); err != nil || !slices.EqualFunc(draw(b, 20), rest, slices.Equal) {
+		t.Errorf("moved by Seek to step 20 (%v), the samples differ", err)
+	}
+	if err := b.Seek(-1); err == nil {
+		t.Error("Seek(-1): no error")
+	}
 	c, _ := NewPoisson(1000, 50, 0)
 	d, _ := NewPoisson(1000, 50, 0)
 	if !c.Private() || slices.EqualFunc(draw(c, 5), draw(d, 5), slices.Equal) {
@@ -199,6 +221,78 @@ func TestPoisson(t *testing.T) {
 	for _, tt := range []struct{ n, expected int }{{0, 1}, {10, 0}, {10, 11}} {
 		if _, err := NewPoisson(tt.n, tt.expected, 1); err == nil {
 			t.Errorf("NewPoisson(%d, %d): no error", tt.n, tt.expected)
+		}
+	}
+}
+
+// NewShuffleFrom draws epoch e's order from the source's generator, and
+// NewEpochPoisson names step k's sample (k / perEpoch, k mod perEpoch):
+// the orders a trainer's published runs were drawn in.
+func TestSamplersFrom(t *testing.T) {
+	src := func(e int) rand.Source { return rand.NewPCG(uint64(e), 99) }
+	s, err := NewShuffleFrom(7, 3, false, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range 3 {
+		want := rand.New(src(e)).Perm(7)
+		var got []int
+		for range s.BatchesPerEpoch() {
+			got = append(got, s.Next()...)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("epoch %d: %v, want %v", e, got, want)
+		}
+	}
+	secret := privacy.NewSecret(5)
+	p, err := NewEpochPoisson(secret, 50, 10, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := privacy.NewPoisson(secret, 50, 10)
+	for k := range 10 {
+		if got, want := p.Next(), ref.Sample(nil, uint64(k/4), uint64(k%4)); !slices.Equal(got, want) {
+			t.Fatalf("step %d: %v, want sample (%d, %d) %v", k, got, k/4, k%4, want)
+		}
+	}
+	if err := p.Seek(5); err != nil || !slices.Equal(p.Next(), ref.Sample(nil, 1, 1)) {
+		t.Errorf("moved by Seek to step 5 (%v): not sample (1, 1)", err)
+	}
+	if _, err := NewEpochPoisson(secret, 50, 10, 0); err == nil {
+		t.Error("0 samples an epoch: no error")
+	}
+}
+
+// Uniform draws rand.IntN(n) of its PCG for each record of a batch, in
+// order, and resumes from its state.
+func TestUniform(t *testing.T) {
+	u, err := NewUniform(10, 4, rand.NewPCG(3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := rand.New(rand.NewPCG(3, 4))
+	var seq [][]int
+	for range 5 {
+		b := slices.Clone(u.Next())
+		for j, i := range b {
+			if want := ref.IntN(10); i != want {
+				t.Fatalf("batch %d, record %d: %d, want %d", len(seq), j, i, want)
+			}
+		}
+		seq = append(seq, b)
+	}
+	st, _ := u.MarshalBinary()
+	rest := [][]int{slices.Clone(u.Next()), slices.Clone(u.Next())}
+	v, _ := NewUniform(10, 4, rand.NewPCG(0, 0))
+	if err := v.UnmarshalBinary(st); err != nil {
+		t.Fatal(err)
+	}
+	if got := [][]int{slices.Clone(v.Next()), slices.Clone(v.Next())}; !slices.EqualFunc(got, rest, slices.Equal) {
+		t.Errorf("restored: %v, want %v", got, rest)
+	}
+	for _, c := range [][2]int{{0, 1}, {1, 0}} {
+		if _, err := NewUniform(c[0], c[1], rand.NewPCG(1, 1)); err == nil {
+			t.Errorf("NewUniform(%d, %d): no error", c[0], c[1])
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package table reads tabular data from CSV for a model of numeric
 // features: a header row naming the columns, one of them the target, the
 // others numeric features. The target is a class (classification: any
-// text, classes in byte order of their names) or a number (regression).
+// text, classes in byte order of their names) or a number (regression),
+// or Infer tells the two apart from the column (see Infer).
 //
 // Every value must be present and finite: a missing value ("", "NA", "?"
 // or any text in a feature column) is refused with its line and column
@@ -28,11 +29,24 @@ type Task int
 const (
 	Classification Task = iota // a class name per row
 	Regression                 // a number per row
+	// Infer reads the target as a number (Regression) when every value
+	// is one and they are not a few whole numbers: some value has a
+	// fractional part, or there are more than MaxInferredClasses distinct
+	// values. Otherwise (text, or a few whole numbers such as 0 and 1) it
+	// reads a class (Classification). Table.Task says which.
+	Infer
 )
 
+// MaxInferredClasses is the most distinct whole numbers Infer reads as
+// classes.
+const MaxInferredClasses = 20
+
 func (t Task) String() string {
-	if t == Regression {
+	switch t {
+	case Regression:
 		return "regression"
+	case Infer:
+		return "inferred"
 	}
 	return "classification"
 }
@@ -49,10 +63,16 @@ const (
 type Config struct {
 	Target string // the target column's header
 	Task   Task
+	// Classes, if set, are the classes a classification target may name
+	// (another split's Table.Classes, in its order): a row of another
+	// class is refused with its line, and Table.Classes is Classes even
+	// where a class has no row.
+	Classes []string
 }
 
 // Table is a read table: row i's features are X[i·D : (i+1)·D].
 type Table struct {
+	Task     Task     // Classification or Regression, never Infer
 	Features []string // the feature columns' headers, in file order
 	X        []float32
 	// Classification: Classes names the classes (byte order), Labels is
@@ -142,6 +162,13 @@ func Read(r io.Reader, cfg Config) (*Table, error) {
 		return nil, &Error{Line: 1, Reason: "no feature column besides the target"}
 	}
 	t := &Table{Features: slices.Delete(slices.Clone(header), target, target+1)}
+	var known map[string]int32 // cfg.Classes' indices
+	if cfg.Classes != nil {
+		known = make(map[string]int32, len(cfg.Classes))
+		for i, c := range cfg.Classes {
+			known[c] = int32(i)
+		}
+	}
 	var classes []string // per row, for classification
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -157,16 +184,18 @@ func Read(r io.Reader, cfg Config) (*Table, error) {
 		for i, v := range rec {
 			v = strings.TrimSpace(v)
 			if i == target {
-				if cfg.Task == Regression {
+				switch {
+				case cfg.Task == Regression:
 					y, err := number(v)
 					if err != nil {
 						return nil, &Error{Line: line, Column: header[i], Reason: err.Error()}
 					}
 					t.Targets = append(t.Targets, y)
-				} else {
-					if missing(v) {
-						return nil, &Error{Line: line, Column: header[i], Reason: fmt.Sprintf("missing class %q", v)}
-					}
+				case missing(v):
+					return nil, &Error{Line: line, Column: header[i], Reason: fmt.Sprintf("missing target %q", v)}
+				case known != nil && !hasKey(known, v):
+					return nil, &Error{Line: line, Column: header[i], Reason: fmt.Sprintf("class %q is not one of %q", v, cfg.Classes)}
+				default:
 					classes = append(classes, v)
 				}
 				continue
@@ -181,14 +210,57 @@ func Read(r io.Reader, cfg Config) (*Table, error) {
 	if t.Len() == 0 {
 		return nil, &Error{Reason: "no rows below the header"}
 	}
-	if cfg.Task == Classification {
-		return t, t.label(classes)
+	t.Task = cfg.Task
+	if t.Task == Infer {
+		t.Task = infer(classes)
+	}
+	switch {
+	case t.Task == Regression && cfg.Task == Infer:
+		t.Targets = make([]float32, len(classes))
+		for i, v := range classes {
+			t.Targets[i], _ = number(v) // infer has parsed every one
+		}
+	case t.Task == Classification:
+		return t, t.label(classes, cfg.Classes, known)
 	}
 	return t, nil
 }
 
-// label sets Classes and Labels from each row's class name.
-func (t *Table) label(names []string) error {
+// infer is Infer's decision on the target values v.
+func infer(v []string) Task {
+	distinct := map[float32]bool{}
+	whole := true
+	for _, s := range v {
+		x, err := number(s)
+		if err != nil {
+			return Classification
+		}
+		distinct[x] = true
+		whole = whole && x == float32(math.Trunc(float64(x)))
+	}
+	if whole && len(distinct) <= MaxInferredClasses {
+		return Classification
+	}
+	return Regression
+}
+
+// hasKey reports whether m has the key k.
+func hasKey(m map[string]int32, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// label sets Classes and Labels from each row's class name: the classes
+// given (with index their indices), or else those of the rows.
+func (t *Table) label(names, classes []string, index map[string]int32) error {
+	if classes != nil {
+		t.Classes = slices.Clone(classes)
+		t.Labels = make([]int32, len(names))
+		for i, n := range names {
+			t.Labels[i] = index[n]
+		}
+		return nil
+	}
 	t.Classes = slices.Compact(slices.Sorted(slices.Values(names)))
 	switch {
 	case len(t.Classes) < 2:

@@ -2,6 +2,7 @@ package table
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -73,6 +74,55 @@ func TestReadRefuses(t *testing.T) {
 	}
 }
 
+// Infer reads text and a few whole numbers as classes, fractions and many
+// whole numbers as numbers, and says which in Task.
+func TestReadInfer(t *testing.T) {
+	many := "a,y\n"
+	for i := range MaxInferredClasses + 1 {
+		many += fmt.Sprintf("%d,%d\n", i, 10*i)
+	}
+	for _, tc := range []struct {
+		name, csv string
+		want      Task
+	}{
+		{"text", "a,y\n1,cat\n2,dog\n", Classification},
+		{"0 and 1", "a,y\n1,0\n2,1\n3,1\n", Classification},
+		{"a fraction", "a,y\n1,0\n2,1.5\n", Regression},
+		{"many whole numbers", many, Regression},
+		{"numbers and text", "a,y\n1,0.5\n2,high\n", Classification},
+	} {
+		tb, err := Read(strings.NewReader(tc.csv), Config{Target: "y", Task: Infer})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tb.Task != tc.want || (tb.Task == Regression) != (len(tb.Targets) == tb.Len()) || (tb.Task == Classification) != (len(tb.Labels) == tb.Len()) {
+			t.Errorf("%s: task %v, %d targets, %d labels, want %v", tc.name, tb.Task, len(tb.Targets), len(tb.Labels), tc.want)
+		}
+	}
+	tb, _ := Read(strings.NewReader("a,y\n1,0\n2,1.5\n"), Config{Target: "y", Task: Infer})
+	if !slices.Equal(tb.Targets, []float32{0, 1.5}) {
+		t.Errorf("inferred targets %v, want [0 1.5]", tb.Targets)
+	}
+}
+
+// With Config.Classes, the classes are those given, in their order, and a
+// row of another class is refused at its line.
+func TestReadKnownClasses(t *testing.T) {
+	known := []string{"b", "a", "c"}
+	tb, err := Read(strings.NewReader("x,y\n1,a\n2,a\n"), Config{Target: "y", Classes: known})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tb.Classes, known) || !slices.Equal(tb.Labels, []int32{1, 1}) {
+		t.Errorf("classes %q, labels %v", tb.Classes, tb.Labels)
+	}
+	_, err = Read(strings.NewReader("x,y\n1,a\n2,d\n"), Config{Target: "y", Classes: known})
+	var te *Error
+	if !errors.As(err, &te) || te.Line != 3 || te.Column != "y" {
+		t.Errorf("class d: error %v, want a *table.Error at line 3, column y", err)
+	}
+}
+
 // Fit's statistics against a hand computation, and Apply standardizing
 // another split with them; a constant feature keeps scale 1.
 func TestStandardizer(t *testing.T) {
@@ -92,19 +142,16 @@ func TestStandardizer(t *testing.T) {
 // one.
 func FuzzRead(f *testing.F) {
 	for _, s := range []string{"a,y\n1,x\n2,z\n", "x1,y,x2\n1.5,-2e3,0\n", "\"a\",y\n\"1\",\"x\"\n", ""} {
-		f.Add(s, false)
+		f.Add(s, uint8(0))
 	}
-	f.Fuzz(func(t *testing.T, csv string, regression bool) {
-		task := Classification
-		if regression {
-			task = Regression
-		}
-		tb, err := Read(strings.NewReader(csv), Config{Target: "y", Task: task})
+	f.Fuzz(func(t *testing.T, csv string, task uint8) {
+		tb, err := Read(strings.NewReader(csv), Config{Target: "y", Task: Task(task % 3)})
 		if err != nil {
 			return
 		}
 		n := tb.Len()
-		if n == 0 || len(tb.X) != n*tb.D() || (task == Regression) != (len(tb.Targets) == n) || (task == Classification) != (len(tb.Labels) == n) {
+		if n == 0 || len(tb.X) != n*tb.D() || tb.Task == Infer || Task(task%3) != Infer && tb.Task != Task(task%3) ||
+			(tb.Task == Regression) != (len(tb.Targets) == n) || (tb.Task == Classification) != (len(tb.Labels) == n) {
 			t.Fatalf("%d rows, %d values of %d features, %d targets, %d labels", n, len(tb.X), tb.D(), len(tb.Targets), len(tb.Labels))
 		}
 		for _, l := range tb.Labels {

@@ -9,13 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/psclip/psclip/internal/regfile"
 )
 
-// Corpus is a token stream split into training and validation parts.
+// Corpus is a token stream split into training and validation parts and,
+// after HoldOut, a held-out test part.
 type Corpus struct {
 	// Name says where the tokens came from (a file, a directory); it prefixes
 	// error messages about the corpus.
@@ -25,6 +27,8 @@ type Corpus struct {
 	// corpus does not know.
 	Vocab      *Vocab
 	Train, Val []uint16
+	// Test is the held-out end of the text (HoldOut); nil without one.
+	Test []uint16
 }
 
 // Split cuts a token stream as nanoGPT does: the first 90 % (rounded down)
@@ -33,6 +37,33 @@ type Corpus struct {
 func Split(tokens []uint16) (train, val []uint16) {
 	n := len(tokens) * 9 / 10
 	return tokens[:n:n], tokens[n:]
+}
+
+// HoldOut holds the last fraction of the corpus's tokens (its training
+// then validation tokens, as read), rounded down to whole tokens, out as
+// Test, and splits the rest 90/10 as Split does: the text is cut into
+// train, val and test in that order. Fraction 0 leaves c as it is. It
+// refuses a fraction outside [0, 1), one that holds no token out, and a
+// corpus already held out; the result shares no memory with the old
+// splits.
+func (c *Corpus) HoldOut(fraction float64) error {
+	switch {
+	case !(fraction >= 0 && fraction < 1):
+		return fmt.Errorf("test fraction %v: want 0 ≤ f < 1", fraction)
+	case fraction == 0:
+		return nil
+	case c.Test != nil:
+		return errors.New("the corpus already holds a test split out")
+	}
+	all := slices.Concat(c.Train, c.Val)
+	n := int(float64(len(all)) * fraction)
+	if n == 0 {
+		return fmt.Errorf("test fraction %v of %d tokens holds no token out", fraction, len(all))
+	}
+	rest := len(all) - n
+	c.Train, c.Val = Split(all[:rest:rest])
+	c.Test = all[rest:]
+	return nil
 }
 
 // FromText tokenises text at the given level and splits it 90/10. At Char
@@ -111,13 +142,19 @@ func openRegular(path string) (*os.File, int64, error) {
 	return f, size, nil
 }
 
-// CheckBlock reports whether both splits are long enough to draw a window of
-// block+1 tokens (an input of block tokens and its shifted target).
+// CheckBlock reports whether every split (train, val and a held-out test)
+// is long enough to draw a window of block+1 tokens (an input of block
+// tokens and its shifted target).
 func (c *Corpus) CheckBlock(block int) error {
-	for _, s := range []struct {
+	type part struct {
 		name   string
 		tokens []uint16
-	}{{"train", c.Train}, {"val", c.Val}} {
+	}
+	splits := []part{{"train", c.Train}, {"val", c.Val}}
+	if c.Test != nil {
+		splits = append(splits, part{"test", c.Test})
+	}
+	for _, s := range splits {
 		if err := checkWindow(len(s.tokens), block); err != nil {
 			if c.Name != "" {
 				return fmt.Errorf("%s: %s split: %w", c.Name, s.name, err)

@@ -4,7 +4,8 @@
 // records for DP-SGD.
 //
 // A corpus is a uint16 token stream split 90/10 into training and
-// validation parts (Split), made in one of three ways:
+// validation parts (Split), after Corpus.HoldOut has held its last
+// fraction out as a test part if asked, made in one of three ways:
 //
 //   - LoadText tokenises a text file, at Char level with the file's own
 //     sorted characters as vocabulary (tinyshakespeare: 65 tokens, 1,003,854

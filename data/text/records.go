@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/psclip/psclip/data/dataset"
 	"github.com/psclip/psclip/privacy"
 )
 
@@ -18,17 +19,16 @@ import (
 // Expected/N (1 for Expected ≥ N), so batch sizes are Binomial(N, q) and a
 // batch may be empty.
 //
-// Batch k's records are the sample k of a privacy.Poisson keyed by the
-// run's secret (never by its seed, which its outputs name), so the count
-// of batches drawn is the whole state: MarshalBinary saves it and
-// UnmarshalBinary restores it, for an exact resume under a fixed seed's
-// secret. A Records is not safe for concurrent use.
+// Batch k's records are data/dataset's Poisson sampler's step k, the
+// sample (k, 0) of a privacy.Poisson keyed by the run's secret (never by
+// its seed, which its outputs name), so the count of batches drawn is the
+// whole state: MarshalBinary saves it and UnmarshalBinary restores it, for
+// an exact resume under a fixed seed's secret. A Records is not safe for
+// concurrent use.
 type Records struct {
 	tokens  []uint16
 	block   int
-	poisson *privacy.Poisson
-	drawn   uint64 // batches drawn so far
-	batch   []int
+	poisson *dataset.Poisson
 }
 
 // NewRecords returns the records of block+1 tokens of tokens, sampled with
@@ -41,7 +41,8 @@ func NewRecords(tokens []uint16, block, expected int, secret *privacy.Secret) (*
 	if err := checkWindow(len(tokens), block); err != nil {
 		return nil, err
 	}
-	p, err := privacy.NewPoisson(secret, len(tokens)/(block+1), expected)
+	n := len(tokens) / (block + 1)
+	p, err := dataset.NewPoissonSecret(secret, n, min(expected, n)) // expected ≥ N: q = 1
 	if err != nil {
 		return nil, err
 	}
@@ -49,22 +50,18 @@ func NewRecords(tokens []uint16, block, expected int, secret *privacy.Secret) (*
 }
 
 // Len is the number of records N.
-func (r *Records) Len() int { return r.poisson.Len() }
+func (r *Records) Len() int { return len(r.tokens) / (r.block + 1) }
 
 // SampleRate is q, the probability with which a record joins a batch:
 // Expected/N, at most 1.
 func (r *Records) SampleRate() float64 { return r.poisson.SampleRate() }
 
 // Drawn is the number of batches drawn so far.
-func (r *Records) Drawn() int { return int(r.drawn) }
+func (r *Records) Drawn() int { return r.poisson.Steps() }
 
 // Next draws the next batch and returns its records in ascending order. The
 // slice is the Records' own, valid until the next call.
-func (r *Records) Next() []int {
-	r.batch = r.poisson.Sample(r.batch, r.drawn, 0)
-	r.drawn++
-	return r.batch
-}
+func (r *Records) Next() []int { return r.poisson.Next() }
 
 // Fill writes record i's input into x and its target into y, each of
 // length T. It panics if a length is wrong or i is not a record.
@@ -82,15 +79,14 @@ func (r *Records) Fill(i int, x, y []int32) {
 
 // MarshalBinary returns the number of batches drawn.
 func (r *Records) MarshalBinary() ([]byte, error) {
-	return binary.LittleEndian.AppendUint64(nil, r.drawn), nil
+	return binary.LittleEndian.AppendUint64(nil, uint64(r.poisson.Steps())), nil
 }
 
 // UnmarshalBinary restores a count saved by MarshalBinary; the batches
 // that follow are those that followed the save.
 func (r *Records) UnmarshalBinary(b []byte) error {
-	if len(b) != 8 {
-		return fmt.Errorf("records state: %d bytes, want 8", len(b))
+	if len(b) != 8 || binary.LittleEndian.Uint64(b) > 1<<62 {
+		return fmt.Errorf("records state: %d bytes, want a count of 8", len(b))
 	}
-	r.drawn = binary.LittleEndian.Uint64(b)
-	return nil
+	return r.poisson.Seek(int(binary.LittleEndian.Uint64(b)))
 }

@@ -107,12 +107,12 @@ func TestRecords(t *testing.T) {
 		t.Errorf("drawn %d, want 1010", r2.Drawn())
 	}
 	r3, _ := NewRecords(tokens, block, expected, privacy.NewSecret(10))
-	r3.drawn = 1000
+	r3.UnmarshalBinary(saved)
 	if slices.Equal(r3.Next(), after[0]) && slices.Equal(r3.Next(), after[1]) {
 		t.Errorf("seeds 9 and 10 draw the same batches")
 	}
 	r4, _ := NewRecords(tokens, block, expected, privacy.NewSecret(0))
-	r4.drawn = 1000
+	r4.UnmarshalBinary(saved)
 	if slices.Equal(r4.Next(), after[0]) && slices.Equal(r4.Next(), after[1]) {
 		t.Errorf("a secret from crypto/rand draws the fixed seed's batches")
 	}

@@ -3,6 +3,8 @@ package text
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/psclip/psclip/data/dataset"
 )
 
 // EvalSeed seeds the samplers that estimate losses. A sampler with this seed,
@@ -17,15 +19,16 @@ const pcgStream = 0x7e47_da7a_5eed_0001
 
 // Sampler draws batches of random windows from a token stream, as nanoGPT's
 // get_batch: B starts i uniform in [0, len-T), each giving the input
-// tokens[i:i+T] and the target tokens[i+1:i+T+1]. Its whole state is a PCG,
-// which MarshalBinary saves and UnmarshalBinary restores for exact resume.
-// It is not safe for concurrent use.
+// tokens[i:i+T] and the target tokens[i+1:i+T+1]. The starts are
+// data/dataset's Uniform sampler's over the len−T windows; its whole state
+// is a PCG, which MarshalBinary saves and UnmarshalBinary restores for
+// exact resume. It is not safe for concurrent use.
 type Sampler struct {
 	tokens       []uint16
 	batch, block int
 	seed         uint64
 	pcg          *rand.PCG
-	rng          *rand.Rand
+	starts       *dataset.Uniform
 }
 
 // NewSampler returns a sampler of batch windows of block tokens from tokens,
@@ -38,7 +41,11 @@ func NewSampler(tokens []uint16, batch, block int, seed uint64) (*Sampler, error
 		return nil, err
 	}
 	pcg := rand.NewPCG(seed, pcgStream)
-	return &Sampler{tokens: tokens, batch: batch, block: block, seed: seed, pcg: pcg, rng: rand.New(pcg)}, nil
+	starts, err := dataset.NewUniform(len(tokens)-block, batch, pcg)
+	if err != nil {
+		return nil, err
+	}
+	return &Sampler{tokens: tokens, batch: batch, block: block, seed: seed, pcg: pcg, starts: starts}, nil
 }
 
 // Shape returns the batch size B and block size T: Next fills B×T tokens.
@@ -52,8 +59,8 @@ func (s *Sampler) Next(x, y []int32) {
 		panic(fmt.Sprintf("text: Sampler.Next: len(x), len(y) = %d, %d; want B×T = %d", len(x), len(y), n))
 	}
 	T := s.block
-	for b := range s.batch {
-		w := s.tokens[s.rng.IntN(len(s.tokens)-T):][:T+1]
+	for b, i := range s.starts.Next() {
+		w := s.tokens[i:][:T+1]
 		xb, yb := x[b*T:][:T], y[b*T:][:T]
 		for t := range T {
 			xb[t] = int32(w[t])
@@ -66,12 +73,12 @@ func (s *Sampler) Next(x, y []int32) {
 func (s *Sampler) Reset() { s.pcg.Seed(s.seed, pcgStream) }
 
 // MarshalBinary returns the sampler's position in its random sequence.
-func (s *Sampler) MarshalBinary() ([]byte, error) { return s.pcg.MarshalBinary() }
+func (s *Sampler) MarshalBinary() ([]byte, error) { return s.starts.MarshalBinary() }
 
 // UnmarshalBinary restores a position saved by MarshalBinary; the batches
 // that follow are those that followed the save.
 func (s *Sampler) UnmarshalBinary(b []byte) error {
-	if err := s.pcg.UnmarshalBinary(b); err != nil {
+	if err := s.starts.UnmarshalBinary(b); err != nil {
 		return fmt.Errorf("sampler state: %w", err)
 	}
 	return nil

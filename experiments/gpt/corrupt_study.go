@@ -259,6 +259,13 @@ type StudyResults struct {
 	Provenance provenance.Record `json:"provenance"`
 	Study      CorruptionStudy   `json:"study"`
 	Corpus     string            `json:"corpus"`
+	// TestTokens is the size of the corpus's held-out test split
+	// (DataSpec.TestFraction), absent without one. With one, every run
+	// reports its final test loss, each cell's Test holds them, and the
+	// tables, their paired comparisons and the K figure are of the test
+	// loss; PS-Clip's γ is still chosen on the validation loss, and the
+	// curves are validation curves.
+	TestTokens int `json:"test_tokens,omitempty"`
 	// Gamma is MethodPSClip's threshold and how it was chosen.
 	Gamma *GammaChoice `json:"ps_clip_gamma,omitempty"`
 	Runs  []StudyRun   `json:"runs"`
@@ -286,6 +293,7 @@ type StudyRun struct {
 	Method          Method      `json:"method"`
 	Seed            uint64      `json:"seed"`
 	FinalValLoss    Float       `json:"final_val_loss"`
+	FinalTestLoss   *Float      `json:"final_test_loss,omitempty"` // with a test split
 	Curve           []EvalPoint `json:"curve"`
 	Seconds         float64     `json:"train_time_s"`
 	ClippedFraction float64     `json:"clipped_fraction"`
@@ -297,7 +305,8 @@ type StudyRun struct {
 // wall time per run (evaluations included) and clipped share, clipping's
 // mean detection precision and recall, and Paired, the paired comparison
 // with global clipping at the same setting and K (method minus global:
-// negative is a lower loss than global's), absent for global.
+// negative is a lower loss than global's), absent for global; with a test
+// split, Test holds the same of the final test loss.
 type Cell struct {
 	Setting      Corruption    `json:"setting"`
 	SettingName  string        `json:"setting_name"`
@@ -314,6 +323,26 @@ type Cell struct {
 	Recall       Float         `json:"detection_recall_mean"`
 	CorruptShare Float         `json:"detection_corrupt_share"`
 	Paired       *stats.Paired `json:"paired,omitempty"`
+	Test         *CellTest     `json:"test,omitempty"`
+}
+
+// CellTest is a cell's final test loss (StudyResults.TestTokens): per
+// seed in the order of Seeds, their mean and sd, and the paired
+// comparison with global clipping's, absent for global.
+type CellTest struct {
+	FinalTestLoss []Float       `json:"final_test_loss"`
+	Mean          Float         `json:"final_test_loss_mean"`
+	SD            Float         `json:"final_test_loss_sd"`
+	Paired        *stats.Paired `json:"paired,omitempty"`
+}
+
+// reported is the cell's loss the tables report: the test loss with a
+// test split, the validation loss otherwise.
+func (c *Cell) reported() (perSeed []Float, mean, sd Float, paired *stats.Paired) {
+	if t := c.Test; t != nil {
+		return t.FinalTestLoss, t.Mean, t.SD, t.Paired
+	}
+	return c.FinalValLoss, c.Mean, c.SD, c.Paired
 }
 
 // RunCorruptionStudy trains every run of s on corpus, each in its own
@@ -328,7 +357,7 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 		return nil, err
 	}
 	defer x.Close()
-	res := &StudyResults{Study: s, Corpus: corpus.Name}
+	res := &StudyResults{Study: s, Corpus: corpus.Name, TestTokens: len(corpus.Test)}
 	var runs []provenance.Record // every run's, the γ choice's too
 	train := func(c Config, label string, path ...string) (*Summary, error) {
 		c.VocabSize, _ = modelVocab(c, corpus) // as New resolves it: a finished run's result records it so
@@ -352,8 +381,8 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 		if err != nil {
 			return err
 		}
-		res.Runs = append(res.Runs, StudyRun{Setting: at, K: k, Method: m, Seed: seed, FinalValLoss: sum.FinalValLoss, Curve: sum.Curve,
-			Seconds: sum.Seconds, ClippedFraction: sum.ClippedFraction, Detection: sum.Detection})
+		res.Runs = append(res.Runs, StudyRun{Setting: at, K: k, Method: m, Seed: seed, FinalValLoss: sum.FinalValLoss, FinalTestLoss: sum.FinalTestLoss,
+			Curve: sum.Curve, Seconds: sum.Seconds, ClippedFraction: sum.ClippedFraction, Detection: sum.Detection})
 		return nil
 	}
 	for _, seed := range s.Seeds {
@@ -387,7 +416,8 @@ func RunCorruptionStudy(ctx context.Context, s CorruptionStudy, corpus *text.Cor
 }
 
 // chooseGamma trains PS-Clip at GammaAt with every γ of the grid on the
-// selection seeds and returns the choice.
+// selection seeds and returns the choice, made on the final validation
+// loss alone: a held-out test split takes no part in it.
 func (s *CorruptionStudy) chooseGamma(train func(Config, string, ...string) (*Summary, error)) (*GammaChoice, error) {
 	g := &GammaChoice{Grid: s.GammaGrid, Chosen: s.GammaGrid[0]}
 	if len(s.GammaGrid) == 1 {
@@ -446,6 +476,18 @@ func (s *CorruptionStudy) cells(runs []StudyRun) ([]Cell, error) {
 		}
 		return l
 	}
+	// testLosses are the final test losses, nil if a run has none.
+	testLosses := func(k key) []float64 {
+		var l []float64
+		for _, seed := range s.Seeds {
+			t := by[k][seed].FinalTestLoss
+			if t == nil {
+				return nil
+			}
+			l = append(l, float64(*t))
+		}
+		return l
+	}
 	var cells []Cell
 	for _, k := range order {
 		c := Cell{Setting: k.at, SettingName: k.at.CorruptionName(), K: k.k, MicroBatch: s.stepSeqs() / k.k, Method: k.m, Seeds: s.Seeds}
@@ -464,12 +506,28 @@ func (s *CorruptionStudy) cells(runs []StudyRun) ([]Cell, error) {
 		c.Precision, _ = stats.MeanSD(finiteOnly(prec))
 		c.Recall, _ = stats.MeanSD(finiteOnly(rec))
 		c.CorruptShare, _ = stats.MeanSD(share)
+		ref := key{k.at, k.k, MethodGlobal}
 		if k.m != MethodGlobal {
-			p, err := stats.Pair(losses(k), losses(key{k.at, k.k, MethodGlobal}))
+			p, err := stats.Pair(losses(k), losses(ref))
 			if err != nil {
 				return nil, err
 			}
 			c.Paired = &p
+		}
+		if tl := testLosses(k); tl != nil {
+			t := &CellTest{}
+			for _, l := range tl {
+				t.FinalTestLoss = append(t.FinalTestLoss, Float(l))
+			}
+			t.Mean, t.SD = stats.MeanSD(tl)
+			if k.m != MethodGlobal {
+				p, err := stats.Pair(tl, testLosses(ref))
+				if err != nil {
+					return nil, err
+				}
+				t.Paired = &p
+			}
+			c.Test = t
 		}
 		cells = append(cells, c)
 	}
@@ -507,7 +565,7 @@ func (r *StudyResults) studyFigures(dir string) error {
 	}
 	figs := map[string][]plotting.Panel{StudyCurves: curves, StudyDeltas: deltas}
 	if len(s.Ks) > 0 {
-		p := plotting.Panel{Title: s.KAt.CorruptionName() + ", paired with global", XLabel: "micro-batches K", YLabel: "Δ final validation loss (95 % CI)"}
+		p := plotting.Panel{Title: s.KAt.CorruptionName() + ", paired with global", XLabel: "micro-batches K", YLabel: "Δ final " + r.lossName() + " loss (95 % CI)"}
 		for _, m := range s.KMethods {
 			if m == MethodGlobal {
 				continue
@@ -516,10 +574,13 @@ func (r *StudyResults) studyFigures(dir string) error {
 			mean.Name, lo.Name, hi.Name = string(m), string(m)+" ci95 low", string(m)+" ci95 high"
 			for _, k := range s.Ks {
 				i := slices.IndexFunc(r.Cells, func(c Cell) bool { return c.Setting == s.KAt && c.K == k && c.Method == m })
-				if i < 0 || r.Cells[i].Paired == nil {
+				if i < 0 {
 					continue
 				}
-				p := r.Cells[i].Paired
+				_, _, _, p := r.Cells[i].reported()
+				if p == nil {
+					continue
+				}
 				for _, sr := range []*plotting.Series{&mean, &lo, &hi} {
 					sr.X = append(sr.X, float64(k))
 				}
@@ -562,11 +623,30 @@ func (r *StudyResults) meanCurve(at Corruption, k int, m Method) plotting.Series
 	return s
 }
 
+// lossName names the loss the tables report: "test" with a held-out test
+// split, "validation" otherwise.
+func (r *StudyResults) lossName() string {
+	if r.TestTokens > 0 {
+		return "test"
+	}
+	return "validation"
+}
+
+// lossColumn is the tables' column of the reported loss.
+func (r *StudyResults) lossColumn() string {
+	if r.TestTokens > 0 {
+		return "final test loss (mean ± sd)"
+	}
+	return "final val loss (mean ± sd)"
+}
+
 // Tables are the study's tables as markdown, from its results alone: the
 // γ choice, the main grid and the K sweep. Δ is the paired difference in
-// final validation loss from global clipping (method − global, mean
-// [95 % t-interval] over seeds; negative: lower loss than global), with
-// the seeds on which the method was better (lower), worse and tied.
+// the final reported loss (test with a test split, validation otherwise)
+// from global clipping (method − global, mean [95 % t-interval] over
+// seeds; negative: lower loss than global), with the seeds on which the
+// method was better (lower), worse and tied. The γ choice is on the
+// validation loss either way.
 func (r *StudyResults) Tables() string {
 	var b strings.Builder
 	s := &r.Study
@@ -585,9 +665,14 @@ func (r *StudyResults) Tables() string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Final clean validation loss, K = %d micro-batches of %d sequences, %d seeds; Δ = method − global, paired, mean [95 %% CI]; seeds better/worse/tied than global:\n\n",
-		s.Base.Accum, s.Base.MicroBatch, len(s.Seeds))
-	b.WriteString("| setting | method | final val loss (mean ± sd) | Δ vs global [95 % CI] | better/worse/tied | time per run, s | clipped | detection precision (random) / recall |\n")
+	held := ""
+	if r.TestTokens > 0 {
+		held = fmt.Sprintf(" on the held-out test split (the last %d tokens of the text, which no run trained on and no choice read)", r.TestTokens)
+	}
+	fmt.Fprintf(&b, "Final clean %s loss%s, K = %d micro-batches of %d sequences, %d seeds; Δ = method − global, paired, mean [95 %% CI]; seeds better/worse/tied than global:\n\n",
+		r.lossName(), held, s.Base.Accum, s.Base.MicroBatch, len(s.Seeds))
+	header := "| setting | method | " + r.lossColumn() + " | Δ vs global [95 % CI] | better/worse/tied | time per run, s | clipped | detection precision (random) / recall |\n"
+	b.WriteString(header)
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Cells {
 		if c.K == s.Base.Accum && slices.Contains(s.Settings, c.Setting) && slices.Contains(s.Methods, c.Method) {
@@ -596,7 +681,7 @@ func (r *StudyResults) Tables() string {
 	}
 	if len(s.Ks) > 0 {
 		fmt.Fprintf(&b, "\nK sweep at %s: the step's %d sequences in K micro-batches; Δ = method − global at the same K:\n\n", s.KAt.CorruptionName(), s.stepSeqs())
-		b.WriteString("| K × M | method | final val loss (mean ± sd) | Δ vs global [95 % CI] | better/worse/tied | time per run, s | clipped | detection precision (random) / recall |\n")
+		b.WriteString(strings.Replace(header, "setting", "K × M", 1))
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		for _, k := range s.Ks {
 			for _, c := range r.Cells {
@@ -629,7 +714,9 @@ func (r *StudyResults) acrossK() string {
 			if k == s.Base.Accum || j < 0 {
 				continue
 			}
-			p, err := stats.Pair(floats(r.Cells[j].FinalValLoss), floats(ref.FinalValLoss))
+			x, _, _, _ := r.Cells[j].reported()
+			y, _, _, _ := ref.reported()
+			p, err := stats.Pair(floats(x), floats(y))
 			if err != nil {
 				continue
 			}
@@ -639,7 +726,11 @@ func (r *StudyResults) acrossK() string {
 	if rows == nil {
 		return ""
 	}
-	return fmt.Sprintf("\nEach method across K: Δ = method at K − the same method at K = %d, paired by seed (the same sequences, corrupted alike, at every K); seeds lower/higher/tied:\n\n", s.Base.Accum) +
+	in := ""
+	if r.TestTokens > 0 {
+		in = " in final test loss"
+	}
+	return fmt.Sprintf("\nEach method across K: Δ = method at K − the same method at K = %d%s, paired by seed (the same sequences, corrupted alike, at every K); seeds lower/higher/tied:\n\n", s.Base.Accum, in) +
 		"| K × M | method | Δ vs K = " + strconv.Itoa(s.Base.Accum) + " [95 % CI] | lower/higher/tied |\n|---|---|---|---|\n" + strings.Join(rows, "")
 }
 
@@ -672,10 +763,11 @@ func MethodLabel(m Method, g *GammaChoice) string {
 	return "no clipping"
 }
 
-// cellRow is one table row.
+// cellRow is one table row, of the cell's reported loss.
 func cellRow(first string, c Cell, g *GammaChoice) string {
+	_, mean, sd, paired := c.reported()
 	delta, signs := "reference", "—"
-	if p := c.Paired; p != nil {
+	if p := paired; p != nil {
 		delta = p.Format(4)
 		signs = fmt.Sprintf("%d/%d/%d", p.Negative, p.Positive, p.Zero)
 	}
@@ -687,7 +779,7 @@ func cellRow(first string, c Cell, g *GammaChoice) string {
 	if c.Method != MethodNone {
 		clipped = fmt.Sprintf("%.1f %%", 100*float64(c.Clipped))
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", first, MethodLabel(c.Method, g), pm(c.Mean, c.SD, 4), delta, signs,
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", first, MethodLabel(c.Method, g), pm(mean, sd, 4), delta, signs,
 		float64(c.Seconds), clipped, det)
 }
 

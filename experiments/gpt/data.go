@@ -29,11 +29,22 @@ type DataSpec struct {
 	VocabSize int
 	// MaxBytes, if > 0, cuts the Go source to its first MaxBytes bytes.
 	MaxBytes int64
+	// TestFraction, if > 0, holds the last TestFraction of the text (Text
+	// or the Go source) out as a test split (text.Corpus.HoldOut) before
+	// the 90/10 split of the rest: no step and no choice among runs reads
+	// it, and a run reports its loss at the end (Summary.FinalTestLoss). 0
+	// is the 90/10 split of the whole text. A token directory has its own
+	// splits and takes none.
+	TestFraction float64
 }
 
 // DefaultBinVocab is the vocabulary size assumed for token files without
 // one: GPT-2's 50257 BPE tokens padded to a multiple of 64, as nanoGPT.
 const DefaultBinVocab = 50304
+
+// TestSplitHash is the key of the held-out test split's hash in a run's
+// data identity (run.Data.SHA256).
+const TestSplitHash = "test_split"
 
 // GoSourceName names the default corpus in results and messages.
 const GoSourceName = "Go standard library source ($GOROOT/src)"
@@ -47,11 +58,17 @@ func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 		if spec.Level != "" {
 			return nil, setting.Unread("Level", spec.Level, "a token directory has its own tokens")
 		}
+		if spec.TestFraction != 0 {
+			return nil, setting.Unread("TestFraction", spec.TestFraction, "a token directory has its own splits")
+		}
 		n := spec.VocabSize
 		if n == 0 {
 			n = DefaultBinVocab
 		}
 		return text.LoadBin(spec.Dir, n)
+	}
+	if err := setting.Fraction("TestFraction", spec.TestFraction); err != nil {
+		return nil, err
 	}
 	level := text.Byte
 	if spec.Text != "" {
@@ -63,26 +80,38 @@ func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 			return nil, setting.Errorf("Level", strconv.Quote(spec.Level), "a tokenisation level (%v)", err)
 		}
 	}
+	var c *text.Corpus
 	if spec.Text != "" {
-		return text.LoadText(spec.Text, level)
+		var err error
+		if c, err = text.LoadText(spec.Text, level); err != nil {
+			return nil, err
+		}
+	} else {
+		src, err := text.GoSource("", spec.MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = text.FromText(src, level); err != nil {
+			return nil, err
+		}
+		c.Name = GoSourceName
 	}
-	src, err := text.GoSource("", spec.MaxBytes)
-	if err != nil {
-		return nil, err
+	if err := c.HoldOut(spec.TestFraction); err != nil {
+		return nil, setting.Errorf("TestFraction", spec.TestFraction, "a share of %s that holds at least one token out (%v)", c.Name, err)
 	}
-	c, err := text.FromText(src, level)
-	if err != nil {
-		return nil, err
-	}
-	c.Name = GoSourceName
 	return c, nil
 }
 
 // CorpusIdentity is the corpus's identity for the run layer: the content
-// hashes of its training and validation tokens and of its vocabulary and,
-// for the Go source, the Go release.
+// hashes of its training and validation tokens, of its held-out test
+// tokens if any (as "test_split": not run.PublicData's "test", since the
+// held-out end of a private text is as private as the rest), of its
+// vocabulary and, for the Go source, the Go release.
 func CorpusIdentity(c *text.Corpus) run.Data {
 	d := run.Data{Source: c.Name, SHA256: map[string]string{"train": hashTokens(c.Train), "val": hashTokens(c.Val)}}
+	if c.Test != nil {
+		d.SHA256[TestSplitHash] = hashTokens(c.Test)
+	}
 	if c.Vocab != nil {
 		v, err := c.Vocab.MarshalText()
 		if err != nil {

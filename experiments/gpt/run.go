@@ -32,10 +32,16 @@ type RunOptions = run.Options
 
 // Summary is what a finished run reports (result.json).
 type Summary struct {
-	Config       Config      `json:"config"`
-	Steps        int         `json:"steps"`
-	FinalValLoss Float       `json:"final_val_loss"`
-	Curve        []EvalPoint `json:"curve"`
+	Config       Config `json:"config"`
+	Steps        int    `json:"steps"`
+	FinalValLoss Float  `json:"final_val_loss"`
+	// FinalTestLoss is the final model's loss on the corpus's held-out test
+	// split (DataSpec.TestFraction), on EvalIters batches drawn as the
+	// validation batches are (text.EvalSeed); absent without one. A dp-sgd
+	// run writes it only with ReleaseUnprotected: the test split is part of
+	// the private text, which run.Released does not declare public.
+	FinalTestLoss *Float      `json:"final_test_loss,omitempty"`
+	Curve         []EvalPoint `json:"curve"`
 	run.Summary
 	// ClipThreshold is the threshold mean gradients were clipped to
 	// (Config.ClipThreshold); null without clipping.
@@ -329,6 +335,13 @@ func (s *Run) Train(ctx context.Context) (*Summary, error) {
 	if len(s.curve) > 0 {
 		sum.FinalValLoss = s.curve[len(s.curve)-1].ValLoss
 	}
+	if s.corpus.Test != nil {
+		l, err := s.testLoss()
+		if err != nil {
+			return nil, err
+		}
+		sum.FinalTestLoss = &l
+	}
 	if s.st.Clippable > 0 {
 		sum.ClippedFraction = float64(s.st.Clipped) / float64(s.st.Clippable)
 	}
@@ -510,6 +523,17 @@ func (s *Run) evaluate(done int) error {
 func (s *Run) valLoss() (float64, error) {
 	s.eval.Reset()
 	return meanLoss(s.model, s.eval, s.cfg.EvalIters, nil)
+}
+
+// testLoss is the mean loss over EvalIters batches of the held-out test
+// split, drawn as the validation batches are.
+func (s *Run) testLoss() (Float, error) {
+	ts, err := text.NewSampler(s.corpus.Test, s.cfg.MicroBatch, s.cfg.BlockSize, text.EvalSeed)
+	if err != nil {
+		return 0, err
+	}
+	l, err := meanLoss(s.model, ts, s.cfg.EvalIters, nil)
+	return Float(l), err
 }
 
 // setTokens writes token ids into a model input. They need no check: the

@@ -272,22 +272,6 @@ func ParseAugment(s string) (cifardata.Augment, error) {
 	return cifardata.Augment{}, setting.Errorf("Augment", strconv.Quote(s), "one of %s", strings.Join(Augments, ", "))
 }
 
-// PerSample reports whether the estimator computes per-sample gradient
-// norms, as RunOptions.LogNorms needs.
-func (c *Config) PerSample() bool {
-	e, err := c.estimator(1)
-	return err == nil && e.PerSample()
-}
-
-// estimator returns the configuration's estimator, dp-sgd's for steps of
-// expected batch size expected.
-func (c *Config) estimator(expected float64) (estimator.Estimator, error) {
-	if c.DPSGD() {
-		return c.NewPrivate(expected)
-	}
-	return c.New()
-}
-
 // Validate checks the configuration: the estimator's Spec, and every
 // other setting in the precision it is used in (the network trains in
 // float32). Its errors are *setting.Error values naming the field.

@@ -392,7 +392,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if r.opt, err = optim.NewSGD(r.model.Params(), optim.SGDConfig{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}); err != nil {
 		return nil, err
 	}
-	est, err := cfg.estimator(r.expectedBatch(len(sp.train)))
+	est, err := cfg.NewFor(r.expectedBatch(len(sp.train)))
 	if err != nil {
 		return nil, err
 	}
