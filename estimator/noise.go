@@ -51,9 +51,8 @@ type Gaussian struct {
 
 // noiseBlock is the number of values drawn from one block's generator:
 // enough that keying it (an HMAC-SHA256 and AES's key schedule) costs under
-// 1 % of drawing them,
-// few enough that a model of millions of parameters has a block for every
-// thread.
+// 1 % of drawing them, few enough that a model of millions of parameters
+// has a block for every thread.
 const noiseBlock = 1 << 15
 
 // The tags of the noise streams. gaussianTag is NewGaussian's.
@@ -120,10 +119,10 @@ func (g *Gaussian) draw() float64 {
 }
 
 // noiseStream is one block's words: AES-128 in counter mode on the first
-// half of the block's key, read 64 bits at a time in little-endian order, the values' words
-// (one a value, in order) from counter 0, the further words of the
-// ziggurat's rare slow paths (extra) from counter 2¹²⁷, so that the
-// values' loop reads its words in bulk.
+// half of the block's key, read 64 bits at a time in little-endian order,
+// the values' words (one a value, in order) from counter 0, the further
+// words of the ziggurat's rare slow paths (extra) from counter 2¹²⁷, so
+// that the values' words are made and read in bulk.
 type noiseStream struct {
 	main     cipher.Stream
 	buf      [4096]byte
@@ -225,11 +224,19 @@ func zigU(w uint64) float64 {
 	return math.Float64frombits(0x3ff0000000000000|w>>12) - 1
 }
 
-// normal returns one standard normal draw, as add does.
+// normal returns one standard normal draw, as add draws it, in float64.
 func (s *noiseStream) normal() float64 {
-	var z [1]float32
-	s.add(z[:], 1)
-	return float64(z[0])
+	b := s.buf[:8]
+	clear(b)
+	s.main.XORKeyStream(b, b)
+	w := binary.LittleEndian.Uint64(b)
+	i := w & (zigLayers - 1)
+	u := zigU(w)
+	x := u * zigX[i]
+	if !(u < zigQ[i]) {
+		x = s.extra.magnitude(i, x)
+	}
+	return math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<55)
 }
 
 // magnitude returns the draw of |z| for a word that fell outside layer

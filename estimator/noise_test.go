@@ -326,3 +326,18 @@ func TestNewDPSGDErrors(t *testing.T) {
 		}
 	}
 }
+
+// draw, DPQuantile's count noise, is the first value of a block of its own
+// as Add draws it, unrounded: a one-value Add of the same stream rounds it
+// to float32.
+func TestGaussianDraw(t *testing.T) {
+	g, h := NewGaussian(9), NewGaussian(9)
+	for k := range 500 {
+		z := g.draw()
+		x := []float32{0}
+		h.Add([][]float32{x}, 1)
+		if float32(z) != x[0] {
+			t.Fatalf("draw %d: %v, Add drew %v", k, z, x[0])
+		}
+	}
+}
