@@ -187,6 +187,19 @@ var evidenceCells = []evidenceCell{
 		},
 	},
 	{
+		// The same study with a held-out test split (its recorded command
+		// has --test-fraction 0.1): γ chosen on validation, test reported.
+		study: "experiments/gpt/evidence/corruption-test/results.json",
+		args:  []string{"--seeds", "1", "--methods", "global,ps-clip", "--settings", "0.2:scattered:repeat", "--ks", "", "--gamma-grid", "1"},
+		out:   "results.json",
+		checks: []check{
+			{"ps_clip_gamma.chosen", "ps_clip_gamma.chosen"},
+			{"runs[setting.corrupt_kind=repeat,k=8,method=global,seed=1].curve", "runs[method=global].curve"},
+			{"runs[setting.corrupt_kind=repeat,k=8,method=global,seed=1].final_test_loss", "runs[method=global].final_test_loss"},
+			{"runs[setting.corrupt_kind=repeat,k=8,method=ps-clip,seed=1].final_test_loss", "runs[method=ps-clip].final_test_loss"},
+		},
+	},
+	{
 		study: "experiments/gpt/evidence/corruption/longer/results.json",
 		args:  []string{"--seeds", "1", "--methods", "global,ps-clip", "--settings", "0.2:scattered:repeat"},
 		out:   "results.json",
