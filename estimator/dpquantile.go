@@ -64,12 +64,11 @@ func NewDPQuantile(gamma, q, rate, sigma, sigmaB, expected float64, seed uint64)
 		return nil, setting.Errorf("ExpectedBatch", expected, "a positive finite expected batch size")
 	}
 	s := privacy.NewSecret(seed)
-	fixed := s.Fixed()
 	return &DPQuantile{
 		clip: clip, sigma: sigma, sigmaB: sigmaB, expected: expected,
 		sigmaEff: EffectiveNoise(sigma, sigmaB),
-		noise:    &Gaussian{src: *s.Root(), fixed: fixed},
-		count:    &Gaussian{src: *s.Stream("clip count", 0, 0), fixed: fixed},
+		noise:    newGaussian(s, gaussianTag),
+		count:    newGaussian(s, clipCountTag),
 	}, nil
 }
 
@@ -95,7 +94,7 @@ func (e *DPQuantile) Gamma() float64 { return e.clip.gamma }
 func (e *DPQuantile) EffectiveNoise() float64 { return e.sigmaEff }
 
 // Private reports whether the noise is from a secure seed.
-func (e *DPQuantile) Private() bool { return !e.noise.fixed }
+func (e *DPQuantile) Private() bool { return !e.noise.Fixed() }
 
 // Factors are min(1, γ/|g_i|), 0 for a non-finite norm.
 func (e *DPQuantile) Factors(k0 int, norms, c []float64) Stats { return e.clip.Factors(k0, norms, c) }
@@ -116,7 +115,7 @@ func (e *DPQuantile) Update(norms []float64) {
 			centred -= 0.5
 		}
 	}
-	z, _ := e.count.pair()
+	z := e.count.draw()
 	b := 0.5 + (centred+e.sigmaB*z)/e.expected
 	e.clip.gamma *= detmath.Exp(-e.clip.rate * (b - e.clip.target))
 }

@@ -2,8 +2,13 @@ package estimator
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"github.com/psclip/psclip/bench"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -54,6 +59,100 @@ func TestGaussianMoments(t *testing.T) {
 	}
 }
 
+// The draws fall into 40 bins of equal probability under the normal, and
+// into the ziggurat's tail (|z| > zigR) and the bins beyond 4 and 5
+// standard deviations, as often as the normal says: a χ² statistic of the
+// 40 bins below its 39 degrees of freedom + 6 standard deviations, each
+// tail count within 5 standard deviations of its binomial expectation,
+// over n = 4·10⁶ draws; and the tail's draws (zigTail, 10⁵ of them) have
+// the mean of the normal beyond zigR within 5 standard errors.
+func TestGaussianDistribution(t *testing.T) {
+	const n, bins = 4_000_000, 40
+	x := make([]float32, n)
+	NewGaussian(11).Add([][]float32{x}, 1)
+	phi := func(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+	var count [bins]float64
+	var tails [3]float64
+	for _, v := range x {
+		z := float64(v)
+		k := min(int(phi(z)*bins), bins-1)
+		count[k]++
+		for i, c := range []float64{zigR, 4, 5} {
+			if math.Abs(z) > c {
+				tails[i]++
+			}
+		}
+	}
+	chi2 := 0.0
+	for _, c := range count {
+		e := float64(n) / bins
+		chi2 += (c - e) * (c - e) / e
+	}
+	if df := float64(bins - 1); chi2 > df+6*math.Sqrt(2*df) {
+		t.Errorf("χ² over %d equiprobable bins %.1f, want below %.1f", bins, chi2, df+6*math.Sqrt(2*df))
+	}
+	for i, c := range []float64{zigR, 4, 5} {
+		p := 2 * phi(-c)
+		e, se := n*p, math.Sqrt(n*p*(1-p))
+		if math.Abs(tails[i]-e) > 5*se {
+			t.Errorf("|z| > %g: %g draws, want %.1f ± %.1f", c, tails[i], e, 5*se)
+		}
+	}
+	// The normal beyond r: mean λ = φ(r)/Φ(−r), variance 1 + rλ − λ².
+	lambda := math.Exp(-zigR*zigR/2) / math.Sqrt(2*math.Pi) / phi(-zigR)
+	const k = 100_000
+	src := new(noiseStream)
+	src.reset([32]byte{11})
+	var sum float64
+	for range k {
+		sum += zigTail(&src.extra)
+	}
+	se := math.Sqrt((1 + zigR*lambda - lambda*lambda) / k)
+	if m := sum / k; math.Abs(m-lambda) > 5*se {
+		t.Errorf("mean |z| beyond %g: %.4f, want %.4f ± %.4f", zigR, m, lambda, 5*se)
+	}
+}
+
+// The draws are the same bits at any GOMAXPROCS and however a call's
+// values are cut into slices, across the blocks' boundaries; and they are
+// pinned (SHA-256 of their float32 bits), so that they are the same bits
+// on every architecture and in every version that keeps the stream.
+func TestGaussianBits(t *testing.T) {
+	const n = 3*noiseBlock + 5
+	draw := func(procs int, cuts ...int) []float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		x := make([]float32, n)
+		var parts [][]float32
+		lo := 0
+		for _, c := range append(cuts, n) {
+			parts = append(parts, x[lo:c])
+			lo = c
+		}
+		g := NewGaussian(7)
+		g.Add(parts[:1], 0.5) // a call of its own, and the next starts at a fresh block
+		g.Add(parts[1:], 0.5)
+		return x
+	}
+	a := draw(1, 3)
+	for _, tc := range []struct {
+		procs int
+		cuts  []int
+	}{
+		{2, []int{3}},
+		{4, []int{3, 3, noiseBlock - 1, noiseBlock + 3, 2*noiseBlock + 7}},
+		{1, []int{3, 2 * noiseBlock}},
+	} {
+		if b := draw(tc.procs, tc.cuts...); !slices.Equal(a, b) {
+			t.Errorf("GOMAXPROCS %d, cuts %v: other draws than one thread's in two slices", tc.procs, tc.cuts)
+		}
+	}
+	h := sha256.New()
+	binary.Write(h, binary.LittleEndian, a)
+	if got, want := hex.EncodeToString(h.Sum(nil)), "1402c84adf678f5ed1a24d78501dc40db3a80154a2760b27a18e74f5e506d16d"; got != want {
+		t.Errorf("seed 7's draws hash to %s, want %s", got, want)
+	}
+}
+
 // The same seed gives the same draws however the values are cut into
 // slices; other seeds, and the secure seed, give others.
 func TestGaussianSeeds(t *testing.T) {
@@ -81,7 +180,8 @@ func TestGaussianSeeds(t *testing.T) {
 }
 
 // A fixed seed's state resumes the stream bit for bit; a secure source's
-// state holds no key and resumes with fresh noise; the kinds do not mix.
+// state holds no key and resumes with fresh noise; the kinds do not mix,
+// nor do the streams of earlier versions.
 func TestGaussianState(t *testing.T) {
 	g := NewGaussian(5)
 	draw := func(g *Gaussian) []float32 {
@@ -112,6 +212,11 @@ func TestGaussianState(t *testing.T) {
 	}
 	if NewGaussian(0).UnmarshalBinary(st) == nil || NewGaussian(5).UnmarshalBinary(sst) == nil || NewGaussian(5).UnmarshalBinary(nil) == nil {
 		t.Error("a state of the other kind is accepted")
+	}
+	// A fixed seed's polar-method stream of earlier versions ('F' and the
+	// ChaCha8 state) is refused: this version would draw other noise.
+	if NewGaussian(5).UnmarshalBinary(append([]byte{'F'}, make([]byte, 48)...)) == nil {
+		t.Error("an earlier version's fixed-seed state is accepted")
 	}
 	if bytes.Contains(sst, []byte("psclip dp-sgd gaussian")) {
 		t.Error("secure state holds key material")
@@ -148,17 +253,35 @@ func TestDPSGDState(t *testing.T) {
 }
 
 // BenchmarkGaussianAdd measures the noise of one step of a model of
-// 26,010 parameters (the Tramèr–Boneh tanh CNN) and of 1M.
+// 26,010 parameters (the Tramèr–Boneh tanh CNN), of 1M and of the 6×384
+// GPT's 10.7M, in ns per value (ns/number; cpu-ns/number the process's
+// CPU time, all threads, which a loaded machine inflates less) beside what
+// writing the same bytes costs: clearing them (memclr) and copying them.
 func BenchmarkGaussianAdd(b *testing.B) {
-	for _, n := range []int{26010, 1 << 20} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			g := NewGaussian(1)
-			x := make([]float32, n)
-			b.SetBytes(int64(4 * n))
-			for b.Loop() {
-				g.Add([][]float32{x}, 1)
-			}
-		})
+	for _, n := range []int{26010, 1 << 20, 10_700_000} {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = 1, 1 // every page mapped before the clock starts
+		}
+		for _, bc := range []struct {
+			name string
+			f    func()
+		}{
+			{"noise", func() { NewGaussian(1).Add([][]float32{x}, 1) }},
+			{"memclr", func() { clear(x) }},
+			{"copy", func() { copy(x, y) }},
+		} {
+			b.Run(bc.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+				b.SetBytes(int64(4 * n))
+				cpu := bench.CPUTime()
+				for b.Loop() {
+					bc.f()
+				}
+				per := float64(b.N) * float64(n)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/number")
+				b.ReportMetric(float64(bench.CPUTime()-cpu)/per, "cpu-ns/number")
+			})
+		}
 	}
 }
 
@@ -200,6 +323,21 @@ func TestNewDPSGDErrors(t *testing.T) {
 		var se *setting.Error
 		if _, err := NewDPSGD(tc.c, tc.sigma, 1); !errors.As(err, &se) || se.Field != tc.field {
 			t.Errorf("NewDPSGD(%v, %v): %v, want a *setting.Error for %s", tc.c, tc.sigma, err, tc.field)
+		}
+	}
+}
+
+// draw, DPQuantile's count noise, is the first value of a block of its own
+// as Add draws it, unrounded: a one-value Add of the same stream rounds it
+// to float32.
+func TestGaussianDraw(t *testing.T) {
+	g, h := NewGaussian(9), NewGaussian(9)
+	for k := range 500 {
+		z := g.draw()
+		x := []float32{0}
+		h.Add([][]float32{x}, 1)
+		if float32(z) != x[0] {
+			t.Fatalf("draw %d: %v, Add drew %v", k, z, x[0])
 		}
 	}
 }

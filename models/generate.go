@@ -22,6 +22,11 @@ type GenerateOptions struct {
 	TopK int
 	// Seed seeds the sampling; equal seeds give equal text.
 	Seed uint64
+	// Vocab, if > 0, draws only among the tokens below it: the real
+	// tokens of a padded vocabulary (GPT-2's 50257 of 50304, a corpus's
+	// characters in a larger pretrained model's), which a decoder knows.
+	// It must not exceed the model's vocabulary.
+	Vocab int
 	// Each, if set, receives every new token as soon as it is drawn, so
 	// that a long generation can be streamed; an error it returns stops
 	// the generation and is returned.
@@ -35,6 +40,7 @@ func (o GenerateOptions) Check() error {
 		setting.Positive("Tokens", o.Tokens),
 		setting.Positive32("Temperature", o.Temperature),
 		setting.NonNegative("TopK", o.TopK),
+		setting.NonNegative("Vocab", o.Vocab),
 	)
 }
 
@@ -64,6 +70,12 @@ func Generate(model nn.Layer, blockSize int, prompt []int32, o GenerateOptions) 
 		out := model.Forward(ctx, x)
 		v := out.Dim(-1)
 		logits := out.Data[len(out.Data)-v:]
+		if o.Vocab > 0 {
+			if o.Vocab > v {
+				return nil, setting.Errorf("Vocab", o.Vocab, "at most the model's %d tokens", v)
+			}
+			logits = logits[:o.Vocab]
+		}
 		probs = nextTokenProbs(probs, logits, o.Temperature, o.TopK)
 		seq = append(seq, int32(draw(rng, probs)))
 		if o.Each != nil {

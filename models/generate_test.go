@@ -72,6 +72,7 @@ func TestGenerateOptionsCheck(t *testing.T) {
 		{Tokens: 5, Temperature: math.NaN()},
 		{Tokens: 5, Temperature: math.Inf(1)},
 		{Tokens: 5, Temperature: 1, TopK: -1},
+		{Tokens: 5, Temperature: 1, Vocab: -1},
 	} {
 		if o.Check() == nil {
 			t.Errorf("%+v accepted", o)
@@ -102,8 +103,9 @@ func TestGenerateCoreDeps(t *testing.T) {
 }
 
 // GPT.Generate draws the same tokens for the same seed, others for
-// another, all in the vocabulary, with a prompt longer than the block
-// cropped; a bad prompt is a *setting.Error for Prompt.
+// another, all in the vocabulary (or its first Vocab tokens), with a
+// prompt longer than the block cropped; a bad prompt is a *setting.Error
+// for Prompt.
 func TestGPTGenerate(t *testing.T) {
 	m, err := NewGPT(smallGPT, 1)
 	if err != nil {
@@ -131,5 +133,21 @@ func TestGPTGenerate(t *testing.T) {
 		if _, err := m.Generate(bad, o); !errors.As(err, &se) || se.Field != "Prompt" {
 			t.Errorf("prompt %v: %v, want a *setting.Error for Prompt", bad, err)
 		}
+	}
+	// Vocab keeps the draws among the first tokens (a padded vocabulary's
+	// real ones), and at the model's size changes nothing.
+	o.Vocab, o.TopK = 3, 0
+	few, err := m.Generate(prompt, o)
+	if err != nil || slices.ContainsFunc(few, func(t int32) bool { return t >= 3 }) {
+		t.Errorf("Vocab 3: %v, %v", few, err)
+	}
+	o.Vocab, o.TopK, o.Seed = smallGPT.VocabSize, 4, 7
+	if all, err := m.Generate(prompt, o); err != nil || !slices.Equal(all, a) {
+		t.Errorf("Vocab %d: %v, %v; without it %v", o.Vocab, all, err, a)
+	}
+	o.Vocab = smallGPT.VocabSize + 1
+	var se *setting.Error
+	if _, err := m.Generate(prompt, o); !errors.As(err, &se) || se.Field != "Vocab" {
+		t.Errorf("Vocab above the model's: %v, want a *setting.Error for Vocab", err)
 	}
 }

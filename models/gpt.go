@@ -92,6 +92,7 @@ type GPT struct {
 	cfg    GPTConfig
 	net    nn.Sequential
 	params []*nn.Param
+	lora   []*nn.LoRA // the adapters of AdaptLoRA, in the order of Params
 }
 
 // NewGPT returns a GPT with nanoGPT's initialisation (Init), drawn from a
@@ -127,10 +128,13 @@ func NewGPT(cfg GPTConfig, seed uint64) (*GPT, error) {
 // Init draws nanoGPT's initialisation (_init_weights) from rng in the order
 // of Params: weights of Linear and Embedding layers N(0, 0.02²), except
 // every c_proj.weight N(0, 0.02²/(2·NLayer)); biases 0; LayerNorm weights 1
-// (nn.Initializer, so nn.Init re-initialises a GPT this way).
+// (nn.Initializer, so nn.Init re-initialises a GPT this way). The
+// adapters of a LoRA-adapted GPT (AdaptLoRA) are drawn after, as AdaptLoRA
+// draws them.
 func (m *GPT) Init(rng *rand.Rand) {
 	for _, p := range m.params {
 		switch {
+		case strings.Contains(p.Name, ".lora_"):
 		case len(p.Value.Shape) == 2:
 			std := 0.02
 			if strings.HasSuffix(p.Name, ".c_proj.weight") {
@@ -145,6 +149,7 @@ func (m *GPT) Init(rng *rand.Rand) {
 			}
 		}
 	}
+	m.initLoRA(rng)
 }
 
 // Config returns the model's configuration.

@@ -135,6 +135,9 @@ func (m *GPT) ImportGPT2(f *safetensors.File) error {
 	if !m.cfg.Bias {
 		return errors.New("models: gpt2: GPT-2 has biases; the model has none (GPTConfig.Bias)")
 	}
+	if m.Adapted() {
+		return errors.New("models: gpt2: the GPT has LoRA adapters; import before AdaptLoRA")
+	}
 	prefix := ""
 	if _, ok := f.Tensor("transformer.wte.weight"); ok {
 		prefix = "transformer."
@@ -187,8 +190,13 @@ func (m *GPT) ImportGPT2(f *safetensors.File) error {
 
 // ExportGPT2 returns m's weights in Hugging Face GPT-2's names (without
 // "transformer.", as the hub's gpt2 files) and layout (Conv1D weights
-// [in, out]), F32, without the tied lm_head: what ImportGPT2 reads.
+// [in, out]), F32, without the tied lm_head: what ImportGPT2 reads. It
+// panics for a GPT with LoRA adapters, which GPT-2's layout has no place
+// for: MergeLoRA first.
 func (m *GPT) ExportGPT2() []safetensors.Tensor {
+	if m.Adapted() {
+		panic("models: gpt2: ExportGPT2 of a GPT with LoRA adapters (MergeLoRA first)")
+	}
 	out := make([]safetensors.Tensor, len(m.params))
 	for i, p := range m.params {
 		t := p.Value
@@ -235,11 +243,15 @@ func (m *GPT) ImportGPT2File(path string) error {
 // WriteGPT2 writes m as a Hugging Face GPT-2 directory, created if needed:
 // config.json (model type gpt2, n_positions BlockSize, the dropouts at
 // Dropout) and model.safetensors (ExportGPT2, with the metadata format "pt"
-// that Hugging Face's loader expects). Each file is replaced atomically.
+// that Hugging Face's loader expects). Each file is replaced atomically. A
+// GPT with LoRA adapters is refused: MergeLoRA first.
 func WriteGPT2(dir string, m *GPT) error {
 	c := m.cfg
-	if !c.Bias {
+	switch {
+	case !c.Bias:
 		return errors.New("models: gpt2: GPT-2 has biases; the model has none (GPTConfig.Bias)")
+	case m.Adapted():
+		return errors.New("models: gpt2: the GPT has LoRA adapters, which GPT-2's layout has no place for (MergeLoRA first)")
 	}
 	act := "gelu_new"
 	if c.ExactGELU {

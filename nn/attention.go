@@ -353,10 +353,15 @@ func causalSoftmaxBackward(p, dp, ds []float32, t int, scale float32) {
 // produces q, k and v, the CausalAttention core mixes the positions, and
 // c_proj = Linear(d, d) projects back, followed by the residual dropout.
 // Input and output are [B, T, d]. Its parameters are the two Linear layers'
-// (per-sample norms by their own rule); the core has none.
+// (per-sample norms by their own rule), or their LoRA adaptations'; the
+// core has none.
 type CausalSelfAttention struct {
 	CAttn, CProj *Linear
-	Core         *CausalAttention
+	// AttnLoRA and ProjLoRA, when set, are LoRA adaptations of c_attn and
+	// c_proj (their Base is CAttn or CProj), which the layer then uses in
+	// their place: Adapt sets them.
+	AttnLoRA, ProjLoRA *LoRA
+	Core               *CausalAttention
 	// ResidDrop is nanoGPT's resid_dropout on the output; nil means none.
 	ResidDrop *Dropout
 }
@@ -377,47 +382,92 @@ func NewCausalSelfAttention(name string, d, nHead int, dropout float64, bias boo
 	}
 }
 
+// Adapt replaces c_attn (attn) and c_proj (proj), whichever is asked for,
+// by their LoRA adaptations at the given rank and α (NewLoRA), which
+// freezes their base weights.
+func (a *CausalSelfAttention) Adapt(attn, proj bool, rank int, alpha float64) error {
+	var err error
+	if attn {
+		if a.AttnLoRA, err = NewLoRA(a.CAttn, rank, alpha); err != nil {
+			return err
+		}
+	}
+	if proj {
+		a.ProjLoRA, err = NewLoRA(a.CProj, rank, alpha)
+	}
+	return err
+}
+
+// Merge merges the LoRA adaptations into c_attn's and c_proj's weights
+// (LoRA.Merge) and removes them.
+func (a *CausalSelfAttention) Merge() {
+	if a.AttnLoRA != nil {
+		a.CAttn, a.AttnLoRA = a.AttnLoRA.Merge(), nil
+	}
+	if a.ProjLoRA != nil {
+		a.CProj, a.ProjLoRA = a.ProjLoRA.Merge(), nil
+	}
+}
+
+// attn is c_attn or its adaptation.
+func (a *CausalSelfAttention) attn() Layer {
+	if a.AttnLoRA != nil {
+		return a.AttnLoRA
+	}
+	return a.CAttn
+}
+
+// proj is c_proj or its adaptation.
+func (a *CausalSelfAttention) proj() Layer {
+	if a.ProjLoRA != nil {
+		return a.ProjLoRA
+	}
+	return a.CProj
+}
+
 // Forward computes the attention output.
 func (a *CausalSelfAttention) Forward(ctx *Context, x *tensor.Tensor) *tensor.Tensor {
-	y := a.CProj.Forward(ctx, a.Core.Forward(ctx, a.CAttn.Forward(ctx, x)))
+	y := a.proj().Forward(ctx, a.Core.Forward(ctx, a.attn().Forward(ctx, x)))
 	if a.ResidDrop != nil {
 		y = a.ResidDrop.Forward(ctx, y)
 	}
 	return y
 }
 
-// Backward returns the input gradient; the Linear layers produce their
-// gradients in the context's mode.
+// Backward returns the input gradient; the Linear layers (or their
+// adaptations) produce their gradients in the context's mode.
 func (a *CausalSelfAttention) Backward(ctx *Context, dy *tensor.Tensor) *tensor.Tensor {
 	if a.ResidDrop != nil {
 		dy = a.ResidDrop.Backward(ctx, dy)
 	}
-	return a.CAttn.Backward(ctx, a.Core.backward(ctx, a.CProj.Backward(ctx, dy), a.next()))
+	return a.attn().Backward(ctx, a.Core.backward(ctx, a.proj().Backward(ctx, dy), a.next()))
 }
 
-// BackwardParams produces the Linear layers' gradients of Backward and no
-// input gradient: with c_attn frozen, only c_proj's backward pass runs.
+// BackwardParams produces the gradients of Backward and no input gradient:
+// with c_attn (or its adaptation) frozen, only c_proj's backward pass runs.
 func (a *CausalSelfAttention) BackwardParams(ctx *Context, dy *tensor.Tensor) {
 	if a.ResidDrop != nil {
 		dy = a.ResidDrop.Backward(ctx, dy)
 	}
-	if !a.CAttn.trains() {
-		a.CProj.BackwardParams(ctx, dy)
+	if !trains(a.attn()) {
+		BackwardParams(ctx, a.proj(), dy)
 		return
 	}
-	a.CAttn.BackwardParams(ctx, a.Core.backward(ctx, a.CProj.Backward(ctx, dy), a.CAttn))
+	BackwardParams(ctx, a.attn(), a.Core.backward(ctx, a.proj().Backward(ctx, dy), a.next()))
 }
 
 // next is the layer whose per-sample work the core's backward pass does
-// (CausalAttention.backward): c_attn, unless it has nothing to train.
+// (CausalAttention.backward): c_attn, unless it has nothing to train or is
+// adapted (its adapters do their own).
 func (a *CausalSelfAttention) next() *Linear {
-	if !a.CAttn.trains() {
+	if a.AttnLoRA != nil || !a.CAttn.trains() {
 		return nil
 	}
 	return a.CAttn
 }
 
-// Params returns c_attn's parameters, then c_proj's.
+// Params returns c_attn's parameters, then c_proj's, each followed by its
+// adapters' (LoRA.Params).
 func (a *CausalSelfAttention) Params() []*Param {
-	return append(a.CAttn.Params(), a.CProj.Params()...)
+	return append(a.attn().Params(), a.proj().Params()...)
 }

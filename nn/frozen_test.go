@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/psclip/psclip/models"
@@ -215,5 +216,57 @@ func TestTrainable(t *testing.T) {
 	got := nn.Trainable(append(append(a.Params(), b.Params()...), b.Weight))
 	if len(got) != 2 || got[0] != a.Bias || got[1] != b.Weight {
 		t.Errorf("Trainable = %v, want [a.bias b.weight]", got)
+	}
+}
+
+// A LoRA-adapted GPT against the brute force: adapters on each target
+// alone and on all four, with trained (non-zero) adapters and every base
+// parameter frozen, so that only the adapters' per-sample rules count;
+// and with one base parameter trained beside them.
+func TestLoRAGPTPerSample(t *testing.T) {
+	cfg := models.GPTConfig{NLayer: 2, NHead: 2, NEmbd: 16, BlockSize: 8, VocabSize: 11, Bias: true}
+	for _, tc := range []struct {
+		targets  []string
+		unfreeze string
+	}{
+		{[]string{"attn"}, ""},
+		{[]string{"proj"}, ""},
+		{[]string{"fc"}, ""},
+		{[]string{"mlp-proj"}, ""},
+		{models.LoRATargets, ""},
+		{[]string{"attn"}, "transformer.h.0.attn.c_attn.bias"},
+		{[]string{"proj"}, "transformer.ln_f.weight"},
+	} {
+		t.Run(strings.Join(tc.targets, ",")+"+"+tc.unfreeze, func(t *testing.T) {
+			m, err := models.NewGPT(cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			for _, p := range m.Params() {
+				if len(p.Value.Shape) == 2 {
+					nn.Normal(rng, p.Value, 0.3)
+				}
+			}
+			if err := m.AdaptLoRA(models.LoRAConfig{Rank: 3, Alpha: 6, Targets: tc.targets}, 1); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range m.Params() {
+				if !p.Frozen {
+					nn.Normal(rng, p.Value, 0.3) // B leaves zero
+				}
+				if p.Name == tc.unfreeze {
+					p.Frozen = false
+				}
+			}
+			const b, tl = 3, 8
+			x := tensor.New(b, tl)
+			y := make([]int32, b*tl)
+			for i := range x.Data {
+				x.Data[i] = float32(rng.IntN(4))
+				y[i] = int32(rng.IntN(cfg.VocabSize))
+			}
+			nntest.CheckPerSample(t, m, x, y, nn.CrossEntropy, nntest.MedianClip)
+		})
 	}
 }

@@ -217,7 +217,7 @@ func (a *CausalAttention) OutShape(in []int) ([]int, error) {
 
 // OutShape is in, [B,T,d].
 func (a *CausalSelfAttention) OutShape(in []int) ([]int, error) {
-	return Sequential{a.CAttn, a.Core, a.CProj}.OutShape(in)
+	return Sequential{a.attn(), a.Core, a.proj()}.OutShape(in)
 }
 
 // OutShape is [B,num] or [B,T,num], as the projection's.

@@ -25,8 +25,8 @@ import (
 // (NewSecret(seed), seed ≠ 0) makes runs reproducible and resumable bit for
 // bit (tests, reproductions); such a run is not private (Fixed).
 //
-// A Secret derives independent ChaCha8 streams (Stream), one per purpose
-// and position, so that a sampler draws batch k without drawing the
+// A Secret derives independent keys (Key) and ChaCha8 streams (Stream),
+// one per purpose and position, so that a sampler draws batch k without drawing the
 // batches before it; Poisson is such a sampler. The ranks of a
 // data-parallel job share rank 0's key (Share) so that they draw the same
 // samples.
@@ -35,9 +35,8 @@ type Secret struct {
 	fixed bool
 }
 
-// secretTag fills the rest of a fixed seed's 32-byte key. It is the noise
-// stream's tag of earlier versions, so that the noise of a fixed seed
-// (estimator.NewGaussian) is the same bits as it was.
+// secretTag fills the rest of a fixed seed's 32-byte key, as it did in
+// earlier versions, so that a fixed seed draws the same Poisson samples.
 const secretTag = "psclip dp-sgd gaussian noise"
 
 // NewSecret returns a secret: a key from crypto/rand for seed 0, else the
@@ -57,13 +56,18 @@ func NewSecret(seed uint64) *Secret {
 // seed knows the samples and the noise, so the run is not private.
 func (s *Secret) Fixed() bool { return s.fixed }
 
-// Root returns the key's own ChaCha8 stream (the noise's).
-func (s *Secret) Root() *rand.ChaCha8 { return rand.NewChaCha8(s.key) }
-
 // Stream returns the stream of purpose tag at position (a, b): a ChaCha8
-// stream keyed by HMAC-SHA256(key, tag‖a‖b), independent of every other
-// tag and position and of Root, and unpredictable without the key.
+// stream keyed by Key(tag, a, b).
 func (s *Secret) Stream(tag string, a, b uint64) *rand.ChaCha8 {
+	return rand.NewChaCha8(s.Key(tag, a, b))
+}
+
+// Key returns the key of purpose tag at position (a, b):
+// HMAC-SHA256(key, tag‖a‖b), independent of every other tag and position
+// and unpredictable without the secret's key. It keys a generator of one
+// purpose (Stream's ChaCha8, the DP noise's AES-CTR) and, as the secret's
+// key, must never be written anywhere.
+func (s *Secret) Key(tag string, a, b uint64) [32]byte {
 	m := hmac.New(sha256.New, s.key[:])
 	m.Write([]byte(tag))
 	var pos [16]byte
@@ -72,7 +76,7 @@ func (s *Secret) Stream(tag string, a, b uint64) *rand.ChaCha8 {
 	m.Write(pos[:])
 	var k [32]byte
 	copy(k[:], m.Sum(nil))
-	return rand.NewChaCha8(k)
+	return k
 }
 
 // Share makes every rank of c hold rank 0's key, over the communicator

@@ -1,6 +1,8 @@
 package privacy
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding"
 	"encoding/json"
 	"math"
@@ -109,17 +111,24 @@ func TestSecretShare(t *testing.T) {
 	}
 }
 
-// The root stream of a fixed seed is the noise stream of earlier versions
-// (seed‖"psclip dp-sgd gaussian noise" as the ChaCha8 key), so that
-// reproductions with a fixed seed draw the same noise.
-func TestSecretRootFixed(t *testing.T) {
+// A fixed seed's keys are those of earlier versions: HMAC-SHA256 keyed by
+// seed‖"psclip dp-sgd gaussian noise" of tag‖a‖b, so that reproductions
+// with a fixed seed draw the same samples; Stream is the ChaCha8 of Key.
+func TestSecretKeyFixed(t *testing.T) {
 	var key [32]byte
 	key[0] = 3
 	copy(key[8:], "psclip dp-sgd gaussian noise")
-	want, got := rand.NewChaCha8(key), NewSecret(3).Root()
+	m := hmac.New(sha256.New, key[:])
+	m.Write([]byte("poisson\x05\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00"))
+	var want [32]byte
+	copy(want[:], m.Sum(nil))
+	if got := NewSecret(3).Key("poisson", 5, 7); got != want {
+		t.Fatalf("Key = %x, want %x", got, want)
+	}
+	a, b := rand.NewChaCha8(want), NewSecret(3).Stream("poisson", 5, 7)
 	for range 4 {
-		if got.Uint64() != want.Uint64() {
-			t.Fatal("a fixed seed's root stream is not the noise stream of earlier versions")
+		if a.Uint64() != b.Uint64() {
+			t.Fatal("Stream is not the ChaCha8 of Key")
 		}
 	}
 }

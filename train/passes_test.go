@@ -19,7 +19,10 @@ func (o nopOpt) Params() []*nn.Param { return o.params }
 
 // BenchmarkMicroBatchPasses times what MB-Clip adds per micro-batch (the
 // gradient norm and the scaled add into the running sum, clearing the
-// gradients) on passesTrainer's weights.
+// gradients) on passesTrainer's weights, beside a copy of the gradients
+// into the running sum: the passes move five times the gradients' bytes
+// (read; read both, write both), the copy two, so passes ≈ 2.5 copies is
+// memory speed.
 func BenchmarkMicroBatchPasses(b *testing.B) {
 	t := passesTrainer(b)
 	fillGrads(t, rand.New(rand.NewPCG(1, 1)))
@@ -27,10 +30,23 @@ func BenchmarkMicroBatchPasses(b *testing.B) {
 	for _, p := range t.params {
 		n += p.Grad.Len()
 	}
-	b.SetBytes(int64(4 * n))
-	for b.Loop() {
-		t.gradNorm()
-		t.accumulate(0.5)
+	for _, bc := range []struct {
+		name string
+		f    func()
+	}{
+		{"passes", func() { t.gradNorm(); t.accumulate(0.5) }},
+		{"copy", func() {
+			t.each(false, func(_ int, sp span) {
+				copy(t.acc[sp.param][sp.lo:sp.hi], t.params[sp.param].Grad.Data[sp.lo:sp.hi])
+			})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for b.Loop() {
+				bc.f()
+			}
+		})
 	}
 }
 

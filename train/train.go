@@ -1057,13 +1057,16 @@ func (t *Trainer) accumulate(s float32) {
 	})
 }
 
-// takeAccumulated moves s·(running sum) into the gradients and clears the sum.
+// takeAccumulated moves s·(running sum) into the gradients and clears the
+// sum; s = 1, a step without dropped samples, skips the product (x·1 = x).
 func (t *Trainer) takeAccumulated(s float32) {
 	t.each(false, func(_ int, sp span) {
 		acc := t.acc[sp.param][sp.lo:sp.hi]
 		g := t.params[sp.param].Grad.Data[sp.lo:sp.hi]
 		copy(g, acc)
-		kernels.Scale(s, g)
+		if s != 1 {
+			kernels.Scale(s, g)
+		}
 		clear(acc)
 	})
 	t.dirty = false

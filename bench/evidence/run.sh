@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the speed evidence under bench/evidence/: the per-sample step
-# over the plain step and their peak memory (step/), the same under
+# over the plain step and their peak memory (step/), the DP-SGD step over
+# the per-sample step (step/<model>-dp.json), the same under
 # per-sample memory budgets (budget/), psclip's GEMM against
 # OpenBLAS's (gemm/) and psclip against PyTorch (torch/). Every file carries
 # its provenance: command, commit, CPU, kernel, threads, load before and
@@ -47,6 +48,20 @@ step() {
 	done
 	# MB-Clip against global clipping at 8 micro-batches of the char GPT.
 	"$bin" bench step "${char[@]}" --accum 8 --clip-modes global,micro-batch --steps "${MBSTEPS:-20}" --json >"$out/step/char-accum8.json"
+	# LoRA fine-tuning of the char GPT (with biases, as train gpt --init
+	# reads it): rank 8 on attn.c_attn, the per-sample step against the plain.
+	"$bin" bench step "${char[@]}" --bias --lora-rank 8 --estimators sgd,ps-clip-sgd --steps "${LORASTEPS:-60}" --json >"$out/step/char-lora.json"
+}
+
+# dp: DP-SGD's step (secure noise) against the per-sample step it adds the
+# noise to, interleaved in one process.
+dp() {
+	mkdir -p "$out/step"
+	local name
+	for name in alexnet char gpt6x384; do
+		local -n flags=$name
+		"$bin" bench step "${flags[@]}" --estimators ps-clip-sgd,dp-sgd --steps "${STEPS:-5}" --json >"$out/step/$name-dp.json"
+	done
 }
 
 # budget: the per-sample step's time and peak memory under per-sample
@@ -98,12 +113,12 @@ torch() {
 }
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(step budget gemm torch)
+[ ${#parts[@]} -gt 0 ] || parts=(step dp budget gemm torch)
 for p in "${parts[@]}"; do
 	case $p in
-	step | budget | gemm | torch) "$p" ;;
+	step | dp | budget | gemm | torch) "$p" ;;
 	*)
-		echo "run.sh: unknown part $p (want step, budget, gemm, torch)" >&2
+		echo "run.sh: unknown part $p (want step, dp, budget, gemm, torch)" >&2
 		exit 2
 		;;
 	esac

@@ -16,6 +16,7 @@ import (
 	"github.com/psclip/psclip/estimator"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/internal/procfs"
+	"github.com/psclip/psclip/models"
 	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/optim"
 	"github.com/psclip/psclip/provenance"
@@ -27,7 +28,7 @@ func init() {
 		name:  "bench step",
 		short: "time full training steps of several estimators, interleaved in one process (or one job under mpirun)",
 		run:   runBenchStep,
-		flags: map[string]string{"Clip": "gamma"},
+		flags: map[string]string{"Clip": "gamma", "Rank": "lora-rank", "Targets": "lora-targets"},
 		ranks: true,
 	})
 }
@@ -74,6 +75,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	gamma := fs.Float64("gamma", 1, "clipping threshold of clip-sgd, ps-clip-sgd, dp-sgd and the clip modes")
 	sigma := fs.Float64("noise-multiplier", 1, "dp-sgd's noise multiplier σ (secure noise; the expected batch is the step's samples)")
 	seed := fs.Uint64("seed", 1, "seed of the initialisation, batch and dropout")
+	loraRank := fs.Int("lora-rank", 0, "gpt: time LoRA fine-tuning at this rank instead (every weight frozen, adapters on --lora-targets trained)")
+	loraTargets := fs.String("lora-targets", "attn", "--lora-rank: the layers of every block to adapt, comma-separated: "+strings.Join(models.LoRATargets, ", "))
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	var budget train.MemoryBudget
 	definePerSampleMemory(fs, &budget)
@@ -106,6 +109,14 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	}
 	if err := m.check(fs); err != nil {
 		return err
+	}
+	switch {
+	case flagSet(fs, "lora-rank") && m.name != "gpt":
+		return usagef("--lora-rank applies only to --model gpt")
+	case flagSet(fs, "lora-rank") && *loraRank < 1:
+		return usagef("--lora-rank %d: want a rank from 1 to --n-embd %d", *loraRank, m.gpt.NEmbd)
+	case flagSet(fs, "lora-targets") && !flagSet(fs, "lora-rank"):
+		return usagef("--lora-targets applies only with --lora-rank")
 	}
 	if *modes != "" && flagSet(fs, "estimators") {
 		return usagef("--estimators and --clip-modes exclude each other: --clip-modes times clip modes instead of estimators")
@@ -173,13 +184,19 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if bFlag == "batch" && world.Rank() == 0 { // once the flags proved usable: bad input gets one line
 		fmt.Fprintln(stderr, "psclip bench step: --batch is deprecated, use --micro-batch: it sets the samples of a micro-batch here, where every other command's --batch is a step's samples (--micro-batch × --accum)")
 	}
+	if *loraRank > 0 {
+		c := models.LoRAConfig{Rank: *loraRank, Alpha: float64(*loraRank), Targets: strings.Split(*loraTargets, ",")}
+		if err := model.(*models.GPT).AdaptLoRA(c, *seed); err != nil {
+			return usage(err)
+		}
+	}
 	batches, err := train.Split(train.Batch{X: x, Y: y}, *accum)
 	if err != nil {
 		return err
 	}
 	// One model and optimizer for all: the weights drift between steps,
 	// which does not change the work a step does.
-	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})
+	opt, err := optim.NewSGD(nn.Trainable(model.Params()), optim.SGDConfig{LR: 1e-4, Momentum: 0.9})
 	if err != nil {
 		return err
 	}
@@ -257,9 +274,15 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		}
 	}
 	rec.Finish()
+	lora := ""
+	if *loraRank > 0 {
+		lora = *loraTargets
+	}
 	if *asJSON {
 		report := struct {
 			Model      string     `json:"model"`
+			LoRARank   int        `json:"lora_rank,omitempty"`
+			LoRATarget string     `json:"lora_targets,omitempty"`
 			Batch      int        `json:"batch"`
 			Accum      int        `json:"accum"`
 			Ranks      int        `json:"ranks"`
@@ -273,7 +296,7 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			PerSampleBudget int64             `json:"persample_budget_bytes"`
 			Results         []stepResult      `json:"results"`
 			Provenance      provenance.Record `json:"provenance"`
-		}{m.name, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), budget.String(), psBytes, res, rec}
+		}{m.name, *loraRank, lora, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), budget.String(), psBytes, res, rec}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)

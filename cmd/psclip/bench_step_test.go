@@ -162,3 +162,49 @@ func TestBenchStepBatchDeprecated(t *testing.T) {
 		t.Errorf("--micro-batch 3 --accum 2: batch %d, accum %d in the JSON", b, k)
 	}
 }
+
+// bench step --lora-rank times LoRA fine-tuning of a GPT, with every
+// estimator and clip mode (the per-sample one works on the adapters
+// alone), and says so in the JSON; its flags are refused where they do
+// not apply.
+func TestBenchStepLoRA(t *testing.T) {
+	gpt := []string{"bench", "step", "--model", "gpt", "--vocab-size", "11", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--block-size", "16",
+		"--micro-batch", "2", "--accum", "2", "--steps", "1", "--warmup", "0"}
+	for _, what := range [][]string{
+		{"--estimators", "sgd,ps-clip-sgd,dp-sgd"},
+		{"--clip-modes", "global,micro-batch,per-sample"},
+	} {
+		args := append(append(append([]string{}, gpt...), what...), "--lora-rank", "2", "--lora-targets", "attn,fc", "--json")
+		code, out, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", what, code, stderr)
+		}
+		var res struct {
+			LoRARank    int    `json:"lora_rank"`
+			LoRATargets string `json:"lora_targets"`
+			Results     []struct {
+				PerSampleMB float64 `json:"persample_mb"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v: %v in %q", what, err, out)
+		}
+		if res.LoRARank != 2 || res.LoRATargets != "attn,fc" || len(res.Results) != 3 {
+			t.Errorf("%v: %+v", what, res)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "step", "--model", "tanh-cnn", "--lora-rank", "2"}, "--lora-rank"},
+		{append(append([]string{}, gpt...), "--lora-rank", "0"), "--lora-rank"},
+		{append(append([]string{}, gpt...), "--lora-rank", "9"), "--lora-rank"},
+		{append(append([]string{}, gpt...), "--lora-targets", "fc"), "--lora-targets"},
+		{append(append([]string{}, gpt...), "--lora-rank", "2", "--lora-targets", "q"), "--lora-targets"},
+	} {
+		if code, _, stderr := runCLI(c.args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 naming %s", c.args, code, stderr, c.want)
+		}
+	}
+}

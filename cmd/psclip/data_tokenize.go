@@ -20,7 +20,7 @@ func runDataTokenize(fs *flag.FlagSet, args []string) error {
 	in := fs.String("text", "", "the text `file` to tokenise")
 	tokenizer := fs.String("tokenizer", "gpt2", "gpt2 (GPT-2's byte-level BPE, 50257 tokens), char (the text's own characters, written to vocab.txt) or byte")
 	vocabDir := fs.String("vocab-dir", "", "--tokenizer gpt2: the `directory` of encoder.json and vocab.bpe, or vocab.json and merges.txt (default: where data/bpe/fetch.sh puts them, $PSCLIP_GPT2_DIR or ~/.cache/psclip/gpt2)")
-	out := fs.String("out", "", "output `directory`, new or empty (created if needed): train.bin, val.bin (uint16 little-endian) and, for char and byte, vocab.txt")
+	out := fs.String("out", "", "output `directory`, new or empty (created if needed): train.bin, val.bin (uint16 little-endian) and, for char and byte, vocab.txt, for gpt2 "+text.TokenizerFile+" (which tokenizer, for psclip sample)")
 	valFraction := fs.Float64("val-fraction", 0.1, "share of the text's characters, from its end, for val.bin (nanoGPT's prepare.py: 0.1)")
 	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
@@ -43,6 +43,7 @@ func runDataTokenize(fs *flag.FlagSet, args []string) error {
 	var (
 		encode func([]byte) ([]uint16, error)
 		vocab  *text.Vocab
+		id     string // the tokenizer's, for a directory without vocab.txt
 		size   int
 	)
 	switch *tokenizer {
@@ -57,7 +58,7 @@ func runDataTokenize(fs *flag.FlagSet, args []string) error {
 		if err != nil {
 			return usage(err)
 		}
-		encode, size = tok.EncodeUint16, tok.Size()
+		encode, size, id = tok.EncodeUint16, tok.Size(), tok.ID()
 	case "char", "byte":
 		level, _ := text.ParseLevel(*tokenizer)
 		vocab = text.ByteVocab()
@@ -74,7 +75,7 @@ func runDataTokenize(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return usage(fmt.Errorf("%s: %w", *in, err))
 	}
-	c.Vocab = vocab
+	c.Vocab, c.Tokenizer = vocab, id
 	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}

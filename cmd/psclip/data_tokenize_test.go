@@ -28,7 +28,8 @@ func gpt2Dir(t *testing.T) string {
 }
 
 // Text tokenised with GPT-2's BPE, or by characters, trains a GPT from the
-// token directory.
+// token directory, which psclip sample decodes with the tokenizer the
+// tokens were made with (and refuses another).
 func TestDataTokenizeTrainsGPT(t *testing.T) {
 	corpus := writeCorpus(t, strings.Repeat("To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer.\n", 40))
 	for _, tok := range []string{"gpt2", "char"} {
@@ -50,6 +51,35 @@ func TestDataTokenizeTrainsGPT(t *testing.T) {
 			code, stdout, stderr = runCLI(append([]string{"train", "gpt", "--data", data, "--out", out}, tinyGPTFlags...)...)
 			if code != 0 || !strings.Contains(stdout, "final validation loss") {
 				t.Fatalf("train gpt --data: exit %d, %q, %q", code, stdout, stderr)
+			}
+			// psclip sample decodes with the run's tokenizer.
+			sample := []string{"sample", "--ckpt", out, "--tokens", "20", "--prompt", "To be, or"}
+			if tok == "gpt2" {
+				sample = append(sample, "--vocab-dir", gpt2Dir(t))
+			}
+			code, stdout, stderr = runCLI(sample...)
+			if code != 0 || !strings.HasPrefix(stdout, "To be, or") || len(stdout) <= len("To be, or") {
+				t.Fatalf("sample: exit %d, %q, %q", code, stdout, stderr)
+			}
+			if tok == "gpt2" {
+				// The tokens were made by this tokenizer, not another.
+				other := t.TempDir()
+				for _, f := range []string{"encoder.json", "vocab.bpe"} {
+					b, err := os.ReadFile(filepath.Join(gpt2Dir(t), f))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if f == "vocab.bpe" { // one merge less
+						b = b[:strings.LastIndexByte(strings.TrimSuffix(string(b), "\n"), '\n')+1]
+					}
+					if err := os.WriteFile(filepath.Join(other, f), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				code, _, stderr := runCLI("sample", "--ckpt", out, "--tokens", "5", "--vocab-dir", other)
+				if code != 2 || !strings.Contains(stderr, "not the one") {
+					t.Errorf("sample with another tokenizer: exit %d, %q", code, stderr)
+				}
 			}
 		})
 	}

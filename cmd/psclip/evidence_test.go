@@ -43,8 +43,11 @@ type evidenceCell struct {
 	// kernel is then the micro-kernel its runs reproduce on.
 	command []string
 	kernel  string
-	// setup are commands run first in the cell's directory, to make data
-	// the command names by a relative path.
+	// cuts are parts of repository files written into the cell's
+	// directory first, for a study that cuts a text into parts; setup are
+	// commands run then in the cell's directory, to make data the command
+	// names by a relative path.
+	cuts  []cut
 	setup [][]string
 	// args are appended to the command; out is the file the cell writes
 	// under its --out directory ("" for a command that prints its result
@@ -65,6 +68,13 @@ type evidenceCell struct {
 }
 
 type check struct{ stored, cell string }
+
+// cut is the bytes [from, to) of the repository file src (to 0: to its
+// end), written to the file dst of the cell's directory.
+type cut struct {
+	src, dst string
+	from, to int
+}
 
 // firstEpoch compares the first epoch of the study's run sel with the
 // cell's run cellSel (readme.Lookup selectors of their runs).
@@ -236,6 +246,29 @@ var evidenceCells = []evidenceCell{
 		costly: true,
 	},
 	{
+		// The fine-tuning study: the pretraining and its export whole
+		// (setup), then LoRA's first 20 steps of seed 1, all in the
+		// warm-up, whose learning rates do not depend on the steps: the
+		// held-out loss before and after them.
+		study: "experiments/gpt/evidence/finetune/results.json",
+		command: []string{"psclip", "train", "gpt", "--text", "finetune.txt", "--vocab", "byte", "--init", "pretrain-hf",
+			"--micro-batch", "16", "--accum", "4", "--steps", "200", "--warmup", "20", "--eval-interval", "20", "--eval-iters", "20", "--ckpt-interval", "50",
+			"--seed", "1", "--lr", "2e-3", "--clip-mode", "global", "--clip", "1", "--lora-rank", "8", "--lora-alpha", "16", "--lora-targets", "attn,proj,fc,mlp-proj"},
+		kernel: "avx512",
+		cuts: []cut{
+			{"data/text/testdata/tinyshakespeare.txt", "pretrain.txt", 0, 892315},
+			{"data/text/testdata/tinyshakespeare.txt", "finetune.txt", 892315, 0},
+		},
+		setup: [][]string{
+			{"train", "gpt", "--text", "pretrain.txt", "--vocab", "byte", "--bias", "--n-layer", "4", "--n-head", "4", "--n-embd", "128", "--block-size", "64", "--out", "pretrain"},
+			{"export", "gpt2", "--ckpt", "pretrain", "--out", "pretrain-hf"},
+		},
+		args:   []string{"--steps", "20"},
+		out:    "result.json",
+		checks: []check{{"runs[method=lora,seed=1].curve[0]", "curve[0]"}, {"runs[method=lora,seed=1].curve[1]", "curve[1]"}},
+		costly: true,
+	},
+	{
 		study:  "experiments/quadratic/evidence/untuned/results.json",
 		checks: []check{{"rows", "rows"}, {"config", "config"}},
 	},
@@ -281,8 +314,20 @@ func TestEvidenceDrift(t *testing.T) {
 			dir := t.TempDir()
 			args := c.cellArgs(t, cmd, dir)
 			kernel := cmp.Or(storedKernel(stored), c.kernel)
+			for _, k := range c.cuts {
+				b, err := os.ReadFile(filepath.Join(repoRoot, k.src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k.to != 0 {
+					b = b[:k.to]
+				}
+				if err := os.WriteFile(filepath.Join(dir, k.dst), b[k.from:], 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, s := range c.setup {
-				runCell(t, bin, dir, "", s)
+				runCell(t, bin, dir, kernel, s)
 			}
 			start := time.Now()
 			out := runCell(t, bin, dir, kernel, args)

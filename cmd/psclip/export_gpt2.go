@@ -17,7 +17,7 @@ func init() {
 }
 
 func runExportGPT2(fs *flag.FlagSet, args []string) error {
-	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+runlayer.CheckpointFile+", of a GPT with biases (--bias, or trained from --init)")
+	ckpt := fs.String("ckpt", "out-gpt", "checkpoint file, or a run directory holding "+runlayer.CheckpointFile+", of a GPT with biases (--bias, or trained from --init; a LoRA run's adapters are merged into the weights)")
 	out := fs.String("out", "", "output `directory`, new or empty (created if needed): config.json and model.safetensors in GPT-2's names and layout")
 	force := fs.Bool("force", false, forceUsage)
 	if err := parse(fs, args); err != nil {
@@ -36,10 +36,15 @@ func runExportGPT2(fs *flag.FlagSet, args []string) error {
 	if err := checkOutDir(*out, *force); err != nil {
 		return err
 	}
+	merged := ""
+	if m.Adapted() {
+		m.MergeLoRA()
+		merged = ", its LoRA adapters merged into the weights"
+	}
 	if err := models.WriteGPT2(*out, m.GPT); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: %s and %s, a GPT-2 of %d layers, width %d, %d positions, %d tokens (step %d of %s)\n",
-		*out, models.GPT2ConfigFile, models.GPT2WeightsFile, m.Config.NLayer, m.Config.NEmbd, m.Config.BlockSize, m.Config.VocabSize, m.Step, *ckpt)
+	fmt.Fprintf(stdout, "wrote %s: %s and %s, a GPT-2 of %d layers, width %d, %d positions, %d tokens (step %d of %s%s)\n",
+		*out, models.GPT2ConfigFile, models.GPT2WeightsFile, m.Config.NLayer, m.Config.NEmbd, m.Config.BlockSize, m.Config.VocabSize, m.Step, *ckpt, merged)
 	return nil
 }

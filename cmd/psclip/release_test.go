@@ -37,8 +37,8 @@ var perRecordKeys = []string{
 var privateWords = []string{"loss", "train ", "validation", "val acc", "clipped", "dropped", "skipped"}
 
 // dpCommands are the commands that train with dp-sgd, each on its own
-// small data, without a fixed seed: private runs. The GPT run checkpoints
-// mid-run.
+// small data, without a fixed seed: private runs. The GPT runs (one
+// trained from scratch, one LoRA fine-tuning) checkpoint mid-run.
 func dpCommands(t *testing.T) map[string][]string {
 	t.Helper()
 	idx := writeIDX(t, filepath.Join(t.TempDir(), "idx"), 200, 40)
@@ -59,6 +59,10 @@ func dpCommands(t *testing.T) map[string][]string {
 			"--hidden", "8", "--batch", "32", "--epochs", "2", "--clip", "1", "--micro-batch", "10"}, dp...),
 		"train gpt": append(append([]string{"train", "gpt", "--text", corpus, "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
 			"--clip", "1", "--noise-multiplier", "1", "--delta", "1e-3", "--ckpt-interval", "2"}, tinyGPTFlags...), "--steps", "5"),
+		"train gpt --lora-rank": {"train", "gpt", "--text", corpus, "--init", filepath.Join("..", "..", "models", "testdata", "gpt2-tiny"),
+			"--lora-rank", "2", "--lora-targets", "attn,proj", "--block-size", "8", "--micro-batch", "2", "--accum", "2", "--steps", "5", "--warmup", "1",
+			"--eval-interval", "2", "--eval-iters", "2", "--clip-mode", "per-sample", "--ps-estimator", "dp-sgd",
+			"--clip", "1", "--noise-multiplier", "1", "--delta", "1e-3", "--ckpt-interval", "2"},
 		// Adaptive clipping: the clipping norm follows a quantile privately.
 		"train table adaptive": append([]string{"train", "table", "--data", writeTable(t, 300, 1), "--target", "label",
 			"--hidden", "8", "--batch", "32", "--epochs", "2", "--clip", "1", "--target-quantile", "0.5", "--count-noise", "2"}, dp...),

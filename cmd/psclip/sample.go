@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/psclip/psclip/data/bpe"
 	"github.com/psclip/psclip/experiments/gpt"
 	"github.com/psclip/psclip/models"
 	runlayer "github.com/psclip/psclip/run"
@@ -28,6 +29,7 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	fs.IntVar(&o.TopK, "top-k", o.TopK, "sample among the K most likely tokens only (0: all)")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the sampling")
 	prompt := fs.String("prompt", "\n", "text to continue")
+	vocabDir := fs.String("vocab-dir", "", "a model trained on GPT-2 BPE token files (psclip data tokenize): the `directory` of its tokenizer files, which must be the ones the tokens were made with (default: $PSCLIP_GPT2_DIR or ~/.cache/psclip/gpt2)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -41,6 +43,9 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := useBPE(m, *vocabDir, flagSet(fs, "vocab-dir")); err != nil {
+		return err
+	}
 	// The text streams out token by token, after the prompt, once the
 	// checkpoint and the prompt have proved usable; unless it goes to a
 	// terminal, where it shows itself, a progress line goes to stderr
@@ -52,7 +57,7 @@ func runSample(fs *flag.FlagSet, args []string) error {
 	done := 0
 	var writeErr error // stdout's: a failure of the work, not bad input
 	o.Each = func(t int32) error {
-		s, err := m.Vocab.Decode([]int32{t})
+		s, err := m.Decode([]int32{t})
 		if err != nil {
 			return err
 		}
@@ -89,4 +94,29 @@ func loadGPT(ckpt string) (*gpt.Model, error) {
 		fmt.Fprintln(stderr, m.Warning)
 	}
 	return m, nil
+}
+
+// useBPE gives a model trained on BPE token files the tokenizer in dir
+// (given: --vocab-dir was; default: bpe.DefaultDir), which must be the
+// one its tokens were made with.
+func useBPE(m *gpt.Model, dir string, given bool) error {
+	switch {
+	case m.Vocab != nil && given:
+		return usagef("--vocab-dir: the model decodes with its own vocabulary")
+	case m.Vocab != nil || m.Tokenizer == "" && !given:
+		return nil
+	case dir == "":
+		var err error
+		if dir, err = bpe.DefaultDir(); err != nil {
+			return err
+		}
+	}
+	t, err := bpe.Load(dir)
+	if err != nil {
+		return usagef("--vocab-dir: %v", err)
+	}
+	if err := m.UseBPE(t); err != nil {
+		return usagef("--vocab-dir %s: %v", dir, err)
+	}
+	return nil
 }

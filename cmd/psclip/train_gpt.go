@@ -93,6 +93,7 @@ type trainGPTFlags struct {
 	mode        string
 	logNorms    bool
 	memory      train.MemoryBudget
+	loraTargets string
 }
 
 // psFields are per-sample mode's estimator settings beside the estimator,
@@ -158,6 +159,15 @@ func defineTrainGPT(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec, f *trainGP
 	definePerSampleMemory(fs, &f.memory)
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation, data order and dropout")
 	fs.StringVar(&c.Init, "init", c.Init, "fine-tune: start from the weights of a Hugging Face GPT-2 `directory` (config.json and model.safetensors), whose architecture the model takes; nothing is downloaded")
+	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "--init: fine-tune by LoRA at this rank (1 to the width): the checkpoint's weights frozen, low-rank adapters trained beside the --lora-targets of every block")
+	fs.Float64Var(&c.LoRAAlpha, "lora-alpha", c.LoRAAlpha, "--lora-rank: LoRA's α, which scales the adapters' update by α/rank (default: the rank, a scale of 1)")
+	fs.StringVar(&f.loraTargets, "lora-targets", "attn", "--lora-rank: the layers of every block to adapt, comma-separated: "+
+		"attn (attn.c_attn: q, k and v), proj (attn.c_proj), fc (mlp.c_fc), mlp-proj (mlp.c_proj)")
+	fs.Func("freeze", "freeze the parameters whose names match this `pattern` (Go's path.Match: * is any run of characters, e.g. transformer.wte.weight or 'transformer.h.0.*'): "+
+		"no gradient, no per-sample work; repeat the flag for more patterns", func(p string) error {
+		c.Freeze = append(c.Freeze, p)
+		return nil
+	})
 	fs.StringVar(&f.preset, "preset", f.preset, "start from a named configuration: gpt2-124m (needs --data)")
 	fs.StringVar(&f.out, "out", f.out, "output directory: log.jsonl and the checkpoint")
 	fs.BoolVar(&f.resume, "resume", f.resume, "continue the run checkpointed in --out")
@@ -238,6 +248,9 @@ func setupTrainGPT(fs *flag.FlagSet, args []string) (gpt.Config, *text.Corpus, t
 		if err := initFlags(fs, &c); err != nil {
 			return c, nil, f, err
 		}
+	}
+	if err := loraFlags(fs, &c, f.loraTargets); err != nil {
+		return c, nil, f, err
 	}
 	if err := corruptFlags(fs, &c); err != nil {
 		return c, nil, f, err
@@ -341,5 +354,31 @@ func initFlags(fs *flag.FlagSet, c *gpt.Config) error {
 	if !flagSet(fs, "block-size") {
 		c.BlockSize = min(c.BlockSize, hf.BlockSize)
 	}
+	return nil
+}
+
+// loraFlags finishes the LoRA flags after parsing: --lora-rank needs
+// --init and a rank of at least 1; with it, --lora-alpha defaults to the
+// rank and --lora-targets (a comma-separated list) is read; without it,
+// neither applies.
+func loraFlags(fs *flag.FlagSet, c *gpt.Config, targets string) error {
+	if !flagSet(fs, "lora-rank") {
+		for _, name := range []string{"lora-alpha", "lora-targets"} {
+			if flagSet(fs, name) {
+				return usagef("--%s applies only with --lora-rank", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case c.LoRARank < 1:
+		return usagef("--lora-rank %d: want a rank from 1 to the width %d", c.LoRARank, c.NEmbd)
+	case c.Init == "":
+		return usagef("--lora-rank needs --init: LoRA adapts the weights of a pretrained GPT")
+	}
+	if !flagSet(fs, "lora-alpha") {
+		c.LoRAAlpha = float64(c.LoRARank)
+	}
+	c.LoRATargets = strings.Split(targets, ",")
 	return nil
 }

@@ -1,6 +1,10 @@
 package bpe
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"runtime"
 	"slices"
@@ -64,6 +68,33 @@ func newTokenizer(tokens [][]byte) (*Tokenizer, map[string]int32, error) {
 		}
 	}
 	return t, seen, nil
+}
+
+// ID identifies the tokenizer: "bpe " and the hex SHA-256 of its tokens'
+// bytes in id order and of its merges in rank order, equal for two
+// tokenizers that encode and decode alike, whichever files they were read
+// from. A token directory records it (text.Corpus.Tokenizer), so that its
+// tokens are decoded with the tokenizer that made them.
+func (t *Tokenizer) ID() string {
+	h := sha256.New()
+	var n [4]byte
+	for _, tok := range t.tokens {
+		binary.LittleEndian.PutUint32(n[:], uint32(len(tok)))
+		h.Write(n[:])
+		h.Write(tok)
+	}
+	byRank := make([][3]int32, 0, len(t.merges))
+	for p, m := range t.merges {
+		byRank = append(byRank, [3]int32{m.rank, p.a, p.b})
+	}
+	slices.SortFunc(byRank, func(x, y [3]int32) int { return cmp.Compare(x[0], y[0]) })
+	for _, m := range byRank {
+		for _, v := range m[1:] {
+			binary.LittleEndian.PutUint32(n[:], uint32(v))
+			h.Write(n[:])
+		}
+	}
+	return "bpe " + hex.EncodeToString(h.Sum(nil))
 }
 
 // Size is the number of tokens: valid ids are 0 ≤ id < Size().

@@ -105,3 +105,37 @@ func TestLoad(t *testing.T) {
 func tiktokenLine(b []byte, rank int) string {
 	return base64.StdEncoding.EncodeToString(b) + " " + strconv.Itoa(rank) + "\n"
 }
+
+// ID is the same for the same tokens and merges, from either file format,
+// and differs when a merge or a token's id differs.
+func TestID(t *testing.T) {
+	read := func(vocab, merges string) string {
+		tok, err := Read(strings.NewReader(vocab), strings.NewReader(merges))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.ID()
+	}
+	v := bytesVocab(t, map[string]int{"he": 256, "hel": 257})
+	id := read(v, "#version: 0.2\nh e\nhe l\n")
+	var rank strings.Builder
+	for b := range 256 {
+		rank.WriteString(tiktokenLine([]byte{byte(b)}, b))
+	}
+	rank.WriteString(tiktokenLine([]byte("he"), 256) + tiktokenLine([]byte("hel"), 257))
+	tik, err := ReadTiktoken(strings.NewReader(rank.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(id, "bpe ") || len(id) != len("bpe ")+64 || tik.ID() != id {
+		t.Errorf("ID %q, of the same tokenizer from tiktoken's file %q", id, tik.ID())
+	}
+	for _, other := range []string{
+		read(bytesVocab(t, map[string]int{"he": 257, "hel": 256}), "#version: 0.2\nh e\nhe l\n"),
+		read(bytesVocab(t, map[string]int{"he": 256, "el": 257}), "#version: 0.2\nh e\ne l\n"),
+	} {
+		if other == id {
+			t.Errorf("another tokenizer has the ID %s", id)
+		}
+	}
+}

@@ -8,13 +8,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // LoadBin reads a nanoGPT token directory: train.bin and val.bin, each a
 // stream of little-endian uint16 tokens below vocabSize, and VocabFile if
 // there is one (WriteBin writes it for a Vocab): then the corpus has that
 // Vocab and its tokens must be below the Vocab's size instead. Otherwise
-// the corpus has no Vocab.
+// the corpus has no Vocab, and the Tokenizer its TokenizerFile names, if
+// there is one.
 func LoadBin(dir string, vocabSize int) (*Corpus, error) {
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, err
@@ -31,6 +33,12 @@ func LoadBin(dir string, vocabSize int) (*Corpus, error) {
 		vocabSize = c.Vocab.Size()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
+	}
+	if c.Vocab == nil {
+		var err error
+		if c.Tokenizer, err = readTokenizerFile(filepath.Join(dir, TokenizerFile)); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range []struct {
 		file string
@@ -104,4 +112,30 @@ func readVocabFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// readTokenizerFile returns the line of a TokenizerFile, or "" if there is
+// none; a file larger than a line of a name and a hash, or of more than
+// one line, is an error.
+func readTokenizerFile(path string) (string, error) {
+	f, size, err := openRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if size > 256 {
+		return "", fmt.Errorf("%s has %d bytes, more than the line naming a tokenizer takes", path, size)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	line := strings.TrimSuffix(string(b), "\n")
+	if line == "" || strings.ContainsAny(line, "\r\n") {
+		return "", fmt.Errorf("%s is not one line naming a tokenizer", path)
+	}
+	return line, nil
 }

@@ -25,7 +25,11 @@ type Corpus struct {
 	// Vocab decodes the tokens; it is nil for token files without a
 	// VocabFile, whose tokenisation (GPT-2 BPE for OpenWebText) the
 	// corpus does not know.
-	Vocab      *Vocab
+	Vocab *Vocab
+	// Tokenizer names the tokenizer of token files without a Vocab, as
+	// their TokenizerFile does (bpe.Tokenizer.ID for GPT-2's BPE);
+	// empty when unknown.
+	Tokenizer  string
 	Train, Val []uint16
 	// Test is the held-out end of the text (HoldOut); nil without one.
 	Test []uint16

@@ -18,6 +18,11 @@ import (
 // its model by itself.
 const VocabFile = "vocab.txt"
 
+// TokenizerFile is the file beside train.bin and val.bin that names the
+// tokenizer of a directory without a VocabFile (Corpus.Tokenizer), in one
+// line: WriteBin writes it, LoadBin reads it.
+const TokenizerFile = "tokenizer.txt"
+
 // SplitText cuts text as nanoGPT's prepare.py scripts do before they
 // encode: the first ⌊n·(1−valFraction)⌋ of its n characters for training
 // and the rest for validation, 0 < valFraction < 1. A byte that is not
@@ -83,6 +88,14 @@ func WriteBin(dir string, c *Corpus) error {
 			data []byte
 		}{VocabFile, v})
 	} else if err := os.Remove(filepath.Join(dir, VocabFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if c.Tokenizer != "" {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{TokenizerFile, []byte(c.Tokenizer + "\n")})
+	} else if err := os.Remove(filepath.Join(dir, TokenizerFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	for _, f := range files {

@@ -82,8 +82,30 @@ func TestWriteBinLoadBin(t *testing.T) {
 	if err := WriteBin(dir, &Corpus{Train: []uint16{300, 1}, Val: []uint16{2}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := LoadBin(dir, 50304); err != nil || got.Vocab != nil || !slices.Equal(got.Train, []uint16{300, 1}) {
+	if got, err := LoadBin(dir, 50304); err != nil || got.Vocab != nil || got.Tokenizer != "" || !slices.Equal(got.Train, []uint16{300, 1}) {
 		t.Errorf("token directory without a vocabulary: %v, %v", got, err)
+	}
+	// The tokenizer of one without a vocabulary is named in its own file,
+	// which a corpus without one removes.
+	if err := WriteBin(dir, &Corpus{Tokenizer: "bpe 0123", Train: []uint16{300, 1}, Val: []uint16{2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadBin(dir, 50304); err != nil || got.Tokenizer != "bpe 0123" {
+		t.Errorf("token directory of a named tokenizer: %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "bpe\nbpe\n", strings.Repeat("x", 300)} {
+		if err := os.WriteFile(filepath.Join(dir, TokenizerFile), []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadBin(dir, 50304); err == nil || !strings.Contains(err.Error(), TokenizerFile) {
+			t.Errorf("tokenizer file %q: %v", bad, err)
+		}
+	}
+	if err := WriteBin(dir, &Corpus{Train: []uint16{300, 1}, Val: []uint16{2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadBin(dir, 50304); err != nil || got.Tokenizer != "" {
+		t.Errorf("a stale tokenizer file: %+v, %v", got, err)
 	}
 	// A damaged vocabulary file is named.
 	if err := os.WriteFile(filepath.Join(dir, VocabFile), []byte("chars"), 0o644); err != nil {

@@ -2,7 +2,9 @@ package gpt
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,6 +218,21 @@ type Config struct {
 	// weights' SHA-256 is part of the run's data identity, so a resume
 	// from other weights is refused; the directory itself may move.
 	Init string `json:"init,omitempty"`
+	// LoRARank, if > 0, fine-tunes Init's weights by low-rank adaptation
+	// (models.GPT.AdaptLoRA): every weight of the model is frozen, and the
+	// LoRATargets of every block (models.LoRATargets) are adapted at this
+	// rank with scale LoRAAlpha/LoRARank, the adapters drawn from Seed;
+	// only they train. It needs Init. Checkpoints hold the base weights
+	// and the adapters; LoadModel rebuilds the adapted model.
+	LoRARank    int      `json:"lora_rank,omitempty"`
+	LoRAAlpha   float64  `json:"lora_alpha,omitempty"`
+	LoRATargets []string `json:"lora_targets,omitempty"`
+	// Freeze lists patterns (path.Match, e.g. "transformer.wte.weight" or
+	// "transformer.h.0.*") of the parameters to freeze (nn.Param.Frozen:
+	// no gradient, no per-sample work, no part in any norm) beside what
+	// LoRA freezes; each must match a parameter, and one must be left to
+	// train.
+	Freeze []string `json:"freeze,omitempty"`
 }
 
 // Default is nanoGPT's published CPU configuration for character-level
@@ -568,7 +585,45 @@ func (c *Config) Validate() error {
 	if err := c.validateClip(); err != nil {
 		return err
 	}
+	if err := c.validateTuning(); err != nil {
+		return err
+	}
 	return c.validatePrivacy()
+}
+
+// lora is the model's LoRA adaptation.
+func (c *Config) lora() models.LoRAConfig {
+	return models.LoRAConfig{Rank: c.LoRARank, Alpha: c.LoRAAlpha, Targets: c.LoRATargets}
+}
+
+// validateTuning checks the LoRA settings, read only with LoRARank > 0
+// and Init, and the Freeze patterns.
+func (c *Config) validateTuning() error {
+	switch {
+	case c.LoRARank < 0:
+		return setting.Errorf("LoRARank", c.LoRARank, "a LoRA rank ≥ 0 (0: no LoRA)")
+	case c.LoRARank == 0 && c.LoRAAlpha != 0:
+		return setting.Unread("LoRAAlpha", c.LoRAAlpha, "LoRA's α is read only with a LoRA rank")
+	case c.LoRARank == 0 && len(c.LoRATargets) > 0:
+		return setting.Unread("LoRATargets", strings.Join(c.LoRATargets, ","), "LoRA's targets are read only with a LoRA rank")
+	case c.LoRARank > 0 && c.Init == "":
+		return setting.Errorf("LoRARank", c.LoRARank, "0 without Init: LoRA adapts pretrained weights")
+	}
+	if c.LoRARank > 0 {
+		if err := c.lora().Validate(c.NEmbd); err != nil {
+			var se *setting.Error
+			if errors.As(err, &se) {
+				se.Field = "LoRA" + se.Field // LoRARank, LoRAAlpha, LoRATargets
+			}
+			return err
+		}
+	}
+	for _, p := range c.Freeze {
+		if _, err := path.Match(p, ""); err != nil {
+			return setting.Errorf("Freeze", strconv.Quote(p), "a pattern of parameter names (%v)", err)
+		}
+	}
+	return nil
 }
 
 // Label is the run's method in tables and figures: the paper's name of the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,9 +150,10 @@ func TestCheckCorpus(t *testing.T) {
 func TestConfigMapRoundTrip(t *testing.T) {
 	c, _ := Preset("gpt2-124m")
 	c.Dropout, c.Clip = 0.1, 0.25
+	c.Init, c.LoRARank, c.LoRAAlpha, c.LoRATargets, c.Freeze = "gpt2", 8, 16, []string{"attn", "fc"}, []string{"transformer.h.0.*"}
 	var back Config
 	err := run.DecodeConfig(run.ConfigMap(c), &back)
-	if err != nil || back != c {
+	if err != nil || !reflect.DeepEqual(back, c) {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, c)
 	}
 }
@@ -199,7 +201,7 @@ func TestOlderCheckpointConfigs(t *testing.T) {
 		}
 		var back Config
 		err := run.DecodeConfig(run.ConfigMap(c), &back)
-		if err != nil || back != c {
+		if err != nil || !reflect.DeepEqual(back, c) {
 			t.Errorf("%s: configuration map round trip %+v, %v; want %+v", mode, back, err, c)
 		}
 	}

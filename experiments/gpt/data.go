@@ -106,7 +106,7 @@ func LoadCorpus(spec DataSpec) (*text.Corpus, error) {
 // hashes of its training and validation tokens, of its held-out test
 // tokens if any (as "test_split": not run.PublicData's "test", since the
 // held-out end of a private text is as private as the rest), of its
-// vocabulary and, for the Go source, the Go release.
+// vocabulary or tokenizer and, for the Go source, the Go release.
 func CorpusIdentity(c *text.Corpus) run.Data {
 	d := run.Data{Source: c.Name, SHA256: map[string]string{"train": hashTokens(c.Train), "val": hashTokens(c.Val)}}
 	if c.Test != nil {
@@ -118,6 +118,9 @@ func CorpusIdentity(c *text.Corpus) run.Data {
 			panic(err) // a vocabulary always marshals
 		}
 		d.SHA256["vocab"] = run.Hash(v)
+	}
+	if c.Tokenizer != "" {
+		d.SHA256["tokenizer"] = run.Hash([]byte(c.Tokenizer))
 	}
 	if c.Name == GoSourceName {
 		d.GoVersion = goVersion()

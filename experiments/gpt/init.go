@@ -3,10 +3,14 @@ package gpt
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/psclip/psclip/internal/regfile"
 	"github.com/psclip/psclip/models"
+	"github.com/psclip/psclip/nn"
 	"github.com/psclip/psclip/run"
 	"github.com/psclip/psclip/safetensors"
 	"github.com/psclip/psclip/setting"
@@ -77,4 +81,30 @@ func readWeights(m *models.GPT, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
+}
+
+// tune adapts m by LoRA (LoRARank > 0) and freezes the parameters that
+// Freeze's patterns match, each of which must match one; a parameter must
+// be left to train.
+func (c *Config) tune(m *models.GPT) error {
+	if c.LoRARank > 0 {
+		if err := m.AdaptLoRA(c.lora(), c.Seed); err != nil {
+			return err
+		}
+	}
+	for _, pat := range c.Freeze {
+		matched := false
+		for _, p := range m.Params() {
+			if ok, _ := path.Match(pat, p.Name); ok {
+				p.Frozen, matched = true, true
+			}
+		}
+		if !matched {
+			return setting.Errorf("Freeze", strconv.Quote(pat), "a pattern that matches a parameter name of the model (e.g. transformer.wte.weight, transformer.h.0.*)")
+		}
+	}
+	if len(nn.Trainable(m.Params())) == 0 {
+		return setting.Errorf("Freeze", strings.Join(c.Freeze, ","), "patterns that leave a parameter to train")
+	}
+	return nil
 }

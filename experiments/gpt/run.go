@@ -154,7 +154,10 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 			return nil, err
 		}
 	}
-	s.opt, err = optim.NewAdamW(optim.DecayGroups(s.model.Params(), cfg.WeightDecay),
+	if err := cfg.tune(s.model); err != nil {
+		return nil, err
+	}
+	s.opt, err = optim.NewAdamW(optim.DecayGroups(nn.Trainable(s.model.Params()), cfg.WeightDecay),
 		optim.AdamWConfig{LR: cfg.LR, Beta1: optim.Exactly(cfg.Beta1), Beta2: optim.Exactly(cfg.Beta2), Eps: optim.Exactly(cfg.Eps)})
 	if err != nil {
 		return nil, err
@@ -203,6 +206,8 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 			return nil, err
 		}
 		spec.Extra = map[string]string{extraVocab: string(v)}
+	} else if corpus.Tokenizer != "" {
+		spec.Extra = map[string]string{extraTokenizer: corpus.Tokenizer}
 	}
 	if s.h, err = run.New(spec, opts); err != nil {
 		return nil, err

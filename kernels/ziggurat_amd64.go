@@ -1,0 +1,21 @@
+//go:build !purego
+
+package kernels
+
+// zigFast is ZigguratAdd's assembly (ziggurat_amd64.s) for whole multiples
+// of 8 words, nil where the portable kernel is in use.
+var zigFast = func() zigFunc {
+	switch vec {
+	case vecAVX512:
+		return zigguratAVX512
+	case vecAVX2:
+		return zigguratAVX2
+	}
+	return nil
+}()
+
+//go:noescape
+func zigguratAVX512(d *float32, w *byte, n int, std float64, layers, inside *[256]float64, rejected *uint8)
+
+//go:noescape
+func zigguratAVX2(d *float32, w *byte, n int, std float64, layers, inside *[256]float64, rejected *uint8)

@@ -1,0 +1,76 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// ZigguratAdd's assembly gives the portable code's bits on every length
+// (the tail of fewer than 8 words in Go), for words that take the fast
+// path and words that do not, onto values that include ±0, and marks the
+// same words rejected.
+func TestZigguratAdd(t *testing.T) {
+	var layers, inside [256]float64
+	for i := range layers {
+		layers[i] = 3.7 - float64(i)/80
+		inside[i] = 0.99 - float64(i%7)*0.1 // about a third of the words rejected in some layers
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	impls := map[string]zigFunc{"in use": zigFast}
+	for name, f := range zigAvailable() {
+		impls[name] = f
+	}
+	for name, f := range impls {
+		if f == nil {
+			continue
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 63, 64, 100, 1000} {
+			w := make([]byte, 8*n)
+			d := make([]float32, n)
+			for j := range d {
+				binary.LittleEndian.PutUint64(w[8*j:], rng.Uint64())
+				switch j % 5 {
+				case 0:
+					d[j] = float32(math.Copysign(0, -1))
+				case 1:
+					d[j] = 0
+				default:
+					d[j] = float32(rng.NormFloat64())
+				}
+			}
+			std := 0.37
+			want, got := slices.Clone(d), slices.Clone(d)
+			wantRej, gotRej := make([]uint8, (n+7)/8), make([]uint8, (n+7)/8)
+			for j := range gotRej {
+				gotRej[j] = 0xa5 // every byte must be written
+			}
+			zigguratAddGo(want, w, std, &layers, &inside, wantRej)
+			m := n &^ 7
+			if m > 0 {
+				f(&got[0], &w[0], m, std, &layers, &inside, &gotRej[0])
+			}
+			zigguratAddGo(got[m:], w[8*m:], std, &layers, &inside, gotRej[m/8:])
+			for j := range want {
+				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+					t.Fatalf("%s, n %d: d[%d] = %v (%#x), want %v (%#x)", name, n, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
+				}
+			}
+			if !slices.Equal(gotRej, wantRej) {
+				t.Fatalf("%s, n %d: rejected %x, want %x", name, n, gotRej, wantRej)
+			}
+			if n == 1000 && !slices.ContainsFunc(wantRej, func(b uint8) bool { return b != 0 }) {
+				t.Fatal("no word rejected: the test does not test the slow lanes")
+			}
+		}
+	}
+	// The exported function checks its arguments.
+	defer func() {
+		if recover() == nil {
+			t.Error("ZigguratAdd with too short a rejected did not panic")
+		}
+	}()
+	ZigguratAdd(make([]float32, 9), make([]byte, 72), 1, &layers, &inside, make([]uint8, 1))
+}
