@@ -200,6 +200,19 @@ var evidenceCells = []evidenceCell{
 		},
 	},
 	{
+		// The same at N = 60,000 with secret sampling, fixed and adaptive
+		// clipping at one σ, q and step count: the accountant's ε.
+		study: "experiments/images/evidence/dp-fashion-mnist-60k/results.json",
+		command: []string{"psclip", "privacy", "--sample-rate", "0.034133333333333335", "--noise-multiplier", "2.15",
+			"--steps", "1200", "--delta", "1e-5", "--json"},
+		pure: true,
+		checks: []check{
+			{"accountants.rdp_balle", "epsilon"},
+			{"fixed.runs[seed=1].epsilon", "epsilon"},
+			{"adaptive.runs[seed=3].epsilon", "epsilon"},
+		},
+	},
+	{
 		study: "experiments/gpt/evidence/corruption/results.json",
 		args:  []string{"--seeds", "1", "--methods", "global,ps-clip", "--settings", "0.2:scattered:repeat", "--ks", "", "--gamma-grid", "1"},
 		out:   "results.json",
