@@ -2,7 +2,6 @@ package images
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -723,18 +722,11 @@ func (h hooks) Begin(kept [][]byte) error {
 	if err := h.writeNoisy(); err != nil {
 		return err
 	}
-	for _, line := range kept {
-		var rec struct {
-			EpochRecord
-			Step *int `json:"step"` // only in a norms line
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return fmt.Errorf("%s: %w", run.LogFile, err)
-		}
-		if rec.Step == nil {
-			h.curve = append(h.curve, rec.EpochRecord)
-		}
+	recs, err := run.EpochRecords[EpochRecord](kept)
+	if err != nil {
+		return err
 	}
+	h.curve = append(h.curve, recs...)
 	if done := h.h.Done(); done%h.batchesPerEpoch == 0 && h.st.Epoch.Steps > 0 {
 		return h.endEpoch(done / h.batchesPerEpoch)
 	}

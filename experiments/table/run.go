@@ -474,18 +474,11 @@ type hooks struct{ *Run }
 // and finishes an epoch whose end the run stopped at before evaluating it
 // (a run stopped for bad steps).
 func (h hooks) Begin(kept [][]byte) error {
-	for _, line := range kept {
-		var rec struct {
-			EpochRecord
-			Step *int `json:"step"` // only in a norms line
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return fmt.Errorf("%s: %w", run.LogFile, err)
-		}
-		if rec.Step == nil {
-			h.curve = append(h.curve, rec.EpochRecord)
-		}
+	recs, err := run.EpochRecords[EpochRecord](kept)
+	if err != nil {
+		return err
 	}
+	h.curve = append(h.curve, recs...)
 	if done := h.h.Done(); done%h.batchesPerEpoch == 0 && h.st.Epoch.Steps > 0 {
 		return h.endEpoch(done / h.batchesPerEpoch)
 	}
