@@ -113,8 +113,8 @@ func New(cfg Config) (*Trainer, error) {
 	); err != nil {
 		return nil, err
 	}
-	if !(cfg.Delta > 0 && cfg.Delta < 1/float64(n)) {
-		return nil, setting.Errorf("Delta", cfg.Delta, "a δ in (0, 1/N), N = %d records", n)
+	if err := privacy.CheckDelta(cfg.Delta, n, "records"); err != nil {
+		return nil, err
 	}
 	sampler, err := dataset.NewPoisson(n, cfg.ExpectedBatch, cfg.Seed)
 	if err != nil {

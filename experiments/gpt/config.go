@@ -330,8 +330,8 @@ func (c *Config) validatePrivacy() error {
 // checkDelta refuses a δ that is not below 1/n, n the records: at δ ≥ 1/n
 // a mechanism that publishes one random record is (0, δ)-private.
 func (c *Config) checkDelta(n int) error {
-	if !(c.Delta < 1/float64(n)) {
-		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d records of block size + 1 = %d tokens)", 1/float64(n), n, c.BlockSize+1)
+	if err := privacy.CheckDelta(c.Delta, n, fmt.Sprintf("records of block size + 1 = %d tokens", c.BlockSize+1)); err != nil {
+		return err
 	}
 	return nil
 }

@@ -477,10 +477,7 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 // δ ≥ 1/n a mechanism that publishes one random training image is
 // (0, δ)-private.
 func (c *Config) checkDelta(n int) error {
-	if !(c.Delta < 1/float64(n)) {
-		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d training images)", 1/float64(n), n)
-	}
-	return nil
+	return privacy.CheckDelta(c.Delta, n, "training images")
 }
 
 // NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of

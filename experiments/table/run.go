@@ -313,10 +313,8 @@ func checkDP(c *Config, n int) error {
 	switch {
 	case c.Batch > n:
 		return setting.Errorf("Batch", c.Batch, "at most the %d training records: the expected Poisson sample", n)
-	case !(c.Delta < 1/float64(n)):
-		return setting.Errorf("Delta", c.Delta, "below 1/N = %.3g (N = %d training records)", 1/float64(n), n)
 	}
-	return nil
+	return privacy.CheckDelta(c.Delta, n, "training records")
 }
 
 // NoiseMultiplier returns the dp-sgd noise multiplier σ at which a run of
