@@ -111,6 +111,11 @@ const (
 	// time when C has one block of rows: enough for an untransposed B to be
 	// read in runs of 1 KiB rather than one panel's width.
 	fusedCols = 256
+	// fusedColsT is fusedCols for a transposed B, whose columns are
+	// already runs of kc floats: fewer, so that the packed columns (64
+	// KiB at kc 256) and the rows of B read for them stay in L2 beside A
+	// on a core with 512 KiB of it (256 columns were 256 KiB of each).
+	fusedColsT = 64
 	// prefetchRows is how many rows ahead the plain packs prefetch.
 	prefetchRows = 8
 )
@@ -170,12 +175,16 @@ func offset(trans bool, i, ld int) int {
 // When C has a single block of rows (m ≤ mc: the batch-64 classifier
 // products, whose op(B) is a weight matrix far larger than the caches), each
 // panel of op(B) is used by that block alone, so a few panels at a time
-// (fusedCols columns) are packed just before use into a buffer that stays in L2,
+// (fusedCols columns, fusedColsT of a transposed B) are packed just before
+// use into a buffer that stays in L2,
 // rather than the whole kc×nc block being written out to L3 and read back.
 // Every tile is computed from the same packed values either way.
 func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m <= kern.mc {
 		fused := roundUp(fusedCols, kern.nr)
+		if transB {
+			fused = roundUp(fusedColsT, kern.nr)
+		}
 		for pc := 0; pc < k; pc += kern.kc {
 			kc := min(kern.kc, k-pc)
 			bet := beta

@@ -623,10 +623,37 @@ func genTranspose16(w func(string, ...any)) {
 // genTranspose8 writes transpose8, the AVX2 counterpart of transpose16 for
 // up to 8 rows and k a multiple of 8: each block of 8 columns is loaded as 8
 // rows of one register, transposed with unpacks and shuffles of elements and
-// of 128-bit halves (24 shuffles for 64 elements), and stored with a mask of
-// the rows (VMASKMOVPS), so a panel narrower than 8 is not overrun.
+// of 128-bit halves (24 shuffles for 64 elements), and stored. Eight rows
+// (every panel of op(B) but the last, partial one) are stored with plain
+// moves and the 8 rows after them, which the next call reads, are fetched
+// meanwhile: a weight far larger than the caches is read in runs of 4·k
+// bytes from rows 36 KiB apart (fc1's), too short for the hardware
+// prefetchers to follow, and AMD's masked stores (VMASKMOVPS) are slow.
+// Fewer rows are loaded and stored (with a mask of the rows) one by one, so
+// a panel narrower than 8 is not overrun.
 func genTranspose8(w func(string, ...any)) {
 	y := func(i int) string { return fmt.Sprintf("Y%d", i) }
+	// shuffle transposes Y0-Y7 into Y8-Y15: column c of the block in Y8+c.
+	shuffle := func() {
+		for g := 0; g < 2; g++ {
+			a, b, c, d := y(4*g), y(4*g+1), y(4*g+2), y(4*g+3)
+			t := func(i int) string { return y(8 + 4*g + i) }
+			w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
+			w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
+			w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
+			w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
+			w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
+			w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
+			w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
+			w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
+		}
+		// Half h of register q holds column 4h+q of rows 0-3; register
+		// 4+q of rows 4-7.
+		for q := 0; q < 4; q++ {
+			w("\tVPERM2F128 $0x20, %s, %s, %s", y(4+q), y(q), y(8+q))
+			w("\tVPERM2F128 $0x31, %s, %s, %s", y(4+q), y(q), y(12+q))
+		}
+	}
 	w("")
 	w("// func transpose8(src *float32, ld, k int, dst *float32, dstStride, rows int)")
 	w("TEXT ·transpose8(SB), NOSPLIT, $0-48")
@@ -640,7 +667,32 @@ func genTranspose8(w func(string, ...any)) {
 	w("\tSHLQ $2, DX")
 	w("\tSHRQ $3, BX")
 	w("\tJZ transpose8_done")
-	w("transpose8_block:")
+	w("\tCMPQ R9, $8")
+	w("\tJLT transpose8_partial")
+	// R12 walks the 8 rows after the block's (8·ld further on).
+	w("\tLEAQ (SI)(AX*8), R12")
+	w("transpose8_full:")
+	w("\tMOVQ SI, R10")
+	w("\tMOVQ R12, R11")
+	for r := 0; r < 8; r++ {
+		w("\tVMOVUPS (R10), %s", y(r))
+		w("\tPREFETCHT0 (R11)")
+		if r < 7 {
+			w("\tADDQ AX, R10")
+			w("\tADDQ AX, R11")
+		}
+	}
+	shuffle()
+	for c := 0; c < 8; c++ {
+		w("\tVMOVUPS %s, (DI)", y(8+c))
+		w("\tADDQ DX, DI")
+	}
+	w("\tADDQ $32, SI")
+	w("\tADDQ $32, R12")
+	w("\tDECQ BX")
+	w("\tJNZ transpose8_full")
+	w("\tJMP transpose8_done")
+	w("transpose8_partial:")
 	w("\tMOVQ SI, R10")
 	w("\tVMOVUPS (R10), Y0")
 	for r := 1; r < 8; r++ {
@@ -650,24 +702,7 @@ func genTranspose8(w func(string, ...any)) {
 		w("\tVMOVUPS (R10), %s", y(r))
 	}
 	w("transpose8_loaded:")
-	for g := 0; g < 2; g++ {
-		a, b, c, d := y(4*g), y(4*g+1), y(4*g+2), y(4*g+3)
-		t := func(i int) string { return y(8 + 4*g + i) }
-		w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
-		w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
-		w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
-		w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
-		w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
-		w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
-		w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
-		w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
-	}
-	// Half h of register q holds column 4h+q of rows 0-3; register 4+q of
-	// rows 4-7.
-	for q := 0; q < 4; q++ {
-		w("\tVPERM2F128 $0x20, %s, %s, %s", y(4+q), y(q), y(8+q))
-		w("\tVPERM2F128 $0x31, %s, %s, %s", y(4+q), y(q), y(12+q))
-	}
+	shuffle()
 	w("\tVPBROADCASTD rows+40(FP), Y0")
 	w("\tVPCMPGTD iota16<>(SB), Y0, Y0")
 	for c := 0; c < 8; c++ {
@@ -676,7 +711,7 @@ func genTranspose8(w func(string, ...any)) {
 	}
 	w("\tADDQ $32, SI")
 	w("\tDECQ BX")
-	w("\tJNZ transpose8_block")
+	w("\tJNZ transpose8_partial")
 	w("transpose8_done:")
 	w("\tVZEROUPPER")
 	w("\tRET")
