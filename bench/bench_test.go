@@ -73,7 +73,7 @@ func TestAlternateGemm(t *testing.T) {
 			}
 		}
 	}
-	ms := AlternateGemm([]Gemm{gemm(0), gemm(1), gemm(2)}, false, true, 3, 4, 5, 3)
+	ms, cpu := AlternateGemm([]Gemm{gemm(0), gemm(1), gemm(2)}, false, true, 3, 4, 5, 3)
 	// Runs of calls of one GEMM (warm-up and timed), round by round.
 	if want := []int{0, 1, 2, 1, 2, 0, 2, 0, 1}; !slices.Equal(order, want) {
 		t.Errorf("order of calls %v, want %v", order, want)
@@ -83,7 +83,9 @@ func TestAlternateGemm(t *testing.T) {
 			t.Errorf("call %d saw other operands", i)
 		}
 	}
-	if len(ms) != 3 || len(ms[0]) != 3 || len(ms[1]) != 3 || len(ms[2]) != 3 {
-		t.Errorf("durations %v, want 3 for each of 3", ms)
+	for _, d := range [][][]float64{ms, cpu} {
+		if len(d) != 3 || len(d[0]) != 3 || len(d[1]) != 3 || len(d[2]) != 3 {
+			t.Errorf("durations %v, want 3 for each of 3", d)
+		}
 	}
 }

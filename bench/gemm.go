@@ -11,7 +11,10 @@ type Gemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 
 // AlternateGemm times each of gemms on the same random m×n×k operands,
 // stored compactly, rounds times, alternating between them (the first of
-// a round rotates), and returns each one's durations in milliseconds.
+// a round rotates), and returns each one's durations in milliseconds: wall
+// time, and the CPU time the process used meanwhile (CPUTime; zeros where
+// it is not read), which on a machine shared with other jobs does not
+// count the time a thread waited for a core.
 //
 // Every timed call follows a quiet process and 5 ms of untimed calls of
 // the same GEMM, as in a loop of products: the library's threads are then
@@ -19,7 +22,7 @@ type Gemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 // keep spinning for about a tenth of a second after a call, which would
 // take a core from whatever runs next in the same process.) The thread
 // count is each library's own setting: GOMAXPROCS for psclip's.
-func AlternateGemm(gemms []Gemm, transA, transB bool, m, n, k, rounds int) [][]float64 {
+func AlternateGemm(gemms []Gemm, transA, transB bool, m, n, k, rounds int) (wall, cpu [][]float64) {
 	r := rand.New(rand.NewPCG(1, 2))
 	fill := func(n int) []float32 {
 		s := make([]float32, n)
@@ -36,7 +39,7 @@ func AlternateGemm(gemms []Gemm, transA, transB bool, m, n, k, rounds int) [][]f
 	if transB {
 		ldb = k
 	}
-	res := make([][]float64, len(gemms))
+	wall, cpu = make([][]float64, len(gemms)), make([][]float64, len(gemms))
 	for round := range rounds {
 		for j := range gemms {
 			i := (j + round) % len(gemms)
@@ -45,12 +48,13 @@ func AlternateGemm(gemms []Gemm, transA, transB bool, m, n, k, rounds int) [][]f
 			for start := time.Now(); time.Since(start) < 5*time.Millisecond; {
 				call()
 			}
-			start := time.Now()
+			start, c := time.Now(), CPUTime()
 			call()
-			res[i] = append(res[i], float64(time.Since(start).Nanoseconds())/1e6)
+			wall[i] = append(wall[i], float64(time.Since(start).Nanoseconds())/1e6)
+			cpu[i] = append(cpu[i], float64((CPUTime()-c).Nanoseconds())/1e6)
 		}
 	}
-	return res
+	return wall, cpu
 }
 
 // quiesce waits, up to a second, until the process has used less than a

@@ -75,17 +75,21 @@ func TestBenchGemmAgainstOpenBLAS(t *testing.T) {
 		return
 	}
 	var res struct {
-		MsMedian float64 `json:"ms_median"`
-		Against  struct {
+		MsMedian    float64 `json:"ms_median"`
+		CPUMsMedian float64 `json:"cpu_ms_median"`
+		Against     struct {
 			Library, Core string
 			MsMedian      float64 `json:"ms_median"`
+			CPUMsMedian   float64 `json:"cpu_ms_median"`
 			Speed         float64
+			CPUSpeed      float64 `json:"cpu_speed"`
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %s %s", code, err, out, stderr)
 	}
-	if a := res.Against; a.Library != "openblas" || a.Core == "" || math.Abs(a.Speed-a.MsMedian/res.MsMedian) > 1e-12*a.Speed {
+	if a := res.Against; a.Library != "openblas" || a.Core == "" || math.Abs(a.Speed-a.MsMedian/res.MsMedian) > 1e-12*a.Speed ||
+		(res.CPUMsMedian > 0 && math.Abs(a.CPUSpeed-a.CPUMsMedian/res.CPUMsMedian) > 1e-12*a.CPUSpeed) {
 		t.Errorf("against %+v, psclip %v ms", a, res.MsMedian)
 	}
 }
