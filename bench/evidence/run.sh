@@ -14,12 +14,25 @@
 #
 #	bench/evidence/run.sh            # everything
 #	bench/evidence/run.sh step gemm  # some parts
+#	KERNEL=avx2 bench/evidence/run.sh gemm  # AVX2 against Haswell on an AVX-512 CPU
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=bench/evidence
 # OpenBLAS chooses its kernels by the CPU unless told otherwise: let it, and
 # record which it chose (provenance's kernel, against.core).
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+# KERNEL=avx2 forces psclip's AVX2 micro-kernel (PSCLIP_KERNEL) and
+# OpenBLAS's Haswell core on an AVX-512 machine: the comparison an
+# AVX2-only machine makes, recorded as such (provenance.kernel,
+# against.core).
+case ${KERNEL:-} in
+"") ;;
+avx2) export PSCLIP_KERNEL=avx2 OPENBLAS_CORETYPE=Haswell ;;
+*)
+	echo "run.sh: KERNEL=$KERNEL: only avx2 can be forced" >&2
+	exit 2
+	;;
+esac
 bin=$(mktemp -d)/psclip
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 # One binary, with OpenBLAS linked in for gemm/ (psclip's own code is the
