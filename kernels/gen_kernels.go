@@ -628,7 +628,8 @@ func genTranspose16(w func(string, ...any)) {
 // moves and the 8 rows after them, which the next call reads, are fetched
 // meanwhile: a weight far larger than the caches is read in runs of 4·k
 // bytes from rows 36 KiB apart (fc1's), too short for the hardware
-// prefetchers to follow, and AMD's masked stores (VMASKMOVPS) are slow.
+// prefetchers to follow, and masked stores (VMASKMOVPS) are many
+// micro-ops on AMD's older cores.
 // Fewer rows are loaded and stored (with a mask of the rows) one by one, so
 // a panel narrower than 8 is not overrun.
 func genTranspose8(w func(string, ...any)) {
