@@ -37,7 +37,7 @@ type run struct {
 // process) for the given steps, with SGD and momentum. A noisy estimator's
 // (DP-SGD's) steps are PrivateStep's, on the step's micro-batches joined
 // into one sample and cut again into micro-batches of the first one's size
-// (the same micro-batches), with an expected batch of 10.
+// (the same micro-batches), with the expected batch 10.
 func trainRank(c dist.Comm, e estimator.Estimator, scope train.Scope, loss train.Loss, steps [][]train.Batch) run {
 	model := dropoutMLP(20)
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1, Momentum: 0.9})
@@ -215,44 +215,50 @@ func TestRanksMatchOneProcess(t *testing.T) {
 }
 
 // DP-SGD on N ranks adds the noise of one process, once: rank 0 draws it
-// into its share of the step's sum before the ranks' shares are added. A
-// sample in one micro-batch is then one process's step bit for bit on any
-// number of ranks (the rank that computes the micro-batch adds its
-// gradient to rank 0's noise, every other rank adds zeros); a sample in 5
-// micro-batches, shared by the ranks, trains one process's weights up to
-// float32 summation order. Noise added on every rank, or by none, would
-// move the weights by about lr·σC/ExpectedBatch = 0.01 a step.
+// into its share of the step's sum before the ranks' shares are added
+// (with private adaptive clipping every rank draws the clipped count's
+// noise, the same bits). A sample in one micro-batch is then one process's
+// step bit for bit on any number of ranks (the rank that computes the
+// micro-batch adds its gradient to rank 0's noise, every other rank adds
+// zeros); a sample in 5 micro-batches, shared by the ranks, trains one
+// process's weights up to float32 summation order. Noise added on every
+// rank, or by none, moves the weights by 0.5 in 30 steps.
 func TestPrivateRanksMatchOneProcess(t *testing.T) {
-	mk := func() estimator.Estimator {
-		e, err := estimator.NewDPSGD(0.5, 1, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	for _, k := range []int{1, 5} {
-		steps := distSteps(k)
-		one := trainRank(nil, mk(), train.Global, nn.CrossEntropy, steps)
-		if one.err != nil {
-			t.Fatalf("%d micro-batches: %v", k, one.err)
-		}
-		want := flatten([][]float32{one.weights})
-		for _, n := range []int{2, 3} {
-			runs := trainRanks(n, mk, train.Global, crossEntropy, steps)
-			for r := range runs {
-				if runs[r].err != nil {
-					t.Fatalf("%d micro-batches, %d ranks: rank %d: %v", k, n, r, runs[r].err)
-				}
-				if !slices.Equal(runs[r].weights, runs[0].weights) {
-					t.Fatalf("%d micro-batches, %d ranks: rank %d's weights differ from rank 0's", k, n, r)
-				}
+	for name, spec := range map[string]estimator.Spec{
+		"dp-sgd":          {Estimator: "dp-sgd", Clip: 0.5, NoiseMultiplier: 1, NoiseSeed: 7},
+		"dp-sgd adaptive": {Estimator: "dp-sgd", Clip: 0.5, NoiseMultiplier: 1, NoiseSeed: 7, TargetQuantile: 0.5, CountNoise: 2},
+	} {
+		mk := func() estimator.Estimator {
+			e, err := spec.NewPrivate(10)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if k == 1 && !slices.Equal(runs[0].weights, one.weights) {
-				t.Errorf("one micro-batch, %d ranks: the weights differ from one process's", n)
+			return e
+		}
+		for _, k := range []int{1, 5} {
+			steps := distSteps(k)
+			one := trainRank(nil, mk(), train.Global, nn.CrossEntropy, steps)
+			if one.err != nil {
+				t.Fatalf("%s, %d micro-batches: %v", name, k, one.err)
 			}
-			t.Run(fmt.Sprintf("%d micro-batches/%d ranks", k, n), func(t *testing.T) {
-				assertClose(t, flatten([][]float32{runs[0].weights}), want, 1e-5)
-			})
+			want := flatten([][]float32{one.weights})
+			for _, n := range []int{2, 3} {
+				runs := trainRanks(n, mk, train.Global, crossEntropy, steps)
+				for r := range runs {
+					if runs[r].err != nil {
+						t.Fatalf("%s, %d micro-batches, %d ranks: rank %d: %v", name, k, n, r, runs[r].err)
+					}
+					if !slices.Equal(runs[r].weights, runs[0].weights) {
+						t.Fatalf("%s, %d micro-batches, %d ranks: rank %d's weights differ from rank 0's", name, k, n, r)
+					}
+				}
+				if k == 1 && !slices.Equal(runs[0].weights, one.weights) {
+					t.Errorf("%s, one micro-batch, %d ranks: the weights differ from one process's", name, n)
+				}
+				t.Run(fmt.Sprintf("%s/%d micro-batches/%d ranks", name, k, n), func(t *testing.T) {
+					assertClose(t, flatten([][]float32{runs[0].weights}), want, 1e-5)
+				})
+			}
 		}
 	}
 }
