@@ -118,11 +118,14 @@ gemm() {
 	done
 }
 
+# torch: psclip's step against PyTorch's; with KERNEL set, into
+# torch/compare-$KERNEL.* (ESTIMATORS=sgd: the plain step alone).
 torch() {
 	mkdir -p "$out/torch"
+	local name=compare${KERNEL:+-$KERNEL}
 	/usr/bin/python3 experiments/reference/bench_torch.py compare --psclip "$bin" \
 		--configs "${CONFIGS:-char,alexnet,gpt6x384}" --threads "$threads" --rounds "${ROUNDS:-2}" \
-		--json "$out/torch/compare.json" | tee "$out/torch/compare.txt"
+		--estimators "${ESTIMATORS:-sgd,ps-clip-sgd}" --json "$out/torch/$name.json" | tee "$out/torch/$name.txt"
 }
 
 parts=("$@")
