@@ -629,9 +629,9 @@ func genTranspose16(w func(string, ...any)) {
 // meanwhile: a weight far larger than the caches is read in runs of 4·k
 // bytes from rows 36 KiB apart (fc1's), too short for the hardware
 // prefetchers to follow, and masked stores (VMASKMOVPS) are many
-// micro-ops on AMD's older cores.
-// Fewer rows are loaded and stored (with a mask of the rows) one by one, so
-// a panel narrower than 8 is not overrun.
+// micro-ops on AMD's older cores. (A prefetch past the end of the matrix
+// does not fault.) Fewer rows are loaded one by one and stored with a mask
+// of the rows, so a panel narrower than 8 is not overrun.
 func genTranspose8(w func(string, ...any)) {
 	y := func(i int) string { return fmt.Sprintf("Y%d", i) }
 	// shuffle transposes Y0-Y7 into Y8-Y15: column c of the block in Y8+c.
