@@ -533,7 +533,9 @@ func log2(n int) int {
 // of one register, transposed in registers (unpack, then shuffles of
 // elements and of 128-bit lanes: 64 shuffles for 256 elements) and stored
 // with the row mask; the last k mod 16 columns are gathered one step at a
-// time. Rows beyond rows are never loaded.
+// time. Rows beyond rows are never loaded; the 16 rows after the block's
+// are prefetched (as in transpose8; a prefetch past the end of the matrix
+// does not fault).
 func genTranspose16(w func(string, ...any)) {
 	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
 	w("")
@@ -555,7 +557,20 @@ func genTranspose16(w func(string, ...any)) {
 	w("\tMOVQ CX, BX")
 	w("\tSHRQ $4, BX")
 	w("\tJZ transpose16_tail")
+	// R12 walks the 16 rows after the block's (16·ld further on), which
+	// the next call reads: each block asks for their next cache line.
+	w("\tMOVQ AX, R12")
+	w("\tSHLQ $4, R12")
+	w("\tADDQ SI, R12")
 	w("transpose16_block:")
+	w("\tMOVQ R12, R11")
+	for r := 0; r < 16; r++ {
+		w("\tPREFETCHT0 (R11)")
+		if r < 15 {
+			w("\tADDQ AX, R11")
+		}
+	}
+	w("\tADDQ $64, R12")
 	w("\tMOVQ SI, R10")
 	w("\tVMOVUPS (R10), Z0")
 	for r := 1; r < 16; r++ {
