@@ -1,8 +1,6 @@
 package estimator
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -124,7 +122,7 @@ func (g *Gaussian) draw() float64 {
 // words of the ziggurat's rare slow paths (extra) from counter 2¹²⁷, so
 // that the values' words are made and read in bulk.
 type noiseStream struct {
-	main     cipher.Stream
+	main     kernels.AESCTR
 	buf      [4096]byte
 	rejected [64]uint8 // a bit for each word of buf (kernels.ZigguratAdd)
 	extra    words
@@ -132,25 +130,25 @@ type noiseStream struct {
 
 // words is a counter-mode stream read one word at a time.
 type words struct {
-	ctr cipher.Stream
+	ctr kernels.AESCTR
 	buf [512]byte
 	i   int // the next word's offset in buf
 }
 
 // reset starts the words of key.
 func (s *noiseStream) reset(key [32]byte) {
-	c, _ := aes.NewCipher(key[:16]) // AES-128; never fails for 16 bytes
-	var iv [aes.BlockSize]byte
-	s.main = cipher.NewCTR(c, iv[:])
+	k := (*[16]byte)(key[:16]) // AES-128
+	var iv [16]byte
+	s.main.Reset(k, &iv)
 	iv[0] = 0x80
-	s.extra = words{ctr: cipher.NewCTR(c, iv[:]), i: len(s.extra.buf)}
+	s.extra.ctr.Reset(k, &iv)
+	s.extra.i = len(s.extra.buf)
 }
 
 // word returns the next word.
 func (s *words) word() uint64 {
 	if s.i == len(s.buf) {
-		clear(s.buf[:])
-		s.ctr.XORKeyStream(s.buf[:], s.buf[:])
+		s.ctr.KeyStream(s.buf[:])
 		s.i = 0
 	}
 	w := binary.LittleEndian.Uint64(s.buf[s.i:])
@@ -200,8 +198,7 @@ func (s *noiseStream) add(d []float32, std float64) {
 	for len(d) > 0 {
 		m := min(len(d), len(s.buf)/8)
 		b := s.buf[:8*m]
-		clear(b)
-		s.main.XORKeyStream(b, b)
+		s.main.KeyStream(b)
 		rej := s.rejected[:(m+7)/8]
 		kernels.ZigguratAdd(d[:m], b, std, (*[zigLayers]float64)(zigX[:zigLayers]), &zigQ, rej)
 		for k, bits := range rej {
@@ -227,8 +224,7 @@ func zigU(w uint64) float64 {
 // normal returns one standard normal draw, as add draws it, in float64.
 func (s *noiseStream) normal() float64 {
 	b := s.buf[:8]
-	clear(b)
-	s.main.XORKeyStream(b, b)
+	s.main.KeyStream(b)
 	w := binary.LittleEndian.Uint64(b)
 	i := w & (zigLayers - 1)
 	u := zigU(w)
