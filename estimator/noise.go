@@ -172,6 +172,15 @@ const (
 
 var zigX, zigQ, zigF = zigTables()
 
+// zigLayer is layer i's {zigX[i], zigQ[i]}, as kernels.ZigguratAdd reads
+// them.
+var zigLayer = func() (l [zigLayers][2]float64) {
+	for i := range l {
+		l[i] = [2]float64{zigX[i], zigQ[i]}
+	}
+	return l
+}()
+
 func zigTables() (x [zigLayers + 1]float64, q [zigLayers]float64, f [zigLayers + 1]float64) {
 	fr := detmath.Exp(-0.5 * float64(zigR*zigR))
 	x[0], x[1] = zigV/fr, zigR
@@ -200,7 +209,7 @@ func (s *noiseStream) add(d []float32, std float64) {
 		b := s.buf[:8*m]
 		s.main.KeyStream(b)
 		rej := s.rejected[:(m+7)/8]
-		kernels.ZigguratAdd(d[:m], b, std, (*[zigLayers]float64)(zigX[:zigLayers]), &zigQ, rej)
+		kernels.ZigguratAdd(d[:m], b, std, &zigLayer, rej)
 		for k, bits := range rej {
 			for ; bits != 0; bits &= bits - 1 {
 				j := 8*k + mathbits.TrailingZeros8(bits)

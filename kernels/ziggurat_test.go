@@ -13,10 +13,9 @@ import (
 // path and words that do not, onto values that include ±0, and marks the
 // same words rejected.
 func TestZigguratAdd(t *testing.T) {
-	var layers, inside [256]float64
+	var layers [256][2]float64
 	for i := range layers {
-		layers[i] = 3.7 - float64(i)/80
-		inside[i] = 0.99 - float64(i%7)*0.1 // about a third of the words rejected in some layers
+		layers[i] = [2]float64{3.7 - float64(i)/80, 0.99 - float64(i%7)*0.1} // about a third of the words rejected in some layers
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	impls := map[string]zigFunc{"in use": zigFast}
@@ -47,12 +46,12 @@ func TestZigguratAdd(t *testing.T) {
 			for j := range gotRej {
 				gotRej[j] = 0xa5 // every byte must be written
 			}
-			zigguratAddGo(want, w, std, &layers, &inside, wantRej)
+			zigguratAddGo(want, w, std, &layers, wantRej)
 			m := n &^ 7
 			if m > 0 {
-				f(&got[0], &w[0], m, std, &layers, &inside, &gotRej[0])
+				f(&got[0], &w[0], m, std, &layers, &gotRej[0])
 			}
-			zigguratAddGo(got[m:], w[8*m:], std, &layers, &inside, gotRej[m/8:])
+			zigguratAddGo(got[m:], w[8*m:], std, &layers, gotRej[m/8:])
 			for j := range want {
 				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
 					t.Fatalf("%s, n %d: d[%d] = %v (%#x), want %v (%#x)", name, n, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
@@ -72,5 +71,5 @@ func TestZigguratAdd(t *testing.T) {
 			t.Error("ZigguratAdd with too short a rejected did not panic")
 		}
 	}()
-	ZigguratAdd(make([]float32, 9), make([]byte, 72), 1, &layers, &inside, make([]uint8, 1))
+	ZigguratAdd(make([]float32, 9), make([]byte, 72), 1, &layers, make([]uint8, 1))
 }
