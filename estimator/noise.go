@@ -269,46 +269,66 @@ func (s *words) magnitude(i uint64, x float64) float64 {
 
 // zigUnder reports whether y < f(x), f(x) = detmath.Exp(−x²/2) as
 // magnitude computes it, for x in layer i's wedge [zigX[i+1], zigX[i]]:
-// by the bounds of f about the chord c through the layer's corners
-// (zigWedge) where they decide, as they do for all but a few hundredths of
-// the points, else by computing f(x).
+// by bounds of f (zigWedge) where they decide, as they do for all but
+// about a thousandth of the points, else by computing f(x).
 func zigUnder(i uint64, x, y float64) bool {
-	w := &zigWedge[i]
-	c := zigF[i] + (zigX[i]-x)*w.slope
+	lo, hi := zigBounds(i, x)
 	switch {
-	case y < c+w.lo:
+	case y < lo:
 		return true
-	case y >= c+w.hi:
+	case y >= hi:
 		return false
 	}
 	return y < detmath.Exp(-0.5*float64(x*x))
 }
 
-// zigWedge[i] (i ≥ 1) is the chord through layer i's corners, c(x) =
-// zigF[i] + (zigX[i] − x)·slope, and bounds lo ≤ f(x) − c(x) < hi over its
-// wedge: f's distance from the chord on an interval of width h is at most
-// h²/8 times |f''| = |x² − 1|·e^(−x²/2) at its largest there, on the side
-// where f is convex (x ≥ 1: f below the chord) or concave (x ≤ 1: above),
-// on both for the layer that spans 1. Each bound is widened by zigSlack,
-// far more than the rounding of c, of f's arguments and of detmath.Exp
-// (below 10⁻¹⁴ together), so that a point the bounds decide is decided as
-// computing f would.
-var zigWedge = func() (w [zigLayers]struct{ slope, lo, hi float64 }) {
-	const zigSlack = 1e-12
+// zigBounds returns bounds lo < f(x) < hi, x in layer i's wedge, by
+// zigWedge[i], each widened by zigSlack.
+func zigBounds(i uint64, x float64) (lo, hi float64) {
+	w := &zigWedge[i]
+	if w.taylor {
+		t := 0.5 * (x * x)
+		hi = 1 - t + 0.5*(t*t)
+		lo = hi - (t*t)*t/6
+	} else {
+		c := zigF[i] + (zigX[i]-x)*w.slope
+		lo, hi = c+w.lo, c+w.hi
+	}
+	return lo - zigSlack, hi + zigSlack
+}
+
+// zigWedge[i] (i ≥ 1) bounds f on layer i's wedge, of width h = zigX[i] −
+// zigX[i+1], the tighter way of two. By the chord through the layer's
+// corners, c(x) = zigF[i] + (zigX[i] − x)·slope: lo ≤ f(x) − c(x) ≤ hi,
+// since f's distance from the chord is at most h²/8 times |f”| =
+// |x² − 1|·e^(−x²/2) at its largest there, on the side where f is convex
+// (x ≥ 1: f below the chord) or concave (x ≤ 1: above), on both for the
+// layer that spans 1. Or (taylor, the top layers) by e^(−t)'s Taylor
+// polynomials in t = x²/2, alternating: 1 − t + t²/2 − t³/6 ≤ f(x) ≤
+// 1 − t + t²/2.
+var zigWedge = func() (w [zigLayers]struct {
+	taylor        bool
+	slope, lo, hi float64
+}) {
 	for i := 1; i < zigLayers; i++ {
 		a, b := zigX[i+1], zigX[i]
 		w[i].slope = (zigF[i+1] - zigF[i]) / (b - a)
 		d := (b - a) * (b - a) / 8 * max(math.Abs(a*a-1), math.Abs(b*b-1)) * math.Exp(-a*a/2) * 1.01
-		w[i].lo, w[i].hi = -zigSlack, zigSlack
 		if b > 1 {
-			w[i].lo -= d
+			w[i].lo = -d
 		}
 		if a < 1 {
-			w[i].hi += d
+			w[i].hi = d
 		}
+		w[i].taylor = math.Pow(b, 6)/48 < w[i].hi-w[i].lo
 	}
 	return w
 }()
+
+// zigSlack widens zigWedge's bounds by far more than the rounding of their
+// arithmetic, of f's argument and of detmath.Exp (below 10⁻¹⁴ together),
+// so that a point the bounds decide is decided as computing f would.
+const zigSlack = 1e-12
 
 // zigTail returns a draw of the normal beyond zigR (Marsaglia 1964).
 func zigTail(src *words) float64 {
