@@ -3,6 +3,7 @@ package kernels
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"encoding/binary"
 	"math/bits"
 )
 
@@ -42,10 +43,7 @@ func (c *AESCTR) reset(key, iv *[16]byte, f ctrFunc) {
 	}
 	c.stream = nil
 	c.rk = expandKey128(key)
-	c.hi = uint64(iv[0])<<56 | uint64(iv[1])<<48 | uint64(iv[2])<<40 | uint64(iv[3])<<32 |
-		uint64(iv[4])<<24 | uint64(iv[5])<<16 | uint64(iv[6])<<8 | uint64(iv[7])
-	c.lo = uint64(iv[8])<<56 | uint64(iv[9])<<48 | uint64(iv[10])<<40 | uint64(iv[11])<<32 |
-		uint64(iv[12])<<24 | uint64(iv[13])<<16 | uint64(iv[14])<<8 | uint64(iv[15])
+	c.hi, c.lo = binary.BigEndian.Uint64(iv[:8]), binary.BigEndian.Uint64(iv[8:])
 }
 
 // KeyStream writes the keystream's next len(dst) bytes to dst: what is
