@@ -216,9 +216,10 @@ func (s *noiseStream) add(d []float32, std float64) {
 		s.main.KeyStream(b)
 		rej := s.rejected[:(m+7)/8]
 		kernels.ZigguratAdd(d[:m], b, std, &zigLayer, rej)
-		for k, bits := range rej {
-			for ; bits != 0; bits &= bits - 1 {
-				j := 8*k + mathbits.TrailingZeros8(bits)
+		clear(s.rejected[len(rej):]) // so that rejected is read 64 words at a time
+		for k := 0; k < len(rej); k += 8 {
+			for bits := binary.LittleEndian.Uint64(s.rejected[k:]); bits != 0; bits &= bits - 1 {
+				j := 8*k + mathbits.TrailingZeros64(bits)
 				w := binary.LittleEndian.Uint64(b[8*j:])
 				i := w & (zigLayers - 1)
 				x := s.extra.magnitude(i, zigU(w)*zigX[i])
@@ -255,6 +256,23 @@ func (s *noiseStream) normal() float64 {
 // the density in the layer's wedge (zigUnder), else the draw of a fresh
 // word.
 func (s *words) magnitude(i uint64, x float64) float64 {
+	// The two common outcomes, a wedge's test decided by its bounds to
+	// accept, or to reject with the next word inside its layer's part
+	// (zigQ), without branching on which (a coin toss), from two words
+	// in buf; anything else by the loop, from the same words.
+	if i != 0 && s.i <= len(s.buf)-16 {
+		w := binary.LittleEndian.Uint64(s.buf[s.i+8:])
+		lo, hi := zigBounds(i, x)
+		y := zigF[i] + float64(uniformOf(binary.LittleEndian.Uint64(s.buf[s.i:]))*(zigF[i+1]-zigF[i]))
+		j := w & (zigLayers - 1)
+		u := zigU(w)
+		accept := b2u(y < lo)
+		if accept|b2u(y >= hi)&b2u(u < zigQ[j]) != 0 {
+			// x, one word, if accepted, else the next word's draw, two.
+			s.i += 16 - 8*int(accept)
+			return pick(-uint64(accept), x, u*zigX[j])
+		}
+	}
 	for {
 		if i == 0 {
 			return zigTail(s)
@@ -292,16 +310,21 @@ func zigUnder(i uint64, x, y float64) bool {
 // zigBounds returns bounds lo < f(x) < hi, x in layer i's wedge, by
 // zigWedge[i], each widened by zigSlack.
 func zigBounds(i uint64, x float64) (lo, hi float64) {
+	// Both kinds, then the layer's by its mask: no branch on which, for
+	// the top layers take about as many of the words as the others.
 	w := &zigWedge[i]
-	if w.taylor {
-		t := 0.5 * (x * x)
-		hi = 1 - t + 0.5*(t*t)
-		lo = hi - (t*t)*t/6
-	} else {
-		c := zigF[i] + (zigX[i]-x)*w.slope
-		lo, hi = c+w.lo, c+w.hi
-	}
+	t := 0.5 * (x * x)
+	th := 1 - t + 0.5*(t*t)
+	c := zigF[i] + (zigX[i]-x)*w.slope
+	lo = pick(w.taylor, th-(t*t)*t/6, c+w.lo)
+	hi = pick(w.taylor, th, c+w.hi)
 	return lo - zigSlack, hi + zigSlack
+}
+
+// pick returns a where mask m is all ones, b where it is 0.
+func pick(m uint64, a, b float64) float64 {
+	ab, bb := math.Float64bits(a), math.Float64bits(b)
+	return math.Float64frombits(bb ^ (ab^bb)&m)
 }
 
 // zigWedge[i] (i ≥ 1) bounds f on layer i's wedge, of width h = zigX[i] −
@@ -314,7 +337,7 @@ func zigBounds(i uint64, x float64) (lo, hi float64) {
 // polynomials in t = x²/2, alternating: 1 − t + t²/2 − t³/6 ≤ f(x) ≤
 // 1 − t + t²/2.
 var zigWedge = func() (w [zigLayers]struct {
-	taylor        bool
+	taylor        uint64 // all ones: by the Taylor polynomials; 0: by the chord
 	slope, lo, hi float64
 }) {
 	for i := 1; i < zigLayers; i++ {
@@ -327,7 +350,9 @@ var zigWedge = func() (w [zigLayers]struct {
 		if a < 1 {
 			w[i].hi = d
 		}
-		w[i].taylor = math.Pow(b, 6)/48 < w[i].hi-w[i].lo
+		if math.Pow(b, 6)/48 < w[i].hi-w[i].lo {
+			w[i].taylor = ^uint64(0)
+		}
 	}
 	return w
 }()
@@ -349,8 +374,18 @@ func zigTail(src *words) float64 {
 }
 
 // uniform returns a uniform draw on (0, 1].
-func uniform(src *words) float64 {
-	return float64(int64(src.word()>>11)+1) * 0x1p-53
+func uniform(src *words) float64 { return uniformOf(src.word()) }
+
+// uniformOf is uniform's draw from word w.
+func uniformOf(w uint64) float64 { return float64(int64(w>>11)+1) * 0x1p-53 }
+
+// b2u is 1 for true, 0 for false, without a branch.
+func b2u(b bool) uint8 {
+	var u uint8
+	if b {
+		u = 1
+	}
+	return u
 }
 
 // The first byte of a Gaussian's state: its position with a fixed seed, or
