@@ -40,13 +40,14 @@ import (
 // (98.5 %) takes one 64-bit word, one product and one comparison, eight
 // draws at a time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd,
 // the same bits as its portable code), and nearly every other decides its
-// wedge test by bounds without an exponential (zigUnder): 1.3 to 2 ns of
-// CPU a value on the shared 2-core EPYC (AVX-512 and VAES, load 12), where
-// copying the values takes 0.3 ns (BenchmarkGaussianAdd), against 2.8 to
-// 3.6 ns with crypto/cipher's AES-CTR and gathered tables, and 18 ns for
-// the polar method on ChaCha8 of earlier versions. Of that the keystream
-// takes 0.3 ns, the fast path 0.4 ns and the slow paths, for the 1.5 % of
-// words outside a layer's inner part, about half.
+// wedge test by bounds without an exponential (zigUnder), branching on no
+// coin toss: about 1.2 ns of CPU a value on the shared 2-core EPYC (AVX-512
+// and VAES, load 6 to 8), where copying the values takes 0.25 ns
+// (BenchmarkGaussianAdd), against 2.9 ns with crypto/cipher's AES-CTR,
+// gathered tables and branches, and 18 ns for the polar method on ChaCha8
+// of earlier versions. Of that the keystream takes 0.3 ns, the fast path
+// 0.3 to 0.5 ns and the slow paths, for the 1.5 % of words outside a
+// layer's inner part, the rest.
 type Gaussian struct {
 	secret *privacy.Secret
 	tag    string
