@@ -64,6 +64,28 @@ func (m MemoryBudget) Bytes(plain float64) int64 {
 // the budget is a ratio, the default's included.
 func (m MemoryBudget) Measured() bool { return !m.Auto && (m.Ratio != 0 || m.Size == 0) }
 
+// For returns the bytes for cfg.PerSampleMemory: a ratio's of the plain
+// step measured on micro-batches shaped like b (PlainStepBytes, before cfg
+// has trained); 0 for the default budget where cfg's estimator is not
+// per-sample, which has no use for one (a budget stated otherwise is
+// returned as it is, for New to refuse).
+func (m MemoryBudget) For(cfg Config, b Batch) (int64, error) {
+	if cfg.Estimator == nil || !cfg.Estimator.PerSample() {
+		if m == (MemoryBudget{}) {
+			return 0, nil
+		}
+		return m.Bytes(0), nil
+	}
+	if !m.Measured() {
+		return m.Bytes(0), nil
+	}
+	plain, err := PlainStepBytes(cfg, b)
+	if err != nil {
+		return 0, err
+	}
+	return m.Bytes(float64(plain)), nil
+}
+
 // String returns the budget as ParseMemoryBudget reads it, a size in the
 // largest binary unit that divides it; the zero value's is its ratio.
 func (m MemoryBudget) String() string {
