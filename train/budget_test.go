@@ -216,3 +216,82 @@ func liveHeap() int64 {
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
 }
+
+// TestMemoryBudgetFor: the default budget of a per-sample trainer is
+// 0.3 times the plain step measured on its model (the same at one thread
+// and at three), and what it plans holds its per-sample gradients within
+// it; a budget stated in bytes, auto and none are taken as they are, and
+// a trainer that forms no per-sample gradients gets none by default.
+func TestMemoryBudgetFor(t *testing.T) {
+	cfg := models.GPTConfig{NLayer: 1, NHead: 2, NEmbd: 16, BlockSize: 32, VocabSize: 7}
+	x := tensor.New(3, cfg.BlockSize)
+	y := make([]int32, x.Len())
+	for i := range y {
+		x.Data[i], y[i] = float32(i%cfg.VocabSize), int32((i+3)%cfg.VocabSize)
+	}
+	b := train.Batch{X: x, Y: y}
+	config := func(name string) train.Config {
+		m, err := models.NewGPT(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt, err := optim.NewSGD(m.Params(), optim.SGDConfig{LR: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := estimator.Spec{Estimator: name, Clip: 0.5}.Trim().New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return train.Config{Model: m, Loss: nn.CrossEntropy, Estimator: e, Optimizer: opt}
+	}
+	budgetAt := func(procs int, m train.MemoryBudget, name string) (int64, train.Config) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		c := config(name)
+		got, err := m.For(c, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, c
+	}
+	got, c := budgetAt(1, train.MemoryBudget{}, "ps-clip-sgd")
+	plain, err := train.PlainStepBytes(config("sgd"), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(0.3 * float64(plain)); got != want || got <= 0 {
+		t.Errorf("the default budget: %d bytes, want 0.3 × the plain step's %d = %d", got, plain, want)
+	}
+	if three, _ := budgetAt(3, train.MemoryBudget{}, "ps-clip-sgd"); three != got {
+		t.Errorf("the default budget: %d bytes at one thread, %d at three", got, three)
+	}
+	c.PerSampleMemory = got
+	tr, err := train.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Step(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PerSampleBytes <= 0 || st.PerSampleBytes > got {
+		t.Errorf("the default budget of %d bytes: the step materialised %d", got, st.PerSampleBytes)
+	}
+	for _, tc := range []struct {
+		m    train.MemoryBudget
+		est  string
+		want int64
+	}{
+		{train.MemoryBudget{Size: 1 << 20}, "ps-clip-sgd", 1 << 20},
+		{train.MemoryBudget{Size: nn.NoMaterialise}, "ps-clip-sgd", nn.NoMaterialise},
+		{train.MemoryBudget{Auto: true}, "ps-clip-sgd", 0},
+		{train.MemoryBudget{Ratio: 1.5}, "ps-clip-sgd", plain / 2},
+		{train.MemoryBudget{}, "sgd", 0},
+		{train.MemoryBudget{Auto: true}, "sgd", 0},
+		{train.MemoryBudget{Size: 1 << 20}, "sgd", 1 << 20}, // for New to refuse
+	} {
+		if got, _ := budgetAt(2, tc.m, tc.est); got != tc.want {
+			t.Errorf("%v with %s: %d bytes, want %d", tc.m, tc.est, got, tc.want)
+		}
+	}
+}
