@@ -172,7 +172,8 @@ func ParseMemoryBudget(s string) (MemoryBudget, error) {
 // a budget planned from it is the same on a resume and on any number of
 // threads. Dropout draws from a source of its own, not cfg.Rand, and the
 // parameters' gradients are left zero: a run that measures trains as one
-// that does not. cfg needs only Model, Loss or FloatLoss, and Optimizer.
+// that does not; the loss is called once, on b. cfg needs only Model, Loss
+// or FloatLoss, and Optimizer.
 func PlainStepBytes(cfg Config, b Batch) (int64, error) {
 	_, guard, err := check(cfg.Model, []Batch{b}, cfg.FloatLoss != nil)
 	if err != nil {

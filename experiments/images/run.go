@@ -462,7 +462,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 		tc.ExpectedBatch = r.expectedBatch(len(sp.train))
 		tc.SampleStats = true // what the run writes of them is its own release's
 	}
-	tc.PerSampleMemory, err = opts.PerSampleMemory.For(tc, r.microBatch(batch, channels))
+	mc := tc
+	mc.Loss = nn.CrossEntropy // r.loss would count the measure's batch in the epoch's statistics
+	tc.PerSampleMemory, err = opts.PerSampleMemory.For(mc, r.microBatch(batch, channels))
 	if err == nil {
 		r.trainer, err = train.New(tc)
 	}
