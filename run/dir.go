@@ -92,6 +92,14 @@ type Options struct {
 	// (Experiment.RunOptions sets it). Recorded in its RecordFile, it keeps
 	// an experiment's runs to that experiment (*OwnerError).
 	Owner string
+	// Gather names, for an experiment (OpenExperiment), other experiments
+	// of its kind whose runs it takes over before it trains any: the parts
+	// of one study split to run in parallel, gathered into one directory.
+	// Their runs are copied in (each part held by its lock meanwhile) and
+	// then reused as with Resume: a finished run is read back if it has the
+	// configuration and data asked of it, an unfinished one continues.
+	// Excludes Restart.
+	Gather []string
 	// Comm makes the run data-parallel: its ranks train one model (each
 	// passes Comm to its train.Trainer), rank 0 writes the directory and
 	// reports progress, the others read it as with ReadOnly. nil: one

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -36,7 +37,10 @@ type Experiment struct {
 // is not psclip's with a *NotOwnedError, and another process holding it is
 // a *LockedError. The directory's record keeps config (ConfigMap), so that
 // a resume with another configuration is refused with a
-// *ConfigChangedError before any run is trained.
+// *ConfigChangedError before any run is trained. With o.Gather it then
+// copies in the runs of those experiments (see Options.Gather; a part that
+// is not an experiment of its kind is a *GatherError or *DirKindError, one
+// still running a *LockedError) and reuses them.
 func OpenExperiment(o Options, config any, check func() error) (*Experiment, error) {
 	if err := check(); err != nil {
 		return nil, err
@@ -44,9 +48,19 @@ func OpenExperiment(o Options, config any, check func() error) (*Experiment, err
 	if o.Kind == "" {
 		o.Kind = "experiment"
 	}
+	if len(o.Gather) > 0 && o.Restart {
+		return nil, errors.New("run: Gather and Restart exclude each other")
+	}
 	d, err := openDir(o, ConfigMap(config), ResultsFile, RunsDir)
 	if err != nil {
 		return nil, err
+	}
+	if len(o.Gather) > 0 {
+		if err := gather(o.Out, o.Kind, o.Gather, o.Progress); err != nil {
+			d.Close()
+			return nil, err
+		}
+		o.Resume = true // the runs gathered are reused or continued
 	}
 	return &Experiment{opts: o, dir: d, prov: provenance.New()}, nil
 }

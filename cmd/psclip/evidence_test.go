@@ -400,13 +400,18 @@ func (c evidenceCell) recorded(stored map[string]any) ([]string, error) {
 }
 
 // cellArgs is the command without its program and its flags that reuse
-// or replace output, with data outside the repository replaced by its
-// stand-in, then c.args and the cell's --out.
+// or replace output (--gather with its parts), with data outside the
+// repository replaced by its stand-in, then c.args and the cell's --out.
 func (c evidenceCell) cellArgs(t *testing.T, cmd []string, dir string) []string {
 	var args []string
-	for _, a := range cmd[1:] {
-		switch a {
-		case "--resume", "-resume", "--restart", "-restart", "--force", "-force":
+	for i := 1; i < len(cmd); i++ {
+		a := cmd[i]
+		switch {
+		case a == "--resume", a == "-resume", a == "--restart", a == "-restart", a == "--force", a == "-force",
+			strings.HasPrefix(a, "--gather="), strings.HasPrefix(a, "-gather="):
+			continue
+		case a == "--gather", a == "-gather":
+			i++
 			continue
 		}
 		if local, ok := standIns[a]; ok {

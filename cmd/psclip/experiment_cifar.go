@@ -38,9 +38,9 @@ func init() {
 type experimentCIFARFlags struct {
 	data, methods, alphas, betas, out string
 	from                              string
-	full, paper, resume, logNorms     bool
-	restart                           bool
+	full, paper, logNorms             bool
 	seeds                             int
+	again                             experimentResume
 }
 
 // adaptiveFields are the adaptive thresholds' settings, whose flags every
@@ -69,8 +69,7 @@ func defineExperimentCIFAR(fs *flag.FlagSet, c *images.Config, th *images.Thresh
 	}
 	fs.IntVar(&f.seeds, "seeds", f.seeds, "seeds per method: 1..N")
 	fs.StringVar(&f.out, "out", f.out, "output `directory`: results, tables, figures and one directory per run")
-	fs.BoolVar(&f.resume, "resume", f.resume, "reuse finished runs in --out and continue an interrupted one")
-	fs.BoolVar(&f.restart, "restart", f.restart, restartExperimentUsage)
+	f.again.bind(fs)
 	fs.StringVar(&f.from, "from", f.from, "rewrite the results.json and tables of the experiment in this `directory` (or of this results.json) from its runs, without training: the paired comparisons with SGD of this version; no other flag")
 	fs.BoolVar(&f.logNorms, "log-norms", f.logNorms, "log every step's per-sample gradient norms in the runs that compute them (input of 'psclip tail --from RUN/log.jsonl')")
 }
@@ -178,12 +177,12 @@ func runExperimentCNN(fs *flag.FlagSet, args []string, c images.Config, defaultT
 	if err != nil {
 		return err
 	}
-	if f.resume && f.restart {
-		return usagef("--resume and --restart exclude each other")
+	if err := f.again.check(); err != nil {
+		return err
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	res, err := images.RunExperiment(ctx, e, d, images.RunOptions{Out: f.out, Resume: f.resume, Restart: f.restart, Progress: stderr})
+	res, err := images.RunExperiment(ctx, e, d, f.again.options(f.out))
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func runExperimentGPT(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	res, err := gpt.RunExperiment(ctx, e, corpus, gpt.RunOptions{Out: *out, Resume: again.resume, Restart: again.restart, Progress: stderr})
+	res, err := gpt.RunExperiment(ctx, e, corpus, again.options(*out))
 	if err != nil {
 		return err
 	}

@@ -192,7 +192,7 @@ func runExperimentGPTCorrupt(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	res, err := gpt.RunCorruptionStudy(ctx, s, corpus, gpt.RunOptions{Out: *out, Resume: again.resume, Restart: again.restart, Progress: stderr})
+	res, err := gpt.RunCorruptionStudy(ctx, s, corpus, again.options(*out))
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ var fieldFlags = map[string]string{
 	"NLayer": "n-layer", "NHead": "n-head", "NEmbd": "n-embd", "BlockSize": "block-size", "VocabSize": "vocab-size",
 	"Bias": "bias", "ExactGELU": "exact-gelu", "Init": "init",
 	"LoRARank": "lora-rank", "LoRAAlpha": "lora-alpha", "LoRATargets": "lora-targets", "Freeze": "freeze",
-	"MicroBatch": "micro-batch", "Accum": "accum", "Steps": "steps", "MinLR": "min-lr", "Warmup": "warmup",
+	"MicroBatch": "micro-batch", "Accum": "accum", "Steps": "steps", "MinLR": "min-lr", "Warmup": "warmup", "DecaySteps": "decay-steps",
 	"Beta1": "beta1", "Beta2": "beta2", "Eps": "eps", "ClipMode": "clip-mode", "ClipConvention": "clip-convention",
 	"EvalInterval": "eval-interval", "EvalIters": "eval-iters", "LogInterval": "log-interval", "CkptInterval": "ckpt-interval",
 	"Corrupt": "corrupt", "CorruptLayout": "corrupt-layout", "CorruptKind": "corrupt-kind",

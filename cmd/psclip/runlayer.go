@@ -22,21 +22,37 @@ const restartUsage = "start the run in --out over, discarding it (without --resu
 // restartExperimentUsage is the usage of the experiment commands' --restart.
 const restartExperimentUsage = "start every run of the experiment in --out over (without --resume or --restart, a directory that holds an experiment is refused)"
 
-// experimentResume is the --resume and --restart of an experiment command
-// over GPT runs.
-type experimentResume struct{ resume, restart bool }
-
-func (r *experimentResume) bind(fs *flag.FlagSet) {
-	fs.BoolVar(&r.resume, "resume", false, "reuse finished runs in --out and continue an interrupted one")
-	fs.BoolVar(&r.restart, "restart", false, restartExperimentUsage)
+// experimentResume is the --resume, --restart and --gather of an
+// experiment command.
+type experimentResume struct {
+	resume, restart bool
+	gather          string
 }
 
-// check refuses the two together.
+func (r *experimentResume) bind(fs *flag.FlagSet) {
+	fs.BoolVar(&r.resume, "resume", r.resume, "reuse finished runs in --out and continue an interrupted one")
+	fs.BoolVar(&r.restart, "restart", r.restart, restartExperimentUsage)
+	fs.StringVar(&r.gather, "gather", r.gather, "comma-separated `directories` of this experiment's parts, run apart with the same flags but a share of its methods, seeds or learning rates: their runs are copied into --out (a new directory, or with --resume) and read back or continued, not trained again")
+}
+
+// check refuses --restart with --resume or --gather.
 func (r experimentResume) check() error {
-	if r.resume && r.restart {
+	switch {
+	case r.resume && r.restart:
 		return usagef("--resume and --restart exclude each other")
+	case r.gather != "" && r.restart:
+		return usagef("--gather and --restart exclude each other")
 	}
 	return nil
+}
+
+// options are the run options of the experiment in out.
+func (r experimentResume) options(out string) runlayer.Options {
+	o := runlayer.Options{Out: out, Resume: r.resume, Restart: r.restart, Progress: stderr}
+	if r.gather != "" {
+		o.Gather = strings.Split(r.gather, ",")
+	}
+	return o
 }
 
 // runFileNames lists the files a training command leaves in --out, for its

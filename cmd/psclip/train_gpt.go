@@ -39,6 +39,7 @@ func gptFlags(fs *flag.FlagSet, c *gpt.Config, d *gpt.DataSpec) {
 	fs.IntVar(&c.Accum, "accum", c.Accum, "micro-batches accumulated per step (K)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "linear warm-up steps before the cosine decay")
+	fs.IntVar(&c.DecaySteps, "decay-steps", c.DecaySteps, "the step at which the cosine decay reaches --min-lr, which holds after it (0: --steps; nanoGPT's lr_decay_iters)")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "AdamW decoupled weight decay (parameters with ≥ 2 dimensions)")
 	fs.Float64Var(&c.Beta1, "beta1", c.Beta1, "AdamW β1")
 	fs.Float64Var(&c.Beta2, "beta2", c.Beta2, "AdamW β2")

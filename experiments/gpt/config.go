@@ -134,10 +134,13 @@ type Config struct {
 	Steps      int `json:"steps"`
 
 	// AdamW with linear warm-up over Warmup steps, then cosine decay from LR
-	// to MinLR at the last step.
+	// to MinLR at step DecaySteps (0: the last step), and MinLR after it
+	// (nanoGPT's lr_decay_iters): a run of fewer Steps with the DecaySteps
+	// of a longer one takes that run's first steps exactly.
 	LR          float64 `json:"lr"`
 	MinLR       float64 `json:"min_lr"`
 	Warmup      int     `json:"warmup"`
+	DecaySteps  int     `json:"decay_steps,omitempty"`
 	WeightDecay float64 `json:"weight_decay"`
 	Beta1       float64 `json:"beta1"`
 	Beta2       float64 `json:"beta2"`
@@ -559,6 +562,8 @@ func (c *Config) Validate() error {
 		return setting.Errorf("VocabSize", c.VocabSize, "at most the %d tokens of uint16 token files", text.MaxVocab)
 	case c.Warmup > c.Steps:
 		return setting.Errorf("Warmup", c.Warmup, "at most the %d steps", c.Steps)
+	case c.DecaySteps != 0 && c.DecaySteps < c.Warmup:
+		return setting.Errorf("DecaySteps", c.DecaySteps, "0 (the last step) or at least the %d warm-up steps", c.Warmup)
 	}
 	if err := setting.First(
 		setting.Fraction("Dropout", c.Dropout),

@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -163,7 +164,7 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.sched = optim.WarmupCosine{Peak: cfg.LR, Min: cfg.MinLR, Warmup: cfg.Warmup, Decay: cfg.Steps}
+	s.sched = optim.WarmupCosine{Peak: cfg.LR, Min: cfg.MinLR, Warmup: cfg.Warmup, Decay: cmp.Or(cfg.DecaySteps, cfg.Steps)}
 	if err := train.CheckRanks(cfg.Accum, opts.Comm); err != nil {
 		return nil, setting.Errorf("Accum", cfg.Accum, "at least one micro-batch for each of the %d ranks", opts.Comm.Size())
 	}

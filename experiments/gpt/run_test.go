@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/psclip/psclip/train"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -24,7 +23,9 @@ import (
 	"github.com/psclip/psclip/experiments/tail"
 	"github.com/psclip/psclip/internal/loop"
 	"github.com/psclip/psclip/run"
+	"github.com/psclip/psclip/setting"
 	"github.com/psclip/psclip/tensor"
+	"github.com/psclip/psclip/train"
 )
 
 // testCorpus is a small character-level corpus of random words.
@@ -322,5 +323,39 @@ func TestLogNorms(t *testing.T) {
 	cfg.ClipMode, cfg.Estimator, cfg.Clip = ClipGlobal, "", 1
 	if _, err := New(cfg, testCorpus(t), RunOptions{LogNorms: true}); err == nil || !strings.Contains(err.Error(), "per-sample") {
 		t.Errorf("--log-norms in global mode: %v", err)
+	}
+}
+
+// TestDecaySteps: a run of fewer steps with the DecaySteps of a longer one
+// takes the longer run's first steps exactly (the validation loss after
+// them is the same to the bit); without it, its schedule decays sooner
+// and it does not. A DecaySteps inside the warm-up is refused.
+func TestDecaySteps(t *testing.T) {
+	corpus := testCorpus(t)
+	long := tinyConfig(ClipGlobal)
+	long.Steps, long.EvalInterval = 12, 4
+	ls, err := trainRun(t, long, corpus, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := long
+	short.Steps = 4
+	for _, c := range []struct {
+		decay int
+		same  bool
+	}{{12, true}, {0, false}} {
+		short.DecaySteps = c.decay
+		ss, err := trainRun(t, short, corpus, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ss.Curve[1], ls.Curve[1]; (got == want) != c.same {
+			t.Errorf("DecaySteps %d: step %d val loss %v, the 12-step run's %v (want the same: %v)", c.decay, got.Step, got.ValLoss, want.ValLoss, c.same)
+		}
+	}
+	short.DecaySteps = 1
+	var se *setting.Error
+	if err := short.Validate(); !errors.As(err, &se) || se.Field != "DecaySteps" {
+		t.Errorf("DecaySteps inside the warm-up: %v", err)
 	}
 }

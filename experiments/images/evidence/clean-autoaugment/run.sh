@@ -10,7 +10,8 @@
 #   run.sh PSCLIP OUT          start or resume (PSCLIP: the binary; OUT: outside git)
 #   run.sh PSCLIP OUT merge    when every run has finished: OUT/ARM/all, the
 #                              experiment over all methods (results.json,
-#                              tables, figures), from the finished runs
+#                              tables, figures), gathering the parts' runs
+#                              (--gather: read back, not trained again)
 set -eu
 B=$1 OUT=$2
 S="--data /usr/share/datasets/fashion-mnist --model alexnet --width-div 8 --epochs 40 --seeds 3"
@@ -31,11 +32,13 @@ methods() {
 for A in autoaugment cropflip; do
 	mkdir -p "$OUT/$A"
 	if [ "${3:-}" = merge ]; then
-		mkdir -p "$OUT/$A/all/runs"
-		for D in $DIRS; do cp -Rn "$OUT/$A/$D/runs/." "$OUT/$A/all/runs/"; done
+		P=
+		for D in $DIRS; do P="$P${P:+,}$OUT/$A/$D"; done
+		R= # a fresh gathering, or --resume one that has begun
+		if [ -d "$OUT/$A/all" ]; then R=--resume; fi
 		GOMAXPROCS=1 nice -n 19 "$B" experiment images $S --augment $A \
 			--methods sgd,clip-sgd=4,ps-clip-sgd=100,ps-clip-sgd=25,inc-ps-clip-sgd --inc-alpha 10 --inc-beta 2 \
-			--resume --out "$OUT/$A/all" >"$OUT/$A/all.out" 2>>"$OUT/$A/all.log"
+			--gather "$P" $R --out "$OUT/$A/all" >"$OUT/$A/all.out" 2>>"$OUT/$A/all.log"
 		continue
 	fi
 	for D in ${RUN_ONLY:-$DIRS}; do
