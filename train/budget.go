@@ -19,9 +19,10 @@ type MemoryBudget struct {
 	// Size is the budget in bytes when Ratio is 0 and Size is not:
 	// nn.NoMaterialise none. Both 0: the default ratio.
 	Size int64
-	// Ratio, when not 0, bounds the per-sample step's memory to Ratio
-	// times the plain step's: the budget is (Ratio − 1) times the plain
-	// step's memory. It is at least 1.
+	// Ratio, when not 0, bounds the per-sample step's memory to about
+	// Ratio times the plain step's: the budget is (Ratio − 1) times the
+	// plain step's memory (the norms' other buffers, Gram matrices and
+	// the like, add a few per cent). It is at least 1.
 	Ratio float64
 	// Auto leaves each layer to its own rule (Config.PerSampleMemory 0):
 	// per-sample gradients held only where they take no more memory than
