@@ -169,7 +169,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "noise-multiplier") && !slices.ContainsFunc(cfgs, func(c config) bool { return estimator.NoisyOf(c.est) != nil }) {
 		return usagef("--noise-multiplier applies to none of the estimators timed (dp-sgd's)")
 	}
-	if flagSet(fs, "persample-memory") && !slices.ContainsFunc(cfgs, func(c config) bool { return c.est.PerSample() }) {
+	perSample := slices.ContainsFunc(cfgs, func(c config) bool { return c.est.PerSample() })
+	if flagSet(fs, "persample-memory") && !perSample {
 		return usagef("--persample-memory applies to none of the estimators or clip modes timed (per-sample ones')")
 	}
 	// Under mpirun every rank times the same steps in step with the
@@ -329,7 +330,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "plain step's memory %.0f MiB (measured: what the model and optimizer hold), per-sample budget %s (%s)\n", float64(plain)/(1<<20), budget, budgetBytes(psBytes))
+	if perSample {
+		fmt.Fprintf(stdout, "plain step's memory %.0f MiB (measured: what the model and optimizer hold), per-sample budget %s (%s)\n", float64(plain)/(1<<20), budget, budgetBytes(psBytes))
+	}
 	if rss := peakRSSMB(); rss > 0 {
 		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
 	}

@@ -841,11 +841,11 @@ func (r *Run) microBatch(batch, channels int) train.Batch {
 			n = min(batch, r.cfg.MicroBatch)
 		}
 	}
-	x := tensor.New(n, channels, cifardata.Side, cifardata.Side)
+	c, h, w := channels, cifardata.Side, cifardata.Side
 	if f, ok := r.feats[r.trainSet]; ok {
-		x = tensor.New(n, f.f.Channels, f.f.Height, f.f.Width)
+		c, h, w = f.f.Channels, f.f.Height, f.f.Width
 	}
-	return train.Batch{X: x, Y: make([]int32, n)}
+	return train.Batch{X: tensor.New(n, c, h, w), Y: make([]int32, n)}
 }
 
 // expectedBatch is dp-sgd's expected batch size q·N over n training
