@@ -34,21 +34,34 @@ type run struct {
 }
 
 // trainRank trains a fresh dropoutMLP(seed) on communicator c (nil: one
-// process) for the given steps, with SGD and momentum.
+// process) for the given steps, with SGD and momentum. A noisy estimator's
+// (DP-SGD's) steps are PrivateStep's, on the step's micro-batches joined
+// into one sample and cut again into micro-batches of the first one's size
+// (the same micro-batches), with the expected batch 10.
 func trainRank(c dist.Comm, e estimator.Estimator, scope train.Scope, loss train.Loss, steps [][]train.Batch) run {
 	model := dropoutMLP(20)
 	opt, err := optim.NewSGD(model.Params(), optim.SGDConfig{LR: 0.1, Momentum: 0.9})
 	if err != nil {
 		return run{err: err}
 	}
-	tr, err := train.New(train.Config{Model: model, Loss: loss, Estimator: e, Optimizer: opt, Scope: scope,
-		Rand: rand.New(rand.NewPCG(3, 4)), KeepNorms: e.PerSample(), Comm: c})
+	noisy := estimator.NoisyOf(e) != nil
+	cfg := train.Config{Model: model, Loss: loss, Estimator: e, Optimizer: opt, Scope: scope,
+		Rand: rand.New(rand.NewPCG(3, 4)), KeepNorms: e.PerSample(), Comm: c}
+	if noisy {
+		cfg.ExpectedBatch, cfg.SampleStats = 10, true
+	}
+	tr, err := train.New(cfg)
 	if err != nil {
 		return run{err: err}
 	}
 	var r run
 	for i, mbs := range steps {
-		st, err := tr.Step(mbs...)
+		var st train.Stats
+		if noisy {
+			st, err = tr.PrivateStep(join(mbs), mbs[0].X.Shape[0])
+		} else {
+			st, err = tr.Step(mbs...)
+		}
 		if err != nil {
 			return run{err: fmt.Errorf("step %d: %w", i, err)}
 		}
@@ -59,6 +72,20 @@ func trainRank(c dist.Comm, e estimator.Estimator, scope train.Scope, loss train
 		r.weights = append(r.weights, p.Value.Data...)
 	}
 	return r
+}
+
+// join is the samples of micro-batches bs, of class targets, in one batch.
+func join(bs []train.Batch) train.Batch {
+	var all train.Batch
+	for _, b := range bs {
+		if all.X == nil {
+			all.X = tensor.New(append([]int{0}, b.X.Shape[1:]...)...)
+		}
+		all.X.Data = append(all.X.Data, b.X.Data...)
+		all.X.Shape[0] += b.X.Shape[0]
+		all.Y = append(all.Y, b.Y...)
+	}
+	return all
 }
 
 // trainRanks trains on every rank of a Group of n, each rank in its own
@@ -182,6 +209,55 @@ func TestRanksMatchOneProcess(t *testing.T) {
 					have[i] = float64(w)
 				}
 				t.Run(fmt.Sprintf("%s/%v/%d ranks", name, scope, n), func(t *testing.T) { assertClose(t, have, want, 1e-5) })
+			}
+		}
+	}
+}
+
+// DP-SGD on N ranks adds the noise of one process, once: rank 0 draws it
+// into its share of the step's sum before the ranks' shares are added
+// (with private adaptive clipping every rank draws the clipped count's
+// noise, the same bits). A sample in one micro-batch is then one process's
+// step bit for bit on any number of ranks (the rank that computes the
+// micro-batch adds its gradient to rank 0's noise, every other rank adds
+// zeros); a sample in 5 micro-batches, shared by the ranks, trains one
+// process's weights up to float32 summation order. Noise added on every
+// rank, or by none, moves the weights by 0.5 in 30 steps.
+func TestPrivateRanksMatchOneProcess(t *testing.T) {
+	for name, spec := range map[string]estimator.Spec{
+		"dp-sgd":          {Estimator: "dp-sgd", Clip: 0.5, NoiseMultiplier: 1, NoiseSeed: 7},
+		"dp-sgd adaptive": {Estimator: "dp-sgd", Clip: 0.5, NoiseMultiplier: 1, NoiseSeed: 7, TargetQuantile: 0.5, CountNoise: 2},
+	} {
+		mk := func() estimator.Estimator {
+			e, err := spec.NewPrivate(10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		}
+		for _, k := range []int{1, 5} {
+			steps := distSteps(k)
+			one := trainRank(nil, mk(), train.Global, nn.CrossEntropy, steps)
+			if one.err != nil {
+				t.Fatalf("%s, %d micro-batches: %v", name, k, one.err)
+			}
+			want := flatten([][]float32{one.weights})
+			for _, n := range []int{2, 3} {
+				runs := trainRanks(n, mk, train.Global, crossEntropy, steps)
+				for r := range runs {
+					if runs[r].err != nil {
+						t.Fatalf("%s, %d micro-batches, %d ranks: rank %d: %v", name, k, n, r, runs[r].err)
+					}
+					if !slices.Equal(runs[r].weights, runs[0].weights) {
+						t.Fatalf("%s, %d micro-batches, %d ranks: rank %d's weights differ from rank 0's", name, k, n, r)
+					}
+				}
+				if k == 1 && !slices.Equal(runs[0].weights, one.weights) {
+					t.Errorf("%s, one micro-batch, %d ranks: the weights differ from one process's", name, n)
+				}
+				t.Run(fmt.Sprintf("%s/%d micro-batches/%d ranks", name, k, n), func(t *testing.T) {
+					assertClose(t, flatten([][]float32{runs[0].weights}), want, 1e-5)
+				})
 			}
 		}
 	}

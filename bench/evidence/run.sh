@@ -3,7 +3,8 @@
 # over the plain step and their peak memory (step/), the DP-SGD step over
 # the per-sample step (step/<model>-dp.json), the DP noise alone against
 # its previous version (noise/bench.txt, only when asked), the same under
-# per-sample memory budgets (budget/), psclip's GEMM against
+# per-sample memory budgets (budget/; the default budget's in
+# budget/<model>-default.json), psclip's GEMM against
 # OpenBLAS's (gemm/) and psclip against PyTorch (torch/). Every file carries
 # its provenance: command, commit, CPU, kernel, threads, load before and
 # after.
@@ -122,6 +123,20 @@ budget() {
 	done
 }
 
+# default: the per-sample step at the default budget (per-sample gradients
+# up to 0.3 times the plain step's memory, as bench step measures it)
+# against the plain step, interleaved in one process, with the memory each
+# holds over the plain step's (results[].memory_ratio), for the models of
+# README's speed table.
+default() {
+	mkdir -p "$out/budget"
+	local name
+	for name in alexnet char gpt6x384; do
+		local -n flags=$name
+		"$bin" bench step "${flags[@]}" --estimators sgd,ps-clip-sgd --steps "${STEPS:-5}" --json >"$out/budget/$name-default.json"
+	done
+}
+
 gemm() {
 	mkdir -p "$out/gemm"
 	# name m n k trans-a trans-b: the square product and the largest product
@@ -149,12 +164,12 @@ torch() {
 }
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(step dp budget gemm torch)
+[ ${#parts[@]} -gt 0 ] || parts=(step dp budget default gemm torch)
 for p in "${parts[@]}"; do
 	case $p in
-	step | dp | noise | budget | gemm | torch) "$p" ;;
+	step | dp | noise | budget | default | gemm | torch) "$p" ;;
 	*)
-		echo "run.sh: unknown part $p (want step, dp, noise, budget, gemm, torch)" >&2
+		echo "run.sh: unknown part $p (want step, dp, noise, budget, default, gemm, torch)" >&2
 		exit 2
 		;;
 	esac
