@@ -63,6 +63,13 @@
 // code's operations in its order, without fused multiply-adds, so that their
 // results are the same bits on every path.
 //
+// # DP noise
+//
+// ZigguratAdd is the fast path of package estimator's normal draws, and
+// AESCTR the AES-128 counter-mode keystream they are drawn from:
+// crypto/cipher's bytes, made with VAES four blocks an instruction under
+// the avx512 kernel, with AES-NI under avx2, by crypto/cipher under go.
+//
 // # Speed
 //
 // README.md has the figures against OpenBLAS, per model shape, thread count

@@ -15,7 +15,7 @@ var zigFast = func() zigFunc {
 }()
 
 //go:noescape
-func zigguratAVX512(d *float32, w *byte, n int, std float64, layers, inside *[256]float64, rejected *uint8)
+func zigguratAVX512(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)
 
 //go:noescape
-func zigguratAVX2(d *float32, w *byte, n int, std float64, layers, inside *[256]float64, rejected *uint8)
+func zigguratAVX2(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)

@@ -3,40 +3,57 @@
 #include "textflag.h"
 
 // The ziggurat's fast path (ZigguratAdd) on n words, n a multiple of 8.
-// Per word: i = w & 255 gathers layers[i] and inside[i]; u = (1 | w>>12
-// as a float64's fraction) − 1; the lanes where u < inside[i] (ordered
-// <) add float32(std·(x | sign)), x = u·layers[i], to d; the others keep
-// d (AVX-512F: a merging add, its upper 8 lanes masked off; AVX2: their values made −0, which adds
-// nothing, not even to a zero's sign) and set their bit of the rejected
-// byte of their group of 8.
+// Per word: i = w & 255 picks layer i's pair {width, inside} (16 bytes,
+// loaded whole from layers + 16i: the pairs of words 0, 2, 4, … into the
+// 128-bit lanes of one register, of words 1, 3, 5, … into another, so that
+// unpacking their low and high halves gives the widths and the insides in
+// the words' order, without gathers); u = (1 | w>>12 as a float64's
+// fraction) − 1; the lanes where u < inside (ordered <) add
+// float32(std·(x | sign)), x = u·width, to d; the others keep d (AVX-512F:
+// a merging add, its upper 8 lanes masked off; AVX2: their values made −0,
+// which adds nothing, not even to a zero's sign) and set their bit of the
+// rejected byte of their group of 8.
 
-// func zigguratAVX512(d *float32, w *byte, n int, std float64, layers, inside *[256]float64, rejected *uint8)
-TEXT ·zigguratAVX512(SB), NOSPLIT, $0-56
+// PAIR loads word off's layer pair into lane of register z (VINSERTF32X4,
+// AVX-512F): the layer from the word's low byte into r, times 16.
+#define PAIR(off, r, lane, z) \
+	MOVBLZX off*8(SI), r \
+	SHLL $4, r \
+	VINSERTF32X4 $lane, (R8)(r*1), z, z
+
+// func zigguratAVX512(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)
+TEXT ·zigguratAVX512(SB), NOSPLIT, $0-48
 	MOVQ d+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ n+16(FP), CX
 	VBROADCASTSD std+24(FP), Z15
 	MOVQ layers+32(FP), R8
-	MOVQ inside+40(FP), R9
-	MOVQ rejected+48(FP), R10
+	MOVQ rejected+40(FP), R10
 	MOVQ $0x3ff0000000000000, AX
 	VPBROADCASTQ AX, Z14
-	MOVQ $255, AX
-	VPBROADCASTQ AX, Z13
 	MOVQ $256, AX
 	VPBROADCASTQ AX, Z12
 	SHRQ $3, CX
 	JZ zig512done
 zig512loop:
+	MOVBLZX 0(SI), AX
+	SHLL $4, AX
+	VMOVUPD (R8)(AX*1), X3
+	PAIR(2, BX, 1, Z3)
+	PAIR(4, DX, 2, Z3)
+	PAIR(6, R9, 3, Z3)
+	MOVBLZX 8(SI), R11
+	SHLL $4, R11
+	VMOVUPD (R8)(R11*1), X1
+	PAIR(3, R12, 1, Z1)
+	PAIR(5, R13, 2, Z1)
+	PAIR(7, AX, 3, Z1)
+	VUNPCKLPD Z1, Z3, Z4 // the widths
+	VUNPCKHPD Z1, Z3, Z3 // the insides
 	VMOVDQU64 (SI), Z0
-	VPANDQ Z13, Z0, Z1
 	VPSRLQ $12, Z0, Z2
 	VPORQ Z14, Z2, Z2
 	VSUBPD Z14, Z2, Z2
-	KXNORW K1, K1, K1
-	VGATHERQPD (R9)(Z1*8), K1, Z3
-	KXNORW K2, K2, K2
-	VGATHERQPD (R8)(Z1*8), K2, Z4
 	VCMPPD $0x11, Z3, Z2, K3
 	VMULPD Z4, Z2, Z5
 	VPANDQ Z12, Z0, Z6
@@ -60,17 +77,27 @@ zig512done:
 	RET
 
 // ZIG4 is four words of AVX2's loop at offset off: Y9 the lanes kept
-// (all ones), their sign bits into BX.
+// (all ones), their sign bits into BX. Layer pairs as in AVX-512's loop,
+// words off and off+2 in Y3, off+1 and off+3 in Y1 (VINSERTF128).
 #define ZIG4(off) \
+	MOVBLZX off*8(SI), AX \
+	SHLL $4, AX \
+	VMOVUPD (R8)(AX*1), X3 \
+	MOVBLZX (off+2)*8(SI), R9 \
+	SHLL $4, R9 \
+	VINSERTF128 $1, (R8)(R9*1), Y3, Y3 \
+	MOVBLZX (off+1)*8(SI), R11 \
+	SHLL $4, R11 \
+	VMOVUPD (R8)(R11*1), X1 \
+	MOVBLZX (off+3)*8(SI), R12 \
+	SHLL $4, R12 \
+	VINSERTF128 $1, (R8)(R12*1), Y1, Y1 \
+	VUNPCKLPD Y1, Y3, Y4 \
+	VUNPCKHPD Y1, Y3, Y3 \
 	VMOVDQU off*8(SI), Y0 \
-	VPAND Y13, Y0, Y1 \
 	VPSRLQ $12, Y0, Y2 \
 	VPOR Y14, Y2, Y2 \
 	VSUBPD Y14, Y2, Y2 \
-	VPCMPEQQ Y8, Y8, Y8 \
-	VGATHERQPD Y8, (R9)(Y1*8), Y3 \
-	VPCMPEQQ Y8, Y8, Y8 \
-	VGATHERQPD Y8, (R8)(Y1*8), Y4 \
 	VCMPPD $0x11, Y3, Y2, Y9 \
 	VMULPD Y4, Y2, Y5 \
 	VPAND Y12, Y0, Y6 \
@@ -84,21 +111,17 @@ zig512done:
 	VMOVUPS X7, off*4(DI) \
 	VMOVMSKPD Y9, BX
 
-// func zigguratAVX2(d *float32, w *byte, n int, std float64, layers, inside *[256]float64, rejected *uint8)
-TEXT ·zigguratAVX2(SB), NOSPLIT, $0-56
+// func zigguratAVX2(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)
+TEXT ·zigguratAVX2(SB), NOSPLIT, $0-48
 	MOVQ d+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ n+16(FP), CX
 	VBROADCASTSD std+24(FP), Y15
 	MOVQ layers+32(FP), R8
-	MOVQ inside+40(FP), R9
-	MOVQ rejected+48(FP), R10
+	MOVQ rejected+40(FP), R10
 	MOVQ $0x3ff0000000000000, AX
 	MOVQ AX, X14
 	VPBROADCASTQ X14, Y14
-	MOVQ $255, AX
-	MOVQ AX, X13
-	VPBROADCASTQ X13, Y13
 	MOVQ $256, AX
 	MOVQ AX, X12
 	VPBROADCASTQ X12, Y12

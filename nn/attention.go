@@ -33,8 +33,8 @@ type CausalAttention struct {
 	pd      *tensor.Tensor // probabilities after dropout: p itself without it
 	dp      *tensor.Tensor // gradient of p (then of the scores), [B, H, T, T]
 	y, dqkv *tensor.Tensor
-	exps    [][]float64       // per worker: causalSoftmax's scratch
-	packs   []kernels.PackedB // per worker: kᵀ or vᵀ of a job's causal blocks
+	exps    [][]float64       `held:"-"` // per worker: causalSoftmax's scratch
+	packs   []kernels.PackedB `held:"-"` // per worker: kᵀ or vᵀ of a job's causal blocks
 }
 
 // Forward computes the attention output for the packed projections x.

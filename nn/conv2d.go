@@ -50,8 +50,8 @@ type Conv2d struct {
 	dy      *tensor.Tensor // per-sample mode: the output gradient (before the ReLU), read by Finish
 	psW     []float32      // materialised per-sample weight gradients [B,cout,cin·k·k]
 	psB     []float32      // per-sample bias gradients [B,cout], formed by Backward's pass over dy
-	scratch []float32      // each goroutine's column gradients (Backward), a chunk's c-scaled output gradients (Finish)
-	gram    [][]float32    // per-worker scratch for imageSqNorm
+	scratch []float32      `held:"-"` // each goroutine's column gradients (Backward), a chunk's c-scaled output gradients (Finish)
+	gram    [][]float32    `held:"-"` // per-worker scratch for imageSqNorm
 }
 
 // NewConv2d returns a convolution whose parameters are named prefix+".weight"

@@ -63,13 +63,15 @@ type Options struct {
 	// Run.Norms); it needs an estimator that computes them.
 	LogNorms bool
 	// PerSampleMemory bounds the per-sample gradients a per-sample step
-	// materialises (train.Config.PerSampleMemory); a ratio is to the plain
-	// step's memory as the run estimates it before it allocates (the
-	// models' TrainingBytes), and the run's memory check counts the
-	// budget. Like Comm it is how the run computes, not what: it changes
-	// the order of the clipped gradient's float32 additions, so a run
-	// resumed under another budget continues exactly only up to that
-	// order. It needs a per-sample estimator.
+	// materialises (train.Config.PerSampleMemory); a ratio, the zero
+	// value's 1.3 included, is to the plain step's memory as the run
+	// measures it on its model (train.MemoryBudget.For), the same on a
+	// resume, and the run's memory check, before anything is allocated,
+	// counts the budget of the lower bound (the models' TrainingBytes).
+	// Like Comm it is how the run computes, not what: it changes the
+	// order of the clipped gradient's float32 additions, so a run resumed
+	// under another budget continues exactly only up to that order. A
+	// budget other than the zero value needs a per-sample estimator.
 	PerSampleMemory train.MemoryBudget
 	// AfterStep, if set, is called after every step with the number of
 	// steps done (tests: interrupt a run at a chosen step).

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Reproduces the speed evidence under bench/evidence/: the per-sample step
 # over the plain step and their peak memory (step/), the DP-SGD step over
-# the per-sample step (step/<model>-dp.json), the same under
-# per-sample memory budgets (budget/), psclip's GEMM against
+# the per-sample step (step/<model>-dp.json), the DP noise alone against
+# its previous version (noise/bench.txt, only when asked), the same under
+# per-sample memory budgets (budget/; the default budget's in
+# budget/<model>-default.json), psclip's GEMM against
 # OpenBLAS's (gemm/) and psclip against PyTorch (torch/). Every file carries
 # its provenance: command, commit, CPU, kernel, threads, load before and
 # after.
@@ -77,6 +79,41 @@ dp() {
 	done
 }
 
+# noise: DP-SGD's noise alone, one thread, CPU time (go test benchmarks):
+# the AES-128-CTR keystream (kernels.AESCTR on each implementation this CPU
+# runs, beside crypto/cipher's CTR, which the noise read before), the
+# ziggurat's fast path (kernels.ZigguratAdd), and the whole noise of 1M and
+# 10.7M values with a copy of the same bytes (estimator's
+# BenchmarkGaussianAdd) of this tree and of commit $NOISE_BEFORE (by
+# default the last before AESCTR), the two test binaries alternated three
+# times. One file, noise/bench.txt, its provenance in its first lines.
+noise() {
+	mkdir -p "$out/noise"
+	local before=${NOISE_BEFORE:-319df9f562d60112864dc6bf7274d6d2e8ab0818} tmp rev i side
+	tmp=$(mktemp -d)
+	git archive "$before" | tar -x -C "$tmp"
+	(cd "$tmp" && go test -c -o "$tmp/before.test" ./estimator)
+	go test -c -o "$tmp/after.test" ./estimator
+	go test -c -o "$tmp/kernels.test" ./kernels
+	rev=$(git rev-parse HEAD)
+	git diff --quiet HEAD -- || rev+="+dirty"
+	{
+		echo "# command: bench/evidence/run.sh noise"
+		echo "# commit: $rev (before: $(git rev-parse "$before"))"
+		echo "# cpu:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); kernel: ${PSCLIP_KERNEL:-detected}; GOMAXPROCS=$threads; cpus: $(nproc)"
+		echo "# load_before: $(cut -d' ' -f1 /proc/loadavg); started: $(date -u +%FT%TZ)"
+		"$tmp/kernels.test" -test.run '^$' -test.bench 'AESCTR|ZigguratAdd' -test.count 3
+		for i in 1 2 3; do
+			for side in before after; do
+				echo "## $side"
+				(cd estimator && "$tmp/$side.test" -test.run '^$' -test.bench 'GaussianAdd/(noise|copy)/(1048576|10700000)$' -test.benchtime 20x)
+			done
+		done
+		echo "# load_after: $(cut -d' ' -f1 /proc/loadavg); finished: $(date -u +%FT%TZ)"
+	} >"$out/noise/bench.txt"
+	rm -rf "$tmp"
+}
+
 # budget: the per-sample step's time and peak memory under per-sample
 # memory budgets (--persample-memory), one process a point, for the three
 # GPT shapes; the plain step's peak memory from one process of its own.
@@ -96,6 +133,20 @@ budget() {
 		for b in "${budgets[@]}"; do
 			"$bin" bench step "${flags[@]}" --estimators sgd,ps-clip-sgd --persample-memory "$b" --steps "${STEPS:-5}" --json >"$out/budget/$name-$b.json"
 		done
+	done
+}
+
+# default: the per-sample step at the default budget (per-sample gradients
+# up to 0.3 times the plain step's memory, as bench step measures it)
+# against the plain step, interleaved in one process, with the memory each
+# holds over the plain step's (results[].memory_ratio), for the models of
+# README's speed table.
+default() {
+	mkdir -p "$out/budget"
+	local name
+	for name in alexnet char gpt6x384; do
+		local -n flags=$name
+		"$bin" bench step "${flags[@]}" --estimators sgd,ps-clip-sgd --steps "${STEPS:-5}" --json >"$out/budget/$name-default.json"
 	done
 }
 
@@ -129,12 +180,12 @@ torch() {
 }
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(step dp budget gemm torch)
+[ ${#parts[@]} -gt 0 ] || parts=(step dp budget default gemm torch)
 for p in "${parts[@]}"; do
 	case $p in
-	step | dp | budget | gemm | torch) "$p" ;;
+	step | dp | noise | budget | default | gemm | torch) "$p" ;;
 	*)
-		echo "run.sh: unknown part $p (want step, dp, budget, gemm, torch)" >&2
+		echo "run.sh: unknown part $p (want step, dp, noise, budget, default, gemm, torch)" >&2
 		exit 2
 		;;
 	esac

@@ -55,6 +55,11 @@ type stepResult struct {
 	// PerSampleMB is the most per-sample gradients a micro-batch of the
 	// estimator's steps materialised (train.Stats.PerSampleBytes), in MiB.
 	PerSampleMB float64 `json:"persample_mb"`
+	// MemoryRatio is the memory the estimator's step holds over the plain
+	// step's, both measured (nn.HeldBytes): 1 for a plain estimator; for a
+	// per-sample one, the model and optimizer's after every step timed,
+	// per-sample buffers included.
+	MemoryRatio float64 `json:"memory_ratio"`
 }
 
 // benchCase is one configuration timed by bench step.
@@ -164,7 +169,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if flagSet(fs, "noise-multiplier") && !slices.ContainsFunc(cfgs, func(c config) bool { return estimator.NoisyOf(c.est) != nil }) {
 		return usagef("--noise-multiplier applies to none of the estimators timed (dp-sgd's)")
 	}
-	if flagSet(fs, "persample-memory") && !slices.ContainsFunc(cfgs, func(c config) bool { return c.est.PerSample() }) {
+	perSample := slices.ContainsFunc(cfgs, func(c config) bool { return c.est.PerSample() })
+	if flagSet(fs, "persample-memory") && !perSample {
 		return usagef("--persample-memory applies to none of the estimators or clip modes timed (per-sample ones')")
 	}
 	// Under mpirun every rank times the same steps in step with the
@@ -172,9 +178,8 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err := dist.Same(world, "the command line", []byte(strings.Join(args, "\x00"))); err != nil {
 		return err
 	}
-	plain, _ := m.trainingBytes(*b, 1)
-	psBytes := budget.Bytes(plain)
-	if err := m.checkMemory(*b, *accum, 1, psBytes); err != nil {
+	lower, _ := m.trainingBytes(*b, 1)
+	if err := m.checkMemory(*b, *accum, 1, budget.Bytes(lower)); err != nil {
 		return err
 	}
 	model, x, y, err := m.build(*b**accum, *seed)
@@ -200,6 +205,13 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The plain step's memory, measured on the model before any step, for
+	// a budget stated as a ratio and the memory ratios reported.
+	plain, err := train.PlainStepBytes(train.Config{Model: model, Loss: nn.CrossEntropy, Optimizer: opt}, batches[0])
+	if err != nil {
+		return err
+	}
+	psBytes := budget.Bytes(float64(plain))
 	items := float64(*b * *accum)
 	cases := make([]benchCase, len(cfgs))
 	stepFns := make([]func() error, len(cfgs))
@@ -245,6 +257,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	fmt.Fprintln(progress)
+	// What the model and optimizer hold after every step timed: the plain
+	// step's and the per-sample buffers of the per-sample steps.
+	held := float64(nn.HeldBytes(model, opt)) / float64(plain)
 	cpus := make([][]float64, len(timed))
 	for i, t := range timed {
 		cpus[i] = t.CPUMs
@@ -262,7 +277,10 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		med := bench.Median(t.WallMs)
 		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: t.WallMs,
 			RatioToFirst: med / bench.Median(first.WallMs), PairedRatioToFirst: bench.Median(bench.Ratios(t.WallMs, first.WallMs)),
-			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20), PerSampleMB: float64(spent[i]) / (1 << 20)}
+			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20), PerSampleMB: float64(spent[i]) / (1 << 20), MemoryRatio: 1}
+		if cfgs[i].est.PerSample() {
+			res[i].MemoryRatio = held
+		}
 		if len(t.CPUMs) > 0 {
 			res[i].CPUMsMedian = bench.Median(t.CPUMs)
 			res[i].CPURatioToFirst = res[i].CPUMsMedian / bench.Median(first.CPUMs)
@@ -289,6 +307,9 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			GOMAXPROCS int        `json:"gomaxprocs"`
 			LoadAvg    [2]float64 `json:"load_avg_1m,omitzero"`
 			PeakRSSMB  float64    `json:"peak_rss_mb,omitempty"`
+			// PlainMB is the plain step's memory, measured
+			// (train.PlainStepBytes), in MiB.
+			PlainMB float64 `json:"plain_step_mb"`
 			// PerSampleMemory is the budget as given, and
 			// PerSampleBudget the bytes it came to (0 automatic, −1
 			// none).
@@ -296,18 +317,21 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 			PerSampleBudget int64             `json:"persample_budget_bytes"`
 			Results         []stepResult      `json:"results"`
 			Provenance      provenance.Record `json:"provenance"`
-		}{m.name, *loraRank, lora, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), budget.String(), psBytes, res, rec}
+		}{m.name, *loraRank, lora, *b, *accum, world.Size(), runtime.GOMAXPROCS(0), [2]float64{rec.LoadBefore, rec.LoadAfter}, peakRSSMB(), float64(plain) / (1 << 20), budget.String(), psBytes, res, rec}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\talloc MB/step\tper-sample MiB\t\n", unit, cases[0].label())
+	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\tmemory vs plain\talloc MB/step\tper-sample MiB\t\n", unit, cases[0].label())
 	for i, r := range res {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.1f\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.AllocMBPerStep, r.PerSampleMB)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.2f×\t%.1f\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.MemoryRatio, r.AllocMBPerStep, r.PerSampleMB)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if perSample {
+		fmt.Fprintf(stdout, "plain step's memory %.0f MiB (measured: what the model and optimizer hold), per-sample budget %s (%s)\n", float64(plain)/(1<<20), budget, budgetBytes(psBytes))
 	}
 	if rss := peakRSSMB(); rss > 0 {
 		fmt.Fprintf(stdout, "peak RSS %.0f MB (the whole process: time one estimator per process to compare memory)\n", rss)
@@ -333,4 +357,15 @@ func (c benchCase) label() string {
 func peakRSSMB() float64 {
 	kb, _ := procfs.Field("/proc/self/status", "VmHWM:")
 	return kb / 1024
+}
+
+// budgetBytes describes Config.PerSampleMemory's bytes.
+func budgetBytes(b int64) string {
+	switch {
+	case b == 0:
+		return "each layer's rule"
+	case b < 0:
+		return "none"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
 }

@@ -47,27 +47,44 @@ func TestBenchStepJSON(t *testing.T) {
 
 // A per-sample memory budget: the JSON says what it came to and what each
 // per-sample step materialised, none under "none" and within the budget
-// otherwise.
+// otherwise; by default 0.3 times the plain step's memory as measured, and
+// the memory each step holds over the plain step's.
 func TestBenchStepPerSampleMemory(t *testing.T) {
 	for _, tc := range []struct {
 		budget string
-		bytes  int64 // the budget in bytes; -1 for "none"
-	}{{"none", -1}, {"64KiB", 64 << 10}, {"auto", 0}} {
+		bytes  int64 // the budget in bytes; -1 for "none", -2 the default's
+	}{{"none", -1}, {"64KiB", 64 << 10}, {"auto", 0}, {"", -2}} {
 		args := []string{"bench", "step", "--model", "gpt", "--vocab-size", "11", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--block-size", "32",
-			"--micro-batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--persample-memory", tc.budget, "--json"}
+			"--micro-batch", "2", "--steps", "1", "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json"}
+		if tc.budget != "" {
+			args = append(args, "--persample-memory", tc.budget)
+		}
 		code, out, stderr := runCLI(args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.budget, code, stderr)
 		}
 		var res struct {
-			Memory  string `json:"persample_memory"`
-			Budget  int64  `json:"persample_budget_bytes"`
+			Memory  string  `json:"persample_memory"`
+			Budget  int64   `json:"persample_budget_bytes"`
+			PlainMB float64 `json:"plain_step_mb"`
 			Results []struct {
 				PerSampleMB float64 `json:"persample_mb"`
+				MemoryRatio float64 `json:"memory_ratio"`
 			} `json:"results"`
 		}
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatalf("%s: %v in %q", tc.budget, err, out)
+		}
+		if res.PlainMB <= 0 || res.Results[0].MemoryRatio != 1 || res.Results[1].MemoryRatio < 1 {
+			t.Errorf("%s: plain step %v MiB, memory ratios %v and %v; want a plain step measured, 1 for sgd, at least 1 for ps-clip-sgd",
+				tc.budget, res.PlainMB, res.Results[0].MemoryRatio, res.Results[1].MemoryRatio)
+		}
+		if tc.bytes == -2 {
+			want := int64(0.3 * res.PlainMB * (1 << 20))
+			if res.Memory != "1.3x" || res.Budget < want-1 || res.Budget > want+1 {
+				t.Errorf("the default budget: %q = %d bytes; want 1.3x = %d, 0.3 × the plain step's %v MiB", res.Memory, res.Budget, want, res.PlainMB)
+			}
+			tc.budget, tc.bytes = "1.3x", res.Budget
 		}
 		mat := res.Results[1].PerSampleMB * (1 << 20)
 		if res.Memory != tc.budget || res.Budget != tc.bytes || res.Results[0].PerSampleMB != 0 ||

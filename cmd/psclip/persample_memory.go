@@ -10,14 +10,14 @@ import (
 )
 
 // persampleMemoryUsage is the --persample-memory flag's usage.
-const persampleMemoryUsage = "per-sample clipping: the memory its per-sample gradients may take: auto (each layer's own rule, about 1.1× a plain step's memory), none (ghost norms only), a size (512MiB, 2GB) or a ratio to the plain step's memory (1.35x); layers materialise where that saves the most time a byte"
+const persampleMemoryUsage = "per-sample clipping: the memory its per-sample gradients may take: a ratio to the plain step's memory as measured on the model (1.3x, the default), auto (each layer's own rule, about 1.1× a plain step's memory), none (ghost norms only) or a size (512MiB, 2GB); layers materialise where that saves the most time a byte"
 
 // memoryBudget is a train.MemoryBudget as a flag.Value.
 type memoryBudget struct{ b *train.MemoryBudget }
 
 func (m memoryBudget) String() string {
 	if m.b == nil {
-		return "auto"
+		return train.MemoryBudget{}.String()
 	}
 	return m.b.String()
 }

@@ -140,8 +140,9 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 		return nil, err
 	}
 	cfg.VocabSize, _ = modelVocab(cfg, corpus)
-	perSample := opts.PerSampleMemory.Bytes(cfg.model().TrainingBytes(cfg.MicroBatch, 2))
-	if err := cfg.checkMemory(perSample); err != nil {
+	// Checked before anything is allocated against the lower bound of the
+	// plain step's memory; the budget itself is of the measured step.
+	if err := cfg.checkMemory(opts.PerSampleMemory.Bytes(cfg.model().TrainingBytes(cfg.MicroBatch, 2))); err != nil {
 		return nil, err
 	}
 	s := &Run{cfg: cfg, corpus: corpus}
@@ -222,11 +223,16 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	}
 	tc := train.Config{
 		Model: s.model, Loss: nn.CrossEntropy, Estimator: est, Optimizer: s.opt, Scope: scope,
-		Rand: rand.New(s.dropout), Comm: s.h.Comm(), PerSampleMemory: perSample,
+		Rand: rand.New(s.dropout), Comm: s.h.Comm(),
 	}
 	if cfg.DPSGD() {
 		tc.ExpectedBatch = s.sampleRate * float64(s.records.Len()) // q·N, Opacus' divisor
 		tc.SampleStats = true                                      // what the run writes of them is its own release's
+	}
+	n := cfg.MicroBatch * cfg.BlockSize
+	if tc.PerSampleMemory, err = opts.PerSampleMemory.For(tc, train.Batch{X: tensor.New(cfg.MicroBatch, cfg.BlockSize), Y: make([]int32, n)}); err != nil {
+		s.h.Close()
+		return nil, err
 	}
 	if s.trainer, err = train.New(tc); err != nil {
 		s.h.Close()
@@ -235,7 +241,6 @@ func New(cfg Config, corpus *text.Corpus, opts RunOptions) (*Run, error) {
 	if s.records != nil {
 		return s, nil // poissonSample makes each step's sample
 	}
-	n := cfg.MicroBatch * cfg.BlockSize
 	s.x, s.y = make([]int32, n), make([]int32, n)
 	s.batches = make([]train.Batch, cfg.Accum)
 	for i := range s.batches {

@@ -112,6 +112,8 @@ func TestResumeIsExact(t *testing.T) {
 		{"ps-clip-auto", auto, train.MemoryBudget{}},
 		{"ps-clip-quantile", quantile, train.MemoryBudget{}},
 		{"per-sample, memory budget", long, train.MemoryBudget{Size: 12 << 10}},
+		{"per-sample, the default budget", long, train.MemoryBudget{}},
+		{"per-sample, auto", long, train.MemoryBudget{Auto: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg

@@ -374,8 +374,9 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	if cfg.Accum > batch {
 		return nil, setting.Errorf("Accum", cfg.Accum, "at most the %d images of a batch (the training split's)", batch)
 	}
-	perSample := opts.PerSampleMemory.Bytes(cfg.trainingBytes(data.Train.Classes, channels, batch))
-	if err := cfg.checkMemory(data.Train.Classes, channels, batch, perSample); err != nil {
+	// Checked before anything is allocated against the lower bound of the
+	// plain step's memory; the budget itself is of the measured step.
+	if err := cfg.checkMemory(data.Train.Classes, channels, batch, opts.PerSampleMemory.Bytes(cfg.trainingBytes(data.Train.Classes, channels, batch))); err != nil {
 		return nil, err
 	}
 	r := &Run{cfg: cfg, data: data, stepAcc: make([]float64, stepAccLen)}
@@ -455,13 +456,18 @@ func New(cfg Config, data *Data, opts RunOptions) (*Run, error) {
 	}
 	tc := train.Config{
 		Model: r.model, Loss: r.loss, Estimator: est, Optimizer: r.opt, Rand: rand.New(r.dropout), KeepNorms: r.perSample,
-		Comm: r.h.Comm(), PerSampleMemory: perSample,
+		Comm: r.h.Comm(),
 	}
 	if cfg.DPSGD() {
 		tc.ExpectedBatch = r.expectedBatch(len(sp.train))
 		tc.SampleStats = true // what the run writes of them is its own release's
 	}
-	r.trainer, err = train.New(tc)
+	mc := tc
+	mc.Loss = nn.CrossEntropy // r.loss would count the measure's batch in the epoch's statistics
+	tc.PerSampleMemory, err = opts.PerSampleMemory.For(mc, r.microBatch(batch, channels))
+	if err == nil {
+		r.trainer, err = train.New(tc)
+	}
 	if err == nil && r.h.Resumed() {
 		err = r.it.Seek(r.st.Pos)
 		r.startAverage()
@@ -819,6 +825,27 @@ func (r *Run) step(b train.Batch) (train.Stats, error) {
 		return train.Stats{}, err
 	}
 	return r.trainer.Step(batches...)
+}
+
+// microBatch is a micro-batch of the largest size the run's steps give
+// the trainer, zeros shaped as its images (or their features) are, for
+// train.PlainStepBytes to measure a step on: batch images in Accum
+// micro-batches, or dp-sgd's Poisson sample in micro-batches of at most
+// MicroBatch (0: the expected sample, batch, in one).
+func (r *Run) microBatch(batch, channels int) train.Batch {
+	accum := max(r.cfg.Accum, 1)
+	n := (batch + accum - 1) / accum
+	if r.cfg.sampling() == SamplingPoisson {
+		n = batch
+		if r.cfg.MicroBatch > 0 {
+			n = min(batch, r.cfg.MicroBatch)
+		}
+	}
+	c, h, w := channels, cifardata.Side, cifardata.Side
+	if f, ok := r.feats[r.trainSet]; ok {
+		c, h, w = f.f.Channels, f.f.Height, f.f.Width
+	}
+	return train.Batch{X: tensor.New(n, c, h, w), Y: make([]int32, n)}
 }
 
 // expectedBatch is dp-sgd's expected batch size q·N over n training

@@ -1,0 +1,119 @@
+package kernels
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/binary"
+	"math/bits"
+)
+
+// AESCTR is the keystream of AES-128 in counter mode: the bytes that
+// crypto/cipher.NewCTR(aes.NewCipher(key), iv) XORs into its input, the
+// 16-byte block iv encrypted, then iv+1, iv+2, … as a 128-bit big-endian
+// number (wrapping at 2¹²⁸), read in order. It makes them on this CPU's
+// AES instructions (see ctrFast): with AVX-512 and VAES 4 blocks an
+// instruction, 32 blocks in flight; with AES-NI 8 blocks in flight; with
+// PSCLIP_KERNEL=go, on other CPUs and with -tags purego it reads
+// crypto/cipher's stream. Package estimator's DP noise draws its random
+// words from it. Its zero value is unusable: call Reset first.
+type AESCTR struct {
+	fast   ctrFunc       // the assembly in use; nil: stream
+	rk     [176]byte     // the 11 round keys of AES-128 (FIPS 197's w[0..43], in byte order), for fast
+	lo, hi uint64        // the next block's counter, for fast
+	stream cipher.Stream // the portable path
+	buf    [64]byte      // keystream made and not read yet: buf[off:]
+	off    int
+}
+
+// ctrFunc is an assembly AESCTR: the keystream blocks of counters
+// hi·2⁶⁴ + lo, +1, … (mod 2¹²⁸) written to dst, blocks a positive
+// multiple of 4.
+type ctrFunc func(rk *[176]byte, dst *byte, blocks int, lo, hi uint64)
+
+// Reset starts the keystream of key at counter block iv.
+func (c *AESCTR) Reset(key, iv *[16]byte) { c.reset(key, iv, ctrFast) }
+
+// reset is Reset on the assembly f (nil: crypto/cipher's stream).
+func (c *AESCTR) reset(key, iv *[16]byte, f ctrFunc) {
+	c.fast, c.off = f, len(c.buf)
+	if f == nil {
+		b, _ := aes.NewCipher(key[:]) // never fails for 16 bytes
+		c.stream = cipher.NewCTR(b, iv[:])
+		return
+	}
+	c.stream = nil
+	c.rk = expandKey128(key)
+	c.hi, c.lo = binary.BigEndian.Uint64(iv[:8]), binary.BigEndian.Uint64(iv[8:])
+}
+
+// KeyStream writes the keystream's next len(dst) bytes to dst: what is
+// left of the last call's block first, then whole groups of 4 blocks
+// straight into dst, and the end from one more group kept for the next
+// call.
+func (c *AESCTR) KeyStream(dst []byte) {
+	n := copy(dst, c.buf[c.off:])
+	c.off += n
+	dst = dst[n:]
+	if m := len(dst) &^ (len(c.buf) - 1); m > 0 {
+		c.blocks(dst[:m])
+		dst = dst[m:]
+	}
+	if len(dst) > 0 {
+		c.blocks(c.buf[:])
+		c.off = copy(dst, c.buf[:])
+	}
+}
+
+// blocks writes the next len(b)/16 blocks of keystream to b, len(b) a
+// multiple of 64.
+func (c *AESCTR) blocks(b []byte) {
+	if c.fast == nil {
+		clear(b)
+		c.stream.XORKeyStream(b, b)
+		return
+	}
+	n := len(b) / 16
+	c.fast(&c.rk, &b[0], n, c.lo, c.hi)
+	var carry uint64
+	c.lo, carry = bits.Add64(c.lo, uint64(n), 0)
+	c.hi += carry
+}
+
+// expandKey128 returns AES-128's round keys of key (FIPS 197, 5.2): word
+// i ≥ 4 is word i−4 XOR word i−1, the latter first rotated a byte left,
+// put through the S-box and XORed with the round constant where i is a
+// multiple of 4.
+func expandKey128(key *[16]byte) (rk [176]byte) {
+	copy(rk[:], key[:])
+	rcon := byte(1)
+	for i := 16; i < len(rk); i += 4 {
+		t := [4]byte(rk[i-4 : i])
+		if i%16 == 0 {
+			t = [4]byte{aesSbox[t[1]] ^ rcon, aesSbox[t[2]], aesSbox[t[3]], aesSbox[t[0]]}
+			rcon = rcon<<1 ^ 0x1b*(rcon>>7) // ·x in GF(2⁸)
+		}
+		for j := range t {
+			rk[i+j] = rk[i-16+j] ^ t[j]
+		}
+	}
+	return rk
+}
+
+// aesSbox is AES's S-box: the inverse in GF(2⁸) (0 for 0) through the
+// affine map b ⊕ rotl(b,1) ⊕ rotl(b,2) ⊕ rotl(b,3) ⊕ rotl(b,4) ⊕ 0x63,
+// computed by walking the multiplicative group with p·3 and q/3 = p⁻¹.
+var aesSbox = func() (s [256]byte) {
+	s[0] = 0x63
+	p, q := byte(1), byte(1)
+	for {
+		p ^= p<<1 ^ 0x1b*(p>>7) // p·3
+		q ^= q << 1             // q/3: q·(3⁻¹ = 0xf6) by shifts
+		q ^= q << 2
+		q ^= q << 4
+		q ^= 0x09 * (q >> 7)
+		s[p] = q ^ bits.RotateLeft8(q, 1) ^ bits.RotateLeft8(q, 2) ^ bits.RotateLeft8(q, 3) ^ bits.RotateLeft8(q, 4) ^ 0x63
+		if p == 1 {
+			return s
+		}
+	}
+}()
