@@ -26,12 +26,15 @@ unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 # KERNEL=avx2 forces psclip's AVX2 micro-kernel (PSCLIP_KERNEL) and
 # OpenBLAS's Haswell core on an AVX-512 machine: the comparison an
 # AVX2-only machine makes, recorded as such (provenance.kernel,
-# against.core).
+# against.core). KERNEL=avx512 names the files for psclip's AVX-512 kernel
+# (a CPU without it runs its best; provenance.kernel says which); OpenBLAS
+# picks its core by the CPU.
 case ${KERNEL:-} in
 "") ;;
 avx2) export PSCLIP_KERNEL=avx2 OPENBLAS_CORETYPE=Haswell ;;
+avx512) export PSCLIP_KERNEL=avx512 ;;
 *)
-	echo "run.sh: KERNEL=$KERNEL: only avx2 can be forced" >&2
+	echo "run.sh: KERNEL=$KERNEL: want avx2 or avx512" >&2
 	exit 2
 	;;
 esac
