@@ -585,14 +585,7 @@ func genTranspose16(w func(string, ...any)) {
 	for g := 0; g < 4; g++ {
 		a, b, c, d := z(4*g), z(4*g+1), z(4*g+2), z(4*g+3)
 		t := func(i int) string { return z(16 + 4*g + i) }
-		w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
-		w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
-		w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
-		w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
-		w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
-		w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
-		w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
-		w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
+		interleave4(w, a, b, c, d, t)
 	}
 	// Column 4l+q gathers lane l of registers q, 4+q, 8+q and 12+q.
 	for q := 0; q < 4; q++ {
@@ -647,6 +640,20 @@ func genTranspose16(w func(string, ...any)) {
 // micro-ops on AMD's older cores. (A prefetch past the end of the matrix
 // does not fault.) Fewer rows are loaded one by one and stored with a mask
 // of the rows, so a panel narrower than 8 is not overrun.
+// interleave4 transposes, in each 128-bit lane, the 4×4 block of the rows
+// in registers a, b, c and d, through the temporaries t(0)-t(3):
+// afterwards a, b, c and d hold the block's columns 0, 1, 2 and 3.
+func interleave4(w func(string, ...any), a, b, c, d string, t func(int) string) {
+	w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
+	w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
+	w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
+	w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
+	w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
+	w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
+	w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
+	w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
+}
+
 func genTranspose8(w func(string, ...any)) {
 	y := func(i int) string { return fmt.Sprintf("Y%d", i) }
 	// shuffle transposes Y0-Y7 into Y8-Y15: column c of the block in Y8+c.
@@ -654,14 +661,7 @@ func genTranspose8(w func(string, ...any)) {
 		for g := 0; g < 2; g++ {
 			a, b, c, d := y(4*g), y(4*g+1), y(4*g+2), y(4*g+3)
 			t := func(i int) string { return y(8 + 4*g + i) }
-			w("\tVUNPCKLPS %s, %s, %s", b, a, t(0))
-			w("\tVUNPCKHPS %s, %s, %s", b, a, t(1))
-			w("\tVUNPCKLPS %s, %s, %s", d, c, t(2))
-			w("\tVUNPCKHPS %s, %s, %s", d, c, t(3))
-			w("\tVSHUFPS $0x44, %s, %s, %s", t(2), t(0), a)
-			w("\tVSHUFPS $0xEE, %s, %s, %s", t(2), t(0), b)
-			w("\tVSHUFPS $0x44, %s, %s, %s", t(3), t(1), c)
-			w("\tVSHUFPS $0xEE, %s, %s, %s", t(3), t(1), d)
+			interleave4(w, a, b, c, d, t)
 		}
 		// Half h of register q holds column 4h+q of rows 0-3; register
 		// 4+q of rows 4-7.
