@@ -259,6 +259,17 @@ var evidenceCells = []evidenceCell{
 		costly: true,
 	},
 	{
+		// MB-Clip at K = 64: the first 50 steps of the MB-Clip run at
+		// the largest learning rate, seed 1, with the study's schedule
+		// (--decay-steps 400: the warm-up and cosine of its 400 steps),
+		// and the validation loss after them.
+		study:  "experiments/gpt/evidence/mbclip-k64/results.json",
+		args:   []string{"--lrs", "1e-3", "--clip-modes", "micro-batch", "--seeds", "1", "--steps", "50", "--decay-steps", "400"},
+		out:    "results.json",
+		checks: []check{{"runs[lr=0.001,clip_mode=micro-batch,seed=1].curve[1]", "runs[0].curve[1]"}},
+		costly: true,
+	},
+	{
 		// The fine-tuning study: the pretraining and its export whole
 		// (setup), then LoRA's first 20 steps of seed 1, all in the
 		// warm-up, whose learning rates do not depend on the steps: the
