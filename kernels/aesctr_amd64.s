@@ -43,6 +43,9 @@ GLOBL ctrLanes<>(SB), RODATA|NOPTR, $96
 	KSHIFTLW $1, K1, K1 \
 	VPADDQ Z18, c, K1, c
 
+// ADDNC adds inc to the counters c where no lo quadword wraps.
+#define ADDNC(inc, c) VPADDQ inc, c, c
+
 // ROUND8 is one AES round with round key k on the states Z0–Z7.
 #define ROUND8(k) \
 	VAESENC k, Z0, Z0 \
@@ -53,6 +56,60 @@ GLOBL ctrLanes<>(SB), RODATA|NOPTR, $96
 	VAESENC k, Z5, Z5 \
 	VAESENC k, Z6, Z6 \
 	VAESENC k, Z7, Z7
+
+// VAES32 is the main loop's body: 32 blocks from the counters Z8–Z15 into
+// Z0–Z7, the counters then advanced by 32 with add (ADDCTR, or ADDNC
+// where no lo quadword can wrap).
+#define VAES32(add) \
+	VPSHUFB Z16, Z8, Z0 \
+	VPSHUFB Z16, Z9, Z1 \
+	VPSHUFB Z16, Z10, Z2 \
+	VPSHUFB Z16, Z11, Z3 \
+	VPSHUFB Z16, Z12, Z4 \
+	VPSHUFB Z16, Z13, Z5 \
+	VPSHUFB Z16, Z14, Z6 \
+	VPSHUFB Z16, Z15, Z7 \
+	VPXORQ Z20, Z0, Z0 \
+	VPXORQ Z20, Z1, Z1 \
+	VPXORQ Z20, Z2, Z2 \
+	VPXORQ Z20, Z3, Z3 \
+	VPXORQ Z20, Z4, Z4 \
+	VPXORQ Z20, Z5, Z5 \
+	VPXORQ Z20, Z6, Z6 \
+	VPXORQ Z20, Z7, Z7 \
+	add(Z17, Z8) \
+	add(Z17, Z9) \
+	add(Z17, Z10) \
+	add(Z17, Z11) \
+	add(Z17, Z12) \
+	add(Z17, Z13) \
+	add(Z17, Z14) \
+	add(Z17, Z15) \
+	ROUND8(Z21) \
+	ROUND8(Z22) \
+	ROUND8(Z23) \
+	ROUND8(Z24) \
+	ROUND8(Z25) \
+	ROUND8(Z26) \
+	ROUND8(Z27) \
+	ROUND8(Z28) \
+	ROUND8(Z29) \
+	VAESENCLAST Z30, Z0, Z0 \
+	VAESENCLAST Z30, Z1, Z1 \
+	VAESENCLAST Z30, Z2, Z2 \
+	VAESENCLAST Z30, Z3, Z3 \
+	VAESENCLAST Z30, Z4, Z4 \
+	VAESENCLAST Z30, Z5, Z5 \
+	VAESENCLAST Z30, Z6, Z6 \
+	VAESENCLAST Z30, Z7, Z7 \
+	VMOVDQU64 Z0, 0(DI) \
+	VMOVDQU64 Z1, 64(DI) \
+	VMOVDQU64 Z2, 128(DI) \
+	VMOVDQU64 Z3, 192(DI) \
+	VMOVDQU64 Z4, 256(DI) \
+	VMOVDQU64 Z5, 320(DI) \
+	VMOVDQU64 Z6, 384(DI) \
+	VMOVDQU64 Z7, 448(DI)
 
 // func ctrVAES(rk *[176]byte, dst *byte, blocks int, lo, hi uint64)
 //
@@ -108,57 +165,25 @@ TEXT ·ctrVAES(SB), NOSPLIT, $0-40
 	CMPQ CX, $32
 	JB vaestail
 
+	// The main loop without carries (ADDNC) where no lo quadword reaches
+	// 2⁶⁴ in this call: lo + blocks + 32 (the counters are advanced past
+	// the last block by up to 32) does not carry; else with them.
+	MOVQ lo+24(FP), R9
+	ADDQ CX, R9
+	JCS vaesloop
+	ADDQ $32, R9
+	JCS vaesloop
+
+vaesloopnc:
+	VAES32(ADDNC)
+	ADDQ $512, DI
+	SUBQ $32, CX
+	CMPQ CX, $32
+	JAE vaesloopnc
+	JMP vaestail
+
 vaesloop:
-	// The counters as blocks, XORed with round key 0.
-	VPSHUFB Z16, Z8, Z0
-	VPSHUFB Z16, Z9, Z1
-	VPSHUFB Z16, Z10, Z2
-	VPSHUFB Z16, Z11, Z3
-	VPSHUFB Z16, Z12, Z4
-	VPSHUFB Z16, Z13, Z5
-	VPSHUFB Z16, Z14, Z6
-	VPSHUFB Z16, Z15, Z7
-	VPXORQ Z20, Z0, Z0
-	VPXORQ Z20, Z1, Z1
-	VPXORQ Z20, Z2, Z2
-	VPXORQ Z20, Z3, Z3
-	VPXORQ Z20, Z4, Z4
-	VPXORQ Z20, Z5, Z5
-	VPXORQ Z20, Z6, Z6
-	VPXORQ Z20, Z7, Z7
-	ADDCTR(Z17, Z8)
-	ADDCTR(Z17, Z9)
-	ADDCTR(Z17, Z10)
-	ADDCTR(Z17, Z11)
-	ADDCTR(Z17, Z12)
-	ADDCTR(Z17, Z13)
-	ADDCTR(Z17, Z14)
-	ADDCTR(Z17, Z15)
-	ROUND8(Z21)
-	ROUND8(Z22)
-	ROUND8(Z23)
-	ROUND8(Z24)
-	ROUND8(Z25)
-	ROUND8(Z26)
-	ROUND8(Z27)
-	ROUND8(Z28)
-	ROUND8(Z29)
-	VAESENCLAST Z30, Z0, Z0
-	VAESENCLAST Z30, Z1, Z1
-	VAESENCLAST Z30, Z2, Z2
-	VAESENCLAST Z30, Z3, Z3
-	VAESENCLAST Z30, Z4, Z4
-	VAESENCLAST Z30, Z5, Z5
-	VAESENCLAST Z30, Z6, Z6
-	VAESENCLAST Z30, Z7, Z7
-	VMOVDQU64 Z0, 0(DI)
-	VMOVDQU64 Z1, 64(DI)
-	VMOVDQU64 Z2, 128(DI)
-	VMOVDQU64 Z3, 192(DI)
-	VMOVDQU64 Z4, 256(DI)
-	VMOVDQU64 Z5, 320(DI)
-	VMOVDQU64 Z6, 384(DI)
-	VMOVDQU64 Z7, 448(DI)
+	VAES32(ADDCTR)
 	ADDQ $512, DI
 	SUBQ $32, CX
 	CMPQ CX, $32
