@@ -135,10 +135,12 @@ type noiseStream struct {
 	extra    words
 }
 
-// words is a counter-mode stream read one word at a time.
+// words is a counter-mode stream read one word at a time, made 4 KiB at
+// a time: a block's slow paths read about 6 KiB, and magnitude's common
+// outcomes, which read two words ahead, take the loop at a buffer's end.
 type words struct {
 	ctr kernels.AESCTR
-	buf [512]byte
+	buf [4096]byte
 	i   int // the next word's offset in buf
 }
 
