@@ -264,16 +264,18 @@ func (s *words) magnitude(i uint64, x float64) float64 {
 	// (zigQ), without branching on which (a coin toss), from two words
 	// in buf; anything else by the loop, from the same words.
 	if i != 0 && s.i <= len(s.buf)-16 {
-		w := binary.LittleEndian.Uint64(s.buf[s.i+8:])
+		l := &zigWedge[i]
+		b := (*[16]byte)(s.buf[s.i:])
+		w := binary.LittleEndian.Uint64(b[8:])
 		lo, hi := zigBounds(i, x)
-		y := zigF[i] + float64(uniformOf(binary.LittleEndian.Uint64(s.buf[s.i:]))*(zigF[i+1]-zigF[i]))
-		j := w & (zigLayers - 1)
+		y := l.f + float64(uniformOf(binary.LittleEndian.Uint64(b[:8]))*l.df)
+		next := &zigLayer[w&(zigLayers-1)]
 		u := zigU(w)
 		accept := b2u(y < lo)
-		if accept|b2u(y >= hi)&b2u(u < zigQ[j]) != 0 {
+		if accept|b2u(y >= hi)&b2u(u < next[1]) != 0 {
 			// x, one word, if accepted, else the next word's draw, two.
 			s.i += 16 - 8*int(accept)
-			return pick(-uint64(accept), x, u*zigX[j])
+			return pick(-uint64(accept), x, u*next[0])
 		}
 	}
 	for {
@@ -318,7 +320,7 @@ func zigBounds(i uint64, x float64) (lo, hi float64) {
 	w := &zigWedge[i]
 	t := 0.5 * (x * x)
 	th := 1 - t + 0.5*(t*t)
-	c := zigF[i] + (zigX[i]-x)*w.slope
+	c := w.f + (w.x-x)*w.slope
 	lo = pick(w.taylor, th-(t*t)*t/6, c+w.lo)
 	hi = pick(w.taylor, th, c+w.hi)
 	return lo - zigSlack, hi + zigSlack
@@ -339,12 +341,10 @@ func pick(m uint64, a, b float64) float64 {
 // layer that spans 1. Or (taylor, the top layers) by e^(−t)'s Taylor
 // polynomials in t = x²/2, alternating: 1 − t + t²/2 − t³/6 ≤ f(x) ≤
 // 1 − t + t²/2.
-var zigWedge = func() (w [zigLayers]struct {
-	taylor        uint64 // all ones: by the Taylor polynomials; 0: by the chord
-	slope, lo, hi float64
-}) {
+var zigWedge = func() (w [zigLayers]wedge) {
 	for i := 1; i < zigLayers; i++ {
 		a, b := zigX[i+1], zigX[i]
+		w[i].x, w[i].f, w[i].df = zigX[i], zigF[i], zigF[i+1]-zigF[i]
 		w[i].slope = (zigF[i+1] - zigF[i]) / (b - a)
 		d := (b - a) * (b - a) / 8 * max(math.Abs(a*a-1), math.Abs(b*b-1)) * math.Exp(-a*a/2) * 1.01
 		if b > 1 {
@@ -359,6 +359,16 @@ var zigWedge = func() (w [zigLayers]struct {
 	}
 	return w
 }()
+
+// wedge is layer i's wedge, as zigWedge[i] holds it: its width zigX[i],
+// lower height zigF[i], heights' difference zigF[i+1] − zigF[i], and its
+// bounds of f, in 64 bytes, one cache line.
+type wedge struct {
+	x, f, df      float64
+	taylor        uint64 // all ones: by the Taylor polynomials; 0: by the chord
+	slope, lo, hi float64
+	_             float64
+}
 
 // zigSlack widens zigWedge's bounds by far more than the rounding of their
 // arithmetic, of f's argument and of detmath.Exp (below 10⁻¹⁴ together),
