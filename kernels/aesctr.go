@@ -84,17 +84,27 @@ func (c *AESCTR) blocks(b []byte) {
 // put through the S-box and XORed with the round constant where i is a
 // multiple of 4.
 func expandKey128(key *[16]byte) (rk [176]byte) {
+	// On the words as big-endian uint32s, four at a time (a round key):
+	// the rotation is then a left rotation by 8 bits.
+	w0 := binary.BigEndian.Uint32(key[0:])
+	w1 := binary.BigEndian.Uint32(key[4:])
+	w2 := binary.BigEndian.Uint32(key[8:])
+	w3 := binary.BigEndian.Uint32(key[12:])
 	copy(rk[:], key[:])
 	rcon := byte(1)
-	for i := 16; i < len(rk); i += 4 {
-		t := [4]byte(rk[i-4 : i])
-		if i%16 == 0 {
-			t = [4]byte{aesSbox[t[1]] ^ rcon, aesSbox[t[2]], aesSbox[t[3]], aesSbox[t[0]]}
-			rcon = rcon<<1 ^ 0x1b*(rcon>>7) // ·x in GF(2⁸)
-		}
-		for j := range t {
-			rk[i+j] = rk[i-16+j] ^ t[j]
-		}
+	for i := 16; i < len(rk); i += 16 {
+		t := bits.RotateLeft32(w3, 8)
+		t = uint32(aesSbox[t>>24])<<24 | uint32(aesSbox[t>>16&0xff])<<16 | uint32(aesSbox[t>>8&0xff])<<8 | uint32(aesSbox[t&0xff])
+		w0 ^= t ^ uint32(rcon)<<24
+		w1 ^= w0
+		w2 ^= w1
+		w3 ^= w2
+		r := (*[16]byte)(rk[i:])
+		binary.BigEndian.PutUint32(r[0:], w0)
+		binary.BigEndian.PutUint32(r[4:], w1)
+		binary.BigEndian.PutUint32(r[8:], w2)
+		binary.BigEndian.PutUint32(r[12:], w3)
+		rcon = rcon<<1 ^ 0x1b*(rcon>>7) // ·x in GF(2⁸)
 	}
 	return rk
 }
