@@ -369,7 +369,7 @@ func TestZigUnder(t *testing.T) {
 				}
 				if j == 0 {
 					points += 1 - zigQ[i]
-					if lo, hi := zigBounds(i, x); y < lo || y >= hi {
+					if lo, hi := zigBounds(&zigWedge[i], x); y < lo || y >= hi {
 						decided += 1 - zigQ[i]
 					}
 				}
