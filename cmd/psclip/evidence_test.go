@@ -631,8 +631,6 @@ var unrecorded = map[string]string{
 	"experiments/images/evidence/dp-fashion-mnist/runs-20/seed1/result.json":    "commit: a binary built without VCS stamping",
 	"experiments/images/evidence/dp-fashion-mnist/runs-20/seed2/result.json":    "commit: a binary built without VCS stamping",
 	"experiments/images/evidence/dp-fashion-mnist/runs-20/seed3/result.json":    "commit: a binary built without VCS stamping",
-	"experiments/images/evidence/dp-fashion-mnist/step-time.json":               "commit: a binary built without VCS stamping",
-	"experiments/gpt/evidence/corruption/longer/results.json":                   "commit: a binary built without VCS stamping; the load is the gathering command's",
 }
 
 // TestEvidenceProvenance checks that every evidence file records its
