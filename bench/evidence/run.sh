@@ -88,11 +88,13 @@ dp() {
 # ziggurat's fast path (kernels.ZigguratAdd), and the whole noise of 1M and
 # 10.7M values with a copy of the same bytes (estimator's
 # BenchmarkGaussianAdd) of this tree and of commit $NOISE_BEFORE (by
-# default the last before AESCTR), the two test binaries alternated three
-# times. One file, noise/bench.txt, its provenance in its first lines.
+# default the last before the carry-free VAES loop, the 4 KiB slow-path
+# buffer and the inlined wedge bounds; 319df9f562d6 is the last before
+# AESCTR), the two test binaries alternated three times. One file,
+# noise/bench.txt, its provenance in its first lines.
 noise() {
 	mkdir -p "$out/noise"
-	local before=${NOISE_BEFORE:-319df9f562d60112864dc6bf7274d6d2e8ab0818} tmp rev i side
+	local before=${NOISE_BEFORE:-d8c07af8e78889ecc49da389b97172c98231a45d} tmp rev i side
 	tmp=$(mktemp -d)
 	git archive "$before" | tar -x -C "$tmp"
 	(cd "$tmp" && go test -c -o "$tmp/before.test" ./estimator)
