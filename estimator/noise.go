@@ -18,7 +18,7 @@ import (
 // form) from AES-128 in counter mode, a cryptographically strong
 // generator: crypto/cipher's keystream, made by kernels.AESCTR with VAES
 // (four blocks an instruction) or AES-NI where the CPU has them, at about
-// 0.3 ns of CPU for 64 bits with VAES.
+// 0.25 ns of CPU for 64 bits with VAES.
 //
 // The stream is counter-based: a call's draws are cut into blocks of
 // noiseBlock values, block k of the source drawn from a generator of its
@@ -41,13 +41,15 @@ import (
 // draws at a time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd,
 // the same bits as its portable code), and nearly every other decides its
 // wedge test by bounds without an exponential (zigUnder), branching on no
-// coin toss: about 1.2 ns of CPU a value on the shared 2-core EPYC (AVX-512
-// and VAES, load 6 to 8), where copying the values takes 0.25 ns
-// (BenchmarkGaussianAdd), against 2.9 ns with crypto/cipher's AES-CTR,
-// gathered tables and branches, and 18 ns for the polar method on ChaCha8
-// of earlier versions. Of that the keystream takes 0.3 ns, the fast path
-// 0.3 to 0.5 ns and the slow paths, for the 1.5 % of words outside a
-// layer's inner part, the rest.
+// coin toss: 1.0 to 1.5 ns of CPU a value on the shared 2-core EPYC
+// (AVX-512 and VAES, load 5 to 8), where copying the values takes 0.25 to
+// 0.3 ns (BenchmarkGaussianAdd), against 2.9 ns with crypto/cipher's
+// AES-CTR, gathered tables and branches, and 18 ns for the polar method on
+// ChaCha8 of earlier versions. Of that the keystream takes 0.25 ns, the
+// fast path 0.3 to 0.5 ns (its 8 layer pairs a group loaded whole: AVX-512
+// gathers take twice as long on this CPU), the slow paths, for the 1.5 %
+// of words outside a layer's inner part, about 15 ns a rejected word, a
+// quarter of the whole, and keying a block 0.8 µs.
 type Gaussian struct {
 	secret *privacy.Secret
 	tag    string
