@@ -447,21 +447,12 @@ func getScratch(pool *sync.Pool, n int) *[]float32 {
 
 // weightedSum adds Σ_i c_i·g_i into dst, where g holds len(c) vectors of
 // len(dst) elements. Samples with c_i = 0 are skipped. Each element is summed
-// over i in order by one goroutine, so the result does not depend on
+// over i in order (kernels.AxpyMany: dst read and written once, the g_i
+// streamed past it), by one goroutine, so the result does not depend on
 // GOMAXPROCS.
 func weightedSum(dst, g []float32, c []float32) {
 	m := len(dst)
-	const chunk = 4096
-	parallel((m+chunk-1)/chunk, workers((m+chunk-1)/chunk), func(_, lo, hi int) {
-		lo, hi = lo*chunk, min(hi*chunk, m)
-		d := dst[lo:hi]
-		for i, ci := range c {
-			if ci == 0 {
-				continue
-			}
-			kernels.Axpy(ci, g[i*m+lo:i*m+hi], d)
-		}
-	})
+	spans(m, 1<<14, func(lo, hi int) { kernels.AxpyMany(dst[lo:hi], c, g[lo:], m) })
 }
 
 // workers is the number of goroutines worth using for n independent items.
