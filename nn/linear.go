@@ -329,6 +329,9 @@ func (l *Linear) beginSamples(ctx *Context, dy *tensor.Tensor) {
 	}
 	if !l.ghost {
 		l.psW = resize(l.psW, n*l.out*l.in)
+		// Forward formed the input's Gram matrices before the plan said
+		// otherwise (a first step): a materialising layer holds none.
+		l.gx, l.gxOK = nil, false
 	}
 	l.norms = resize(l.norms, n)
 }
