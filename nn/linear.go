@@ -28,8 +28,9 @@ import (
 //     CausalSelfAttention, by the attention core's backward pass as it
 //     finishes each sample's rows of dy (sampleWork).
 //   - materialise: g_i is formed by per-sample GEMMs that replace the plain
-//     weight-gradient GEMM, and the clipped gradient is the weighted sum of
-//     the g_i.
+//     weight-gradient GEMM, each adding up |g_i|² block by block as it
+//     writes them (kernels.SgemmSqNorm, one goroutine a sample), and the
+//     clipped gradient is the weighted sum of the g_i.
 //
 // The automatic choice between the two is a cost model (see rule.choose):
 // materialising adds no arithmetic, only passes over B·in·out floats and
@@ -351,8 +352,7 @@ func (l *Linear) sampleWork(dy *tensor.Tensor, i int, gy *[]float32) {
 	case l.noW:
 	case !l.ghost:
 		g := l.psW[i*out*in : (i+1)*out*in]
-		kernels.Sgemm(true, false, out, in, t, 1, b, out, a, in, 0, g, in)
-		s = kernels.SqNorm(g)
+		s = kernels.SgemmSqNorm(true, false, out, in, t, 1, b, out, a, in, g, in)
 	case t == 1:
 		s = kernels.SqNorm(a) * kernels.SqNorm(b)
 	default:
