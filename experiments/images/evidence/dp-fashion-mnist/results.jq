@@ -25,5 +25,5 @@ def set(rs; accountants; prov): {runs: [rs[] | run], mean_test_acc: ([rs[].test_
     {sample_rate: (2048/54000), steps: 1080, noise_multiplier: 2.15, delta: 1e-5, rdp_balle: 2.80265, rdp_classical: 3.23466, gdp: 2.50242, prv: 2.58136};
     ($c1[0].provenance + {note: "each run's own record is in runs-40/seedN/result.json; the three seeds ran in parallel, GOMAXPROCS=1 each; +dirty: README.md differed from the commit"})),
   step_time: {cpu_ms_median: ($st[0].results | map({(.estimator): .cpu_ms_median}) | add), dp_over_sgd_cpu: ($st[0].results[2].cpu_ratio_to_first),
-    ps_clip_over_sgd_cpu: ($st[0].results[1].cpu_ratio_to_first), file: "step-time.json", commit: "7f7f938197d4049a5babb71c8f0a8da53909d090"}
+    ps_clip_over_sgd_cpu: ($st[0].results[1].cpu_ratio_to_first), file: "step-time.json", commit: $st[0].provenance.commit, kernel: $st[0].provenance.kernel}
 }
