@@ -67,7 +67,7 @@ func AxpyZero(a float32, x, y []float32) {
 // element the terms in the order of k, each as Axpy adds it, so y ends with
 // the values of len(c) Axpy calls in order. Terms whose c[k] is 0 are left
 // out, so that a NaN or an infinity in their x does not reach y. Where the
-// assembly runs, y is loaded and stored once for all the terms while they
+// assembly runs, y is loaded and stored once for every 16 terms while they
 // stream past it: a weighted sum of vectors that do not fit the caches
 // runs at about the speed of reading them. It panics if x is too short.
 func AxpyMany(y, c, x []float32, stride int) {
