@@ -23,6 +23,42 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	sgemm(best, runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// SgemmSqNorm computes C = alpha·op(A)·op(B) as Sgemm does with beta 0,
+// element for element, and returns Σ C² accumulated in float64 (SqNorm's
+// sums) block by block, each block of C as soon as it is complete, while it
+// is in cache: a per-sample gradient and its squared norm without a second
+// pass over the gradient from memory. The order of the additions depends
+// only on m, n, k and the micro-kernel, not on GOMAXPROCS. The work is
+// serial, for callers that spread independent products over goroutines
+// themselves. It panics as Sgemm does.
+func SgemmSqNorm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) float64 {
+	checkGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if sgemmShort(transA, transB, m, n, k, alpha, a, lda, b, ldb, 0, c, ldc) {
+		return blockSqNorm(c, m, n, ldc)
+	}
+	var s float64
+	ws := getWorkspace(best, n)
+	gemmSerial(best, ws, nil, &s, transA, transB, m, n, k, alpha, a, lda, b, ldb, 0, c, ldc)
+	workspaces.Put(ws)
+	return s
+}
+
+// blockSqNorm returns Σ c² over the rows×cols block of c: one SqNorm of
+// the block when its rows are contiguous, else one a row, added in order.
+func blockSqNorm(c []float32, rows, cols, ldc int) float64 {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	if ldc == cols {
+		return vec.sqNorm(c[:rows*cols])
+	}
+	var s float64
+	for i := range rows {
+		s += vec.sqNorm(c[i*ldc : i*ldc+cols])
+	}
+	return s
+}
+
 // SgemmBatched runs batch independent Sgemm calls; the i-th uses A, B and C
 // starting at i·strideA, i·strideB and i·strideC, in order: with strideC 0
 // and beta 1 the products accumulate into one C. Small products with
@@ -152,7 +188,7 @@ func sgemmPre(kern *microKernel, threads int, pre []float32, transA, transB bool
 		return
 	}
 	ws := getWorkspace(kern, n)
-	gemmSerial(kern, ws, pre, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemmSerial(kern, ws, pre, nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	workspaces.Put(ws)
 }
 
@@ -179,7 +215,11 @@ func offset(trans bool, i, ld int) int {
 // use into a buffer that stays in L2,
 // rather than the whole kc×nc block being written out to L3 and read back.
 // Every tile is computed from the same packed values either way.
-func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+//
+// With norm not nil, it adds Σ C² of each block of C into *norm once the
+// block's last slice of K is done (blockSqNorm), in the order the blocks
+// complete.
+func gemmSerial(kern *microKernel, ws *workspace, pre []float32, norm *float64, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m <= kern.mc {
 		fused := roundUp(fusedCols, kern.nr)
 		if transB {
@@ -196,6 +236,9 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 				nb := min(fused, n-jr)
 				kern.packB(transB, b, ldb, pc, kc, jr, nb, ws.b)
 				macroKernel(kern, pa, ws.b, kc, ws.t, m, nb, kc, bet, c[jr:], ldc)
+				if norm != nil && pc+kc == k {
+					*norm += blockSqNorm(c[jr:], m, nb, ldc)
+				}
 			}
 		}
 		return
@@ -213,6 +256,9 @@ func gemmSerial(kern *microKernel, ws *workspace, pre []float32, transA, transB 
 				mc := min(kern.mc, m-ic)
 				pa := kern.blockA(pre, transA, a, lda, m, ic, mc, pc, kc, alpha, ws.a, false)
 				macroKernel(kern, pa, ws.b, kc, ws.t, mc, nc, kc, bet, c[ic*ldc+jc:], ldc)
+				if norm != nil && pc+kc == k {
+					*norm += blockSqNorm(c[ic*ldc+jc:], mc, nc, ldc)
+				}
 			}
 		}
 	}

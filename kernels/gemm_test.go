@@ -119,6 +119,42 @@ func TestSgemm(t *testing.T) {
 	}
 }
 
+// SgemmSqNorm gives C the bits of Sgemm's with beta 0 and returns Σ C²
+// within float64 rounding of the sum taken in float64, on shapes through
+// each of gemmSerial's paths: one block of rows (m ≤ mc), several, K in
+// several slices, padded leading dimensions and the small products.
+func TestSgemmSqNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, g := range []gemmCase{
+		{transA: true, m: 384, n: 128, k: 64, alpha: 1},   // a per-sample weight gradient dyᵀ·x
+		{transA: true, m: 128, n: 512, k: 64, alpha: 1},   // one block of rows
+		{transA: true, m: 1536, n: 384, k: 256, alpha: 1}, // several blocks
+		{m: 301, n: 67, k: 530, alpha: 1.5, pad: 3},       // K in slices, C not contiguous
+		{transB: true, m: 40, n: 150, k: 600, alpha: 0.5, pad: 1},
+		{m: 5, n: 7, k: 3, alpha: 1}, // small
+		{m: 4, n: 6, k: 0, alpha: 1}, // C = 0
+		{m: 0, n: 6, k: 3, alpha: 1},
+	} {
+		a, lda, b, ldb, c, ldc := g.operands(r)
+		want := append([]float32(nil), c...)
+		Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, 0, want, ldc)
+		sq := SgemmSqNorm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, c, ldc)
+		if !bitsEqual(c, want) {
+			t.Errorf("%v: C differs from Sgemm's", g)
+		}
+		var exact float64
+		for i := range g.m {
+			for j := range g.n {
+				v := float64(want[i*ldc+j])
+				exact += v * v
+			}
+		}
+		if tol := float64(g.m*g.n+1) * 0x1p-52 * exact; math.Abs(sq-exact) > tol {
+			t.Errorf("%v: Σ C² = %v, want %v", g, sq, exact)
+		}
+	}
+}
+
 func TestSgemmDegenerate(t *testing.T) {
 	nan := float32(math.NaN())
 	for _, tc := range []struct {
@@ -221,7 +257,7 @@ func TestParallelChunks(t *testing.T) {
 			a, lda, b, ldb, c, ldc := g.operands(r)
 			want := append([]float32(nil), c...)
 			ws := getWorkspace(kern, g.n)
-			gemmSerial(kern, ws, nil, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, want, ldc)
+			gemmSerial(kern, ws, nil, nil, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb, g.beta, want, ldc)
 			workspaces.Put(ws)
 			pre := make([]float32, roundUp(g.m, kern.mr)*g.k)
 			kern.prepackA(g.transA, a, lda, g.m, g.k, g.alpha, pre)

@@ -69,9 +69,15 @@ func axpyZeroAVX512(a float32, x, y []float32)
 //go:noescape
 func scaleAVX512(a float32, x []float32)
 
+//go:noescape
+func axpyManyAVX2(y, x []float32, off []int, c []float32)
+
+//go:noescape
+func axpyManyAVX512(y, x []float32, off []int, c []float32)
+
 var (
-	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2, addRows: addRows256}
-	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, axpyZero: axpyZeroAVX512, scale: scaleAVX512, addRows: addRows512}
+	vecAVX2   = &vecOps{name: "avx2", sqNorm: sqNormAVX2, dot: dotAVX2, axpy: axpyAVX2, axpyZero: axpyZeroAVX2, scale: scaleAVX2, axpyMany: axpyManyAVX2, addRows: addRows256}
+	vecAVX512 = &vecOps{name: "avx512", sqNorm: sqNormAVX512, dot: dotAVX512, axpy: axpyAVX512, axpyZero: axpyZeroAVX512, scale: scaleAVX512, axpyMany: axpyManyAVX512, addRows: addRows512}
 )
 
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)

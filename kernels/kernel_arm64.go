@@ -30,11 +30,18 @@ func axpyZeroNEON(a float32, x, y []float32)
 //go:noescape
 func scaleNEON(a float32, x []float32)
 
+// axpyManyNEON is axpyMany as len(c) calls of axpyNEON.
+func axpyManyNEON(y, x []float32, off []int, c []float32) {
+	for k, ck := range c {
+		axpyNEON(ck, x[off[k]:off[k]+len(y)], y)
+	}
+}
+
 func tileNEON(k int, a, b, c []float32, ldc int, beta float32) {
 	kernelNEON(k, &a[0], &b[0], &c[0], ldc, beta)
 }
 
-var vecNEON = &vecOps{name: "neon", sqNorm: sqNormNEON, dot: dotNEON, axpy: axpyNEON, axpyZero: axpyZeroNEON, scale: scaleNEON, addRows: addRowsGo}
+var vecNEON = &vecOps{name: "neon", sqNorm: sqNormNEON, dot: dotNEON, axpy: axpyNEON, axpyZero: axpyZeroNEON, scale: scaleNEON, axpyMany: axpyManyNEON, addRows: addRowsGo}
 
 // available lists the micro-kernels this build can run, best first; best is
 // the one Sgemm uses.

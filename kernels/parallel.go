@@ -187,7 +187,7 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, side func()
 	bounds := chunkBounds(ceilDiv(n, nr), chunks, minColTiles, workers)
 	shareOut(kern, workers, side, ceilDiv(ceilDiv(n, nr), chunks)*nr, units, pack, len(bounds)-1, nil, func(ws *workspace, i int, _ bool) {
 		j0, j1 := bounds[i]*nr, min(n, bounds[i+1]*nr)
-		gemmSerial(kern, ws, pre, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
+		gemmSerial(kern, ws, pre, nil, transA, transB, m, j1-j0, k, alpha, a, lda, b[offset(!transB, j0, ldb):], ldb, beta, c[j0:], ldc)
 	})
 }
 

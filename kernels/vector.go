@@ -16,13 +16,16 @@ type vecOps struct {
 	axpy     func(a float32, x, y []float32)
 	axpyZero func(a float32, x, y []float32)
 	scale    func(a float32, x []float32)
+	// axpyMany adds c[k]·x[off[k]+j] into y[j] for every k in order, as
+	// len(c) calls of axpy (at least one) would, in one pass over y.
+	axpyMany func(y, x []float32, off []int, c []float32)
 	// addRows adds src[r·lds+i] into dst[r·ldd+i] for r < rows, i < n
 	// (Col2im's fold of one kernel tap).
 	addRows func(dst []float32, ldd int, src []float32, lds, rows, n int)
 }
 
 // vecGo is the portable implementation.
-var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, axpyZero: axpyZeroGo, scale: scaleGo, addRows: addRowsGo}
+var vecGo = &vecOps{name: "go", sqNorm: sqNormGo, dot: dotGo, axpy: axpyGo, axpyZero: axpyZeroGo, scale: scaleGo, axpyMany: axpyManyGo, addRows: addRowsGo}
 
 // SqNorm returns Σ x_j², accumulated in float64. The order of the additions
 // depends only on len(x), so the result is reproducible. A finite x cannot
@@ -59,6 +62,48 @@ func AxpyZero(a float32, x, y []float32) {
 	}
 	vec.axpyZero(a, x, y[:len(x)])
 }
+
+// AxpyMany adds Σ_k c[k]·x[k·stride : k·stride+len(y)] into y: for each
+// element the terms in the order of k, each as Axpy adds it, so y ends with
+// the values of len(c) Axpy calls in order. Terms whose c[k] is 0 are left
+// out, so that a NaN or an infinity in their x does not reach y. Where the
+// assembly runs, y is loaded and stored once for every 16 terms while they
+// stream past it: a weighted sum of vectors that do not fit the caches
+// runs at about the speed of reading them. It panics if x is too short.
+func AxpyMany(y, c, x []float32, stride int) {
+	if len(c) > 0 && (stride < 0 || len(x) < (len(c)-1)*stride+len(y)) {
+		panic(fmt.Sprintf("kernels: AxpyMany: %d vectors of %d, %d apart, in %d elements", len(c), len(y), stride, len(x)))
+	}
+	axpyMany(vec, y, c, x, stride)
+}
+
+// axpyMany is AxpyMany on ops, its arguments checked: the terms in groups
+// of up to manyTerms, without the zero ones.
+func axpyMany(ops *vecOps, y, c, x []float32, stride int) {
+	if len(y) == 0 {
+		return
+	}
+	var off [manyTerms]int
+	var cs [manyTerms]float32
+	n := 0
+	for k, ck := range c {
+		if ck == 0 {
+			continue
+		}
+		off[n], cs[n] = k*stride, ck
+		if n++; n == manyTerms {
+			ops.axpyMany(y, x, off[:n], cs[:n])
+			n = 0
+		}
+	}
+	if n > 0 {
+		ops.axpyMany(y, x, off[:n], cs[:n])
+	}
+}
+
+// manyTerms is how many terms one axpyMany call takes: AxpyMany's lists of
+// them stay on the stack.
+const manyTerms = 16
 
 // Scale multiplies x by a.
 func Scale(a float32, x []float32) { vec.scale(a, x) }
@@ -112,6 +157,12 @@ func axpyGo(a float32, x, y []float32) {
 	y = y[:len(x)]
 	for j, v := range x {
 		y[j] += a * v
+	}
+}
+
+func axpyManyGo(y, x []float32, off []int, c []float32) {
+	for k, ck := range c {
+		axpyGo(ck, x[off[k]:off[k]+len(y)], y)
 	}
 }
 

@@ -179,6 +179,56 @@ func TestVectorAPI(t *testing.T) {
 	}
 }
 
+// AxpyMany gives y the bits of one Axpy call per term in order, on every
+// implementation, and keeps the NaN of a term whose factor is 0 out of y.
+func TestAxpyMany(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	nan := float32(math.NaN())
+	for _, ops := range vecAvailable {
+		for _, n := range vecLengths() {
+			for _, terms := range []int{1, 2, 12, 17, 40} {
+				// The vectors 3 apart, NaN between them.
+				stride := n + 3
+				x := make([]float32, terms*stride)
+				c := make([]float32, terms)
+				for k := range terms {
+					for j := range stride {
+						x[k*stride+j] = nan
+						if j < n {
+							x[k*stride+j] = float32(r.NormFloat64())
+						}
+					}
+					c[k] = float32(r.NormFloat64())
+				}
+				if terms > 1 {
+					c[terms/2] = 0
+					for j := range n {
+						x[terms/2*stride+j] = nan
+					}
+				}
+				ybuf, y := randVec(r, n, 1)
+				want := append([]float32(nil), y...)
+				for k, ck := range c {
+					if ck != 0 {
+						ops.axpy(ck, x[k*stride:k*stride+n], want)
+					}
+				}
+				axpyMany(ops, y, c, x, stride)
+				checkGuard(t, ybuf, 1, n)
+				if !bitsEqual(y, want) {
+					t.Fatalf("%s: n %d, %d terms: AxpyMany differs from Axpy term by term", ops.name, n, terms)
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("AxpyMany with too short an x did not panic")
+		}
+	}()
+	AxpyMany(make([]float32, 4), make([]float32, 2), make([]float32, 7), 4)
+}
+
 func BenchmarkVector(b *testing.B) {
 	const n = 1 << 15 // one gradient span of package train: 128 KiB, in L2
 	r := rand.New(rand.NewPCG(5, 6))

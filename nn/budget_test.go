@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/psclip/psclip/kernels"
 	"github.com/psclip/psclip/tensor"
 )
 
@@ -72,6 +73,39 @@ func TestPerSampleMemoryPlan(t *testing.T) {
 	m, _ := budgetModel(rng)
 	x := randTensor(rng, n, tl, 4)
 	checkPerSample(t, m, x, ids(n), squareLoss(randTensor(rng, n, tl, 5)), medianClip)
+}
+
+// TestPerSampleMemoryHeld checks what a per-sample step under a budget
+// holds beyond a plain step's buffers: the per-sample gradients of the
+// layers it materialises, the Gram matrices of the ghost layers' inputs and
+// a few bytes a sample (bias gradients, norms). A layer that the plan
+// materialises drops the Gram matrices that the first step's Forward formed
+// for it, before there was a plan.
+func TestPerSampleMemoryHeld(t *testing.T) {
+	const n, tl = 3, 32
+	rng := rand.New(rand.NewPCG(7, 8))
+	m, ls := budgetModel(rng)
+	x := randTensor(rng, n, tl, 4)
+	dy := randTensor(rng, n, tl, 5)
+	ctx := &Context{PerSampleMemory: (60 + 72) * n} // b and c materialise
+	m.Forward(ctx, x)
+	m.Backward(ctx, dy)
+	plain := HeldBytes(m)
+	for range 2 {
+		ctx.BeginPerSample(n)
+		m.Forward(ctx, x)
+		m.Backward(ctx, dy)
+		ctx.Finish(make([]float32, n))
+		ctx.EndPerSample()
+	}
+	grams := int64(4 * n * kernels.RowGramLen(tl)) // layer a's
+	extra := HeldBytes(m) - plain - ctx.PerSampleBytes() - grams
+	if !ls[0].ghost || ls[1].ghost || ls[2].ghost {
+		t.Fatalf("ghost %v %v %v, want true false false", ls[0].ghost, ls[1].ghost, ls[2].ghost)
+	}
+	if extra < 0 || extra > 128*n {
+		t.Errorf("a per-sample step holds %d bytes beyond the plain step's, its per-sample gradients (%d) and the ghost layer's Gram matrices (%d): want at most %d", extra+ctx.PerSampleBytes()+grams, ctx.PerSampleBytes(), grams, 128*n)
+	}
 }
 
 // TestPerSampleMemoryPlanIsStable checks that a run's results do not

@@ -28,8 +28,9 @@ import (
 //     CausalSelfAttention, by the attention core's backward pass as it
 //     finishes each sample's rows of dy (sampleWork).
 //   - materialise: g_i is formed by per-sample GEMMs that replace the plain
-//     weight-gradient GEMM, and the clipped gradient is the weighted sum of
-//     the g_i.
+//     weight-gradient GEMM, each adding up |g_i|² block by block as it
+//     writes them (kernels.SgemmSqNorm, one goroutine a sample), and the
+//     clipped gradient is the weighted sum of the g_i.
 //
 // The automatic choice between the two is a cost model (see rule.choose):
 // materialising adds no arithmetic, only passes over B·in·out floats and
@@ -329,6 +330,9 @@ func (l *Linear) beginSamples(ctx *Context, dy *tensor.Tensor) {
 	}
 	if !l.ghost {
 		l.psW = resize(l.psW, n*l.out*l.in)
+		// Forward formed the input's Gram matrices before the plan said
+		// otherwise (a first step): a materialising layer holds none.
+		l.gx, l.gxOK = nil, false
 	}
 	l.norms = resize(l.norms, n)
 }
@@ -348,8 +352,7 @@ func (l *Linear) sampleWork(dy *tensor.Tensor, i int, gy *[]float32) {
 	case l.noW:
 	case !l.ghost:
 		g := l.psW[i*out*in : (i+1)*out*in]
-		kernels.Sgemm(true, false, out, in, t, 1, b, out, a, in, 0, g, in)
-		s = kernels.SqNorm(g)
+		s = kernels.SgemmSqNorm(true, false, out, in, t, 1, b, out, a, in, g, in)
 	case t == 1:
 		s = kernels.SqNorm(a) * kernels.SqNorm(b)
 	default:
@@ -447,21 +450,12 @@ func getScratch(pool *sync.Pool, n int) *[]float32 {
 
 // weightedSum adds Σ_i c_i·g_i into dst, where g holds len(c) vectors of
 // len(dst) elements. Samples with c_i = 0 are skipped. Each element is summed
-// over i in order by one goroutine, so the result does not depend on
+// over i in order (kernels.AxpyMany: dst read and written once, the g_i
+// streamed past it), by one goroutine, so the result does not depend on
 // GOMAXPROCS.
 func weightedSum(dst, g []float32, c []float32) {
 	m := len(dst)
-	const chunk = 4096
-	parallel((m+chunk-1)/chunk, workers((m+chunk-1)/chunk), func(_, lo, hi int) {
-		lo, hi = lo*chunk, min(hi*chunk, m)
-		d := dst[lo:hi]
-		for i, ci := range c {
-			if ci == 0 {
-				continue
-			}
-			kernels.Axpy(ci, g[i*m+lo:i*m+hi], d)
-		}
-	})
+	spans(m, 1<<14, func(lo, hi int) { kernels.AxpyMany(dst[lo:hi], c, g[lo:], m) })
 }
 
 // workers is the number of goroutines worth using for n independent items.
