@@ -368,14 +368,7 @@ func genVector(w func(string, ...any), v vecISA) {
 		if two {
 			w("\tADDQ $%d, DI", 4*step)
 		}
-		w("\tDECQ DX")
-		w("\tJNZ %s_loop", fn)
-		w("%s_tail:", fn)
-		w("\tANDQ $%d, CX", step-1)
-		w("\tMOVQ CX, DX")
-		w("\tSHRQ $%d, DX", log2(half))
-		w("\tJZ %s_reduce", fn)
-		w("%s_loop1:", fn)
+		loopTail(w, fn, step, log2(half), "reduce")
 		w("\tVCVTPS2PD (SI), %s", r(v.nacc))
 		if two {
 			w("\tVCVTPS2PD (DI), %s", r(v.nacc+1))
@@ -477,14 +470,7 @@ func genVector(w func(string, ...any), v vecISA) {
 			}
 		}
 		advance(4 * step)
-		w("\tDECQ DX")
-		w("\tJNZ %s_loop", fn)
-		w("%s_tail:", fn)
-		w("\tANDQ $%d, CX", step-1)
-		w("\tMOVQ CX, DX")
-		w("\tSHRQ $%d, DX", log2(v.vec))
-		w("\tJZ %s_scalar", fn)
-		w("%s_loop1:", fn)
+		loopTail(w, fn, step, log2(v.vec), "scalar")
 		op(0, r(0))
 		w("\tVMOVUPS %s, (DI)", r(0))
 		if zero {
@@ -582,14 +568,7 @@ func genAxpyMany(w func(string, ...any), v vecISA) {
 	w("%s_loop:", fn)
 	block(fn+"_terms", v.many)
 	w("\tADDQ $%d, R12", 4*step)
-	w("\tDECQ DX")
-	w("\tJNZ %s_loop", fn)
-	w("%s_tail:", fn)
-	w("\tANDQ $%d, CX", step-1)
-	w("\tMOVQ CX, DX")
-	w("\tSHRQ $%d, DX", log2(v.vec))
-	w("\tJZ %s_scalar", fn)
-	w("%s_loop1:", fn)
+	loopTail(w, fn, step, log2(v.vec), "scalar")
 	block(fn+"_terms1", 1)
 	w("\tADDQ $%d, R12", 4*v.vec)
 	w("\tDECQ DX")
@@ -616,6 +595,21 @@ func genAxpyMany(w func(string, ...any), v vecISA) {
 	w("%s_done:", fn)
 	w("\tVZEROUPPER")
 	w("\tRET")
+}
+
+// loopTail ends fn's loop over whole steps of step floats (its count in
+// DX) and starts its loop over single vectors of 1<<shift floats: the
+// floats left, CX mod step, counted into DX; with none, it jumps to
+// fn's label next.
+func loopTail(w func(string, ...any), fn string, step, shift int, next string) {
+	w("\tDECQ DX")
+	w("\tJNZ %s_loop", fn)
+	w("%s_tail:", fn)
+	w("\tANDQ $%d, CX", step-1)
+	w("\tMOVQ CX, DX")
+	w("\tSHRQ $%d, DX", shift)
+	w("\tJZ %s_%s", fn, next)
+	w("%s_loop1:", fn)
 }
 
 func log2(n int) int {
