@@ -11,7 +11,8 @@ import (
 // take their norms two ways (rule.choose): the ghost norm, which costs two
 // T×T Gram matrices a sample and no memory, or materialised gradients,
 // which cost a pass over in·out floats a sample (the weighted sum; the norm
-// is summed as the GEMM writes them) and their memory until Context.Finish. Left to itself (Context.PerSampleMemory 0), each layer
+// is summed as the GEMM writes them) and their memory until
+// Context.Finish. Left to itself (Context.PerSampleMemory 0), each layer
 // materialises only where that is cheaper and its per-sample gradients
 // take no more memory than the activations it holds anyway, which bounds a
 // per-sample step's extra memory layer by layer. A budget bounds it for the
