@@ -477,12 +477,7 @@ func genVector(w func(string, ...any), v vecISA) {
 			w("\tVMOVUPS %s, (SI)", r(14))
 		}
 		advance(4 * v.vec)
-		w("\tDECQ DX")
-		w("\tJNZ %s_loop1", fn)
-		w("%s_scalar:", fn)
-		w("\tANDQ $%d, CX", v.vec-1)
-		w("\tJZ %s_done", fn)
-		w("%s_loop0:", fn)
+		scalarTail(w, fn, v.vec)
 		if axpy {
 			w("\tVMOVSS (SI), X0")
 			w("\tVFMADD213SS (DI), X15, X0")
@@ -571,12 +566,7 @@ func genAxpyMany(w func(string, ...any), v vecISA) {
 	loopTail(w, fn, step, log2(v.vec), "scalar")
 	block(fn+"_terms1", 1)
 	w("\tADDQ $%d, R12", 4*v.vec)
-	w("\tDECQ DX")
-	w("\tJNZ %s_loop1", fn)
-	w("%s_scalar:", fn)
-	w("\tANDQ $%d, CX", v.vec-1)
-	w("\tJZ %s_done", fn)
-	w("%s_loop0:", fn)
+	scalarTail(w, fn, v.vec)
 	w("\tVMOVSS (DI)(R12*1), X0")
 	w("\tXORQ R11, R11")
 	w("%s_terms0:", fn)
@@ -610,6 +600,18 @@ func loopTail(w func(string, ...any), fn string, step, shift int, next string) {
 	w("\tSHRQ $%d, DX", shift)
 	w("\tJZ %s_%s", fn, next)
 	w("%s_loop1:", fn)
+}
+
+// scalarTail ends fn's loop over single vectors of vec floats (its count
+// in DX) and starts its loop over the floats left, CX mod vec, one at a
+// time; with none, it jumps to fn's label done.
+func scalarTail(w func(string, ...any), fn string, vec int) {
+	w("\tDECQ DX")
+	w("\tJNZ %s_loop1", fn)
+	w("%s_scalar:", fn)
+	w("\tANDQ $%d, CX", vec-1)
+	w("\tJZ %s_done", fn)
+	w("%s_loop0:", fn)
 }
 
 func log2(n int) int {
