@@ -14,7 +14,8 @@
 #   run.sh PSCLIP OUT merge    when every run has finished: OUT/ARM/all, the
 #                              experiment over all methods (results.json,
 #                              tables, figures), gathering the parts' runs
-#                              (--gather: read back, not trained again)
+#                              (--gather: read back, not trained again),
+#                              its files copied into ARM/ here
 #
 # A start first unpacks finished-runs/ into OUT (never over a file OUT
 # holds), so that a study begun on one machine resumes on another: the
@@ -42,6 +43,7 @@ methods() {
 case ${3:-} in
 merge)
 	for A in $ARMS; do
+		mkdir -p "$OUT/$A"
 		P=
 		for D in $DIRS; do P="$P${P:+,}$OUT/$A/$D"; done
 		R= # a fresh gathering, or --resume one that has begun
@@ -49,6 +51,12 @@ merge)
 		GOMAXPROCS=1 nice -n 19 "$B" experiment images $S --augment $A \
 			--methods sgd,clip-sgd=4,ps-clip-sgd=100,ps-clip-sgd=25,inc-ps-clip-sgd --inc-alpha 10 --inc-beta 2 \
 			--gather "$P" $R --out "$OUT/$A/all" >"$OUT/$A/all.out" 2>>"$OUT/$A/all.log"
+		# the study's files (not its runs: finished-runs/ holds them) into ARM/ here
+		mkdir -p "$HERE/$A"
+		for f in "$OUT/$A/all"/*.json "$OUT/$A/all"/*.md "$OUT/$A/all"/*.png "$OUT/$A/all"/*.svg; do
+			case ${f##*/} in psclip.json) continue ;; esac
+			[ -f "$f" ] && cp "$f" "$HERE/$A/"
+		done
 	done
 	exit 0
 	;;
