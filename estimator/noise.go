@@ -218,10 +218,9 @@ func (s *noiseStream) add(d []float32, std float64) {
 	for len(d) > 0 {
 		m := min(len(d), len(s.buf)/8)
 		b := s.buf[:8*m]
-		s.main.KeyStream(b)
 		rej := s.rejected[:(m+7)/8]
-		kernels.ZigguratAdd(d[:m], b, std, &zigLayer, rej)
-		clear(s.rejected[len(rej):]) // so that rejected is read 64 words at a time
+		s.main.ZigguratAdd(d[:m], b, std, &zigLayer, rej) // the keystream into b, then ZigguratAdd
+		clear(s.rejected[len(rej):])                      // so that rejected is read 64 words at a time
 		for k := 0; k < len(rej); k += 8 {
 			for bits := binary.LittleEndian.Uint64(s.rejected[k:]); bits != 0; bits &= bits - 1 {
 				j := 8*k + mathbits.TrailingZeros64(bits)
