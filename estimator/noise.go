@@ -219,7 +219,7 @@ func (s *noiseStream) add(d []float32, std float64) {
 		m := min(len(d), len(s.buf)/8)
 		b := s.buf[:8*m]
 		rej := s.rejected[:(m+7)/8]
-		s.main.ZigguratAdd(d[:m], b, std, &zigLayer, rej) // the keystream into b, then ZigguratAdd
+		s.main.ZigguratAdd(d[:m], b, std, &zigLayer, rej) // the words into b, then kernels.ZigguratAdd
 		clear(s.rejected[len(rej):])                      // so that rejected is read 64 words at a time
 		for k := 0; k < len(rej); k += 8 {
 			for bits := binary.LittleEndian.Uint64(s.rejected[k:]); bits != 0; bits &= bits - 1 {
