@@ -390,7 +390,7 @@ aesnidone:
 // zigguratAVX512. Registers: Z0–Z3 AES's states, Z8–Z11 the counters
 // (Z8 the next 4 blocks' lanes, Z9–Z11 each 4 past the one before), Z16
 // bswap128, Z17 16s, Z20–Z30 the round keys; ZIG8's Z14 (1.0), Z15 (std)
-// and Z31 (256), its scratch registers, SI w, DI d, R8 layers, R10
+// and Z31 (the sign bit), its scratch registers, SI w, DI d, R8 layers, R10
 // rejected.
 TEXT ·zigguratVAES(SB), NOSPLIT, $0-72
 	MOVQ rk+0(FP), AX
@@ -402,7 +402,7 @@ TEXT ·zigguratVAES(SB), NOSPLIT, $0-72
 	MOVQ rejected+64(FP), R10
 	MOVQ $0x3ff0000000000000, DX
 	VPBROADCASTQ DX, Z14
-	MOVQ $256, DX
+	MOVQ $0x8000000000000000, DX
 	VPBROADCASTQ DX, Z31
 	VBROADCASTI32X4 bswap128<>(SB), Z16
 	VBROADCASTI32X4 ctrLanes<>+96(SB), Z17

@@ -3,7 +3,7 @@
 // which makes the words with AES first.
 //
 // Registers: SI the words, DI d, R10 rejected, R8 layers; Z14 1.0 and
-// Z15 std in every lane, Z31 256 in every quadword; ZIG8 writes Z4–Z7,
+// Z15 std in every lane, Z31 the sign bit in every quadword; ZIG8 writes Z4–Z7,
 // Z12, Z13, Z18, Z19, K3, K4, AX, BX, DX, R9 and R11–R13.
 
 // ZIGPAIR loads the layer pair of the word at byte off of SI into 128-bit
@@ -19,8 +19,10 @@
 // R10. The pairs of words 0, 2, 4, 6 go into the lanes of Z6, of words 1,
 // 3, 5, 7 into Z5: unpacking their low and high halves gives the widths
 // (Z12) and the insides (Z6) in the words' order. Z7 is u, Z13 x, then
-// std·(x | sign), K3 the lanes kept, whose values are added to d by a
-// merging add (its upper 8 lanes masked off).
+// x | sign (bit 8 of the word shifted to bit 63, the bits below it masked
+// off, in one VPTERNLOGQ), then std·(x | sign); K3 the lanes kept, whose
+// values are added to d by a merging add (its upper 8 lanes masked off);
+// their complement is the rejected byte.
 #define ZIG8(off) \
 	MOVBLZX off(SI), AX \
 	SHLL $4, AX \
@@ -42,14 +44,13 @@
 	VSUBPD Z14, Z7, Z7 \
 	VCMPPD $0x11, Z6, Z7, K3 \
 	VMULPD Z12, Z7, Z13 \
-	VPANDQ Z31, Z4, Z18 \
-	VPSLLQ $55, Z18, Z18 \
-	VPORQ Z18, Z13, Z13 \
+	VPSLLQ $55, Z4, Z18 \
+	VPTERNLOGQ $0xf8, Z31, Z18, Z13 \
 	VMULPD Z15, Z13, Z13 \
 	VCVTPD2PS Z13, Y13 \
 	VMOVUPS (off/2)(DI), Y19 \
 	VADDPS Z13, Z19, K3, Z19 \
 	VMOVUPS Y19, (off/2)(DI) \
-	KNOTW K3, K4 \
-	KMOVW K4, AX \
+	KMOVW K3, AX \
+	NOTL AX \
 	MOVB AX, (off/64)(R10)
