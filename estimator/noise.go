@@ -221,15 +221,33 @@ func (s *noiseStream) add(d []float32, std float64) {
 		rej := s.rejected[:(m+7)/8]
 		s.main.ZigguratAdd(d[:m], b, std, &zigLayer, rej) // the words into b, then kernels.ZigguratAdd
 		clear(s.rejected[len(rej):])                      // so that rejected is read 64 words at a time
-		for k := 0; k < len(rej); k += 8 {
-			for bits := binary.LittleEndian.Uint64(s.rejected[k:]); bits != 0; bits &= bits - 1 {
-				j := 8*k + mathbits.TrailingZeros64(bits)
-				w := binary.LittleEndian.Uint64(b[8*j:])
-				i := w & (zigLayers - 1)
-				x := s.extra.magnitude(i, zigU(w)*zigX[i])
-				z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<55) // the sign
-				d[j] += float32(std * z)
-			}
+		// The rejected words in order, in a loop of one turn each, which
+		// takes the next chunk of 64 words that has any where the last
+		// is spent without a branch: a loop over each chunk's words
+		// mispredicted its start or its end on most chunks.
+		var chunks [9]uint64 // chunks[8], 0, where no chunk is left
+		var left uint8       // bit c: chunk c has rejected words not yet taken
+		n := 0
+		for c := range 8 {
+			chunks[c] = binary.LittleEndian.Uint64(s.rejected[8*c:])
+			n += mathbits.OnesCount64(chunks[c])
+			left |= b2u(chunks[c] != 0) << c
+		}
+		var bits uint64 // the chunk's words not yet taken
+		k := 0          // the chunk's index
+		for range n {
+			next := -uint64(b2u(bits == 0)) // all ones where the chunk is spent
+			c := mathbits.TrailingZeros8(left)
+			bits |= chunks[c] & next
+			k += (c - k) & int(next)
+			left &^= left & -left & uint8(next)
+			j := 64*k + mathbits.TrailingZeros64(bits)
+			bits &= bits - 1
+			w := binary.LittleEndian.Uint64(b[8*j:])
+			i := w & (zigLayers - 1)
+			x := s.extra.magnitude(i, zigU(w)*zigX[i])
+			z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<55) // the sign
+			d[j] += float32(std * z)
 		}
 		d = d[m:]
 	}
