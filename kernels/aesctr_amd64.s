@@ -383,8 +383,10 @@ aesnidone:
 // multiple of 8 words, and zigguratAVX512's fast path on its words (ZIG8,
 // ziggurat_amd64.h), in one loop: 16 blocks (32 words, 4 ZMM registers)
 // a turn, whose rounds (VAESENC, on one port) run beside the fast path's
-// of the turn before (table look-ups, products and conversions, most on
-// the other), then 4 blocks at a time. No lo quadword may wrap (the
+// work (table look-ups, products and conversions, most on the other) on
+// the words made two turns before, stored by then (the fast path on the
+// words just stored took half as long again: its byte loads waited on
+// the stores), then 4 blocks at a time. No lo quadword may wrap (the
 // caller checks that lo + n/2 + 16 < 2⁶⁴), so the counters are advanced
 // without carries. d's values are prefetched 2 KiB ahead, as in
 // zigguratAVX512. Registers: Z0–Z3 AES's states, Z8–Z11 the counters

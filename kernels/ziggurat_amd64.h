@@ -3,8 +3,8 @@
 // which makes the words with AES first.
 //
 // Registers: SI the words, DI d, R10 rejected, R8 layers; Z14 1.0 and
-// Z15 std in every lane, Z31 the sign bit in every quadword; ZIG8 writes Z4–Z7,
-// Z12, Z13, Z18, Z19, K3, K4, AX, BX, DX, R9 and R11–R13.
+// Z15 std in every lane, Z31 the sign bit in every quadword; ZIG8 writes
+// Z4–Z7, Z12, Z13, Z18, Z19, K3, AX, BX, DX, R9 and R11–R13.
 
 // ZIGPAIR loads the layer pair of the word at byte off of SI into 128-bit
 // lane lane of register z (VINSERTF32X4): its layer, the word's low byte,

@@ -3,22 +3,25 @@
 #include "textflag.h"
 #include "ziggurat_amd64.h"
 
-// The ziggurat's fast path (ZigguratAdd) on n words, n a multiple of 8.
-// Per word: i = w & 255 picks layer i's pair {width, inside} (16 bytes,
-// loaded whole from layers + 16i: the pairs of words 0, 2, 4, … into the
-// 128-bit lanes of one register, of words 1, 3, 5, … into another, so that
+// The ziggurat's fast path (ZigguratAdd) on n words, n a multiple of 8. Per
+// word: i = w & 255 picks layer i's pair {width, inside} (16 bytes, loaded
+// whole from layers + 16i: the pairs of words 0, 2, 4, … into the 128-bit
+// lanes of one register, of words 1, 3, 5, … into another, so that
 // unpacking their low and high halves gives the widths and the insides in
-// the words' order, without gathers); u = (1 | w>>12 as a float64's
-// fraction) − 1; the lanes where u < inside (ordered <) add
-// float32(std·(x | sign)), x = u·width, to d; the others keep d (AVX-512F:
-// a merging add, its upper 8 lanes masked off; AVX2: their values made −0,
-// which adds nothing, not even to a zero's sign) and set their bit of the
-// rejected byte of their group of 8. Each group of 8 prefetches d's values
-// 2 KiB ahead (PREFETCHT0), the next call's in estimator's reads of 512
-// words, whose loads otherwise miss the caches between the keystream's and
-// the slow paths' work: the noise of 10.7 M values took 1.22 ns of CPU a
-// value with it, 1.60 without (AVX-512, Intel Sapphire Rapids, one
-// thread). A prefetch does not fault, past d's end either.
+// the words' order, without gathers, which took twice as long on AMD's
+// Zen 5, as long on Intel's Sapphire Rapids and 10 – 15 % longer there
+// inside zigguratVAES); u = (1 | w>>12 as a float64's fraction) − 1; the
+// lanes where u < inside (ordered <) add float32(std·(x | sign)),
+// x = u·width, to d; the others keep d (AVX-512F: a merging add, its upper
+// 8 lanes masked off; AVX2: their values made −0, which adds nothing, not
+// even to a zero's sign) and set their bit of the rejected byte of their
+// group of 8. AVX-512's body is ZIG8 (ziggurat_amd64.h). Each group of 8
+// prefetches d's values 2 KiB ahead (PREFETCHT0), the next call's in
+// estimator's reads of 512 words, whose loads otherwise miss the caches
+// between the keystream's and the slow paths' work: the noise of 10.7 M
+// values took 1.22 ns of CPU a value with it, 1.60 without (AVX-512, Intel
+// Sapphire Rapids, one thread). A prefetch does not fault, past d's end
+// either.
 
 // func zigguratAVX512(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)
 TEXT ·zigguratAVX512(SB), NOSPLIT, $0-48
