@@ -16,12 +16,11 @@
 // 8 lanes masked off; AVX2: their values made −0, which adds nothing, not
 // even to a zero's sign) and set their bit of the rejected byte of their
 // group of 8. AVX-512's body is ZIG8 (ziggurat_amd64.h). Each group of 8
-// prefetches d's values 2 KiB ahead (PREFETCHT0), the next call's in
-// estimator's reads of 512 words, whose loads otherwise miss the caches
-// between the keystream's and the slow paths' work: the noise of 10.7 M
-// values took 1.22 ns of CPU a value with it, 1.60 without (AVX-512, Intel
-// Sapphire Rapids, one thread). A prefetch does not fault, past d's end
-// either.
+// prefetches d's values 2 KiB (512 values) ahead (PREFETCHT0), which are
+// read once, from memory, and whose loads otherwise miss the caches: the
+// noise of 10.7 M values took 1.22 ns of CPU a value with it, 1.60 without
+// (AVX-512, Intel Sapphire Rapids, one thread, estimator's reads of 512
+// words then). A prefetch does not fault, past d's end either.
 
 // func zigguratAVX512(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)
 TEXT ·zigguratAVX512(SB), NOSPLIT, $0-48
