@@ -36,20 +36,25 @@ import (
 // The draws are the same bits on every architecture: the ziggurat's tables
 // and its rare slow paths need only detmath's Exp and Log, square roots,
 // products and quotients, each rounded before it is used. Each draw is
-// formed in float64 and rounded once to float32. Nearly every draw
-// (98.5 %) takes one 64-bit word, one product and one comparison, eight
-// draws at a time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd,
-// the same bits as its portable code), and nearly every other decides its
-// wedge test by bounds without an exponential (zigUnder), branching on no
-// coin toss: 1.0 to 1.5 ns of CPU a value on the shared 2-core EPYC
-// (AVX-512 and VAES, load 5 to 8), where copying the values takes 0.25 to
-// 0.3 ns (BenchmarkGaussianAdd), against 2.9 ns with crypto/cipher's
+// formed in float64 and rounded once to float32. Nearly every draw (98.5 %)
+// takes one 64-bit word, one product and one comparison, eight draws at a
+// time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd, the same bits
+// as its portable code; with VAES under avx512 in one loop with the
+// keystream, kernels.AESCTR.ZigguratAdd, the values prefetched ahead), and
+// nearly every other decides its wedge test by bounds without an
+// exponential (zigUnder), branching on no coin toss: about 1.05 ns of CPU a
+// value for 10.7 M values on a shared 2-core Intel Xeon (Sapphire Rapids
+// class, AVX-512 and VAES, one thread, load 4 to 5; 1.55 to 1.7 ns before
+// the one loop and the prefetching), where copying the values takes 0.6 ns
+// (BenchmarkGaussianAdd); 1.0 to 1.5 ns before them on a shared 2-core EPYC
+// (AVX-512 and VAES, load 5 to 8), against 2.9 ns with crypto/cipher's
 // AES-CTR, gathered tables and branches, and 18 ns for the polar method on
-// ChaCha8 of earlier versions. Of that the keystream takes 0.25 ns, the
-// fast path 0.3 to 0.5 ns (its 8 layer pairs a group loaded whole: AVX-512
-// gathers take twice as long on this CPU), the slow paths, for the 1.5 %
-// of words outside a layer's inner part, about 15 ns a rejected word, a
-// quarter of the whole, and keying a block 0.8 µs.
+// ChaCha8 of earlier versions. Of that, on the Xeon, the keystream and the
+// fast path take 0.65 ns together (0.82 ns in two loops: AES's rounds and
+// the fast path's look-ups and products run side by side, on different
+// ports), the slow paths, for the 1.5 % of words outside a layer's inner
+// part, 15 to 18 ns a rejected word, a quarter of the whole, and keying a
+// block 0.8 µs.
 type Gaussian struct {
 	secret *privacy.Secret
 	tag    string
@@ -220,8 +225,9 @@ func zigTables() (x [zigLayers + 1]float64, q [zigLayers]float64, f [zigLayers +
 // from a word whose low 8 bits pick the layer i, bit 8 the sign and top
 // 52 bits u (zigU), uniform on [0, 1); |z| = u·zigX[i] when that lies
 // inside the layer's part under the density (u < zigQ[i]), as for nearly
-// every word (kernels.ZigguratAdd, vectorised), else magnitude's draw with
-// extra words, for the rejected values in order.
+// every word (kernels.ZigguratAdd, vectorised, on the keystream as
+// kernels.AESCTR.ZigguratAdd makes it), else magnitude's draw with extra
+// words, for the rejected values in order.
 func (s *noiseStream) add(d []float32, std float64) {
 	for len(d) > 0 {
 		m := min(len(d), len(s.buf)/8)
