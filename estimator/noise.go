@@ -36,20 +36,25 @@ import (
 // The draws are the same bits on every architecture: the ziggurat's tables
 // and its rare slow paths need only detmath's Exp and Log, square roots,
 // products and quotients, each rounded before it is used. Each draw is
-// formed in float64 and rounded once to float32. Nearly every draw
-// (98.5 %) takes one 64-bit word, one product and one comparison, eight
-// draws at a time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd,
-// the same bits as its portable code), and nearly every other decides its
-// wedge test by bounds without an exponential (zigUnder), branching on no
-// coin toss: 1.0 to 1.5 ns of CPU a value on the shared 2-core EPYC
-// (AVX-512 and VAES, load 5 to 8), where copying the values takes 0.25 to
-// 0.3 ns (BenchmarkGaussianAdd), against 2.9 ns with crypto/cipher's
+// formed in float64 and rounded once to float32. Nearly every draw (98.5 %)
+// takes one 64-bit word, one product and one comparison, eight draws at a
+// time in the AVX2 and AVX-512 kernels (kernels.ZigguratAdd, the same bits
+// as its portable code; with VAES under avx512 in one loop with the
+// keystream, kernels.AESCTR.ZigguratAdd, the values prefetched ahead), and
+// nearly every other decides its wedge test by bounds without an
+// exponential (zigUnder), branching on no coin toss: about 1.05 ns of CPU a
+// value for 10.7 M values on a shared 2-core Intel Xeon (Sapphire Rapids
+// class, AVX-512 and VAES, one thread, load 4 to 5; 1.55 to 1.7 ns before
+// the one loop and the prefetching), where copying the values takes 0.6 ns
+// (BenchmarkGaussianAdd); 1.0 to 1.5 ns before them on a shared 2-core EPYC
+// (AVX-512 and VAES, load 5 to 8), against 2.9 ns with crypto/cipher's
 // AES-CTR, gathered tables and branches, and 18 ns for the polar method on
-// ChaCha8 of earlier versions. Of that the keystream takes 0.25 ns, the
-// fast path 0.3 to 0.5 ns (its 8 layer pairs a group loaded whole: AVX-512
-// gathers take twice as long on this CPU), the slow paths, for the 1.5 %
-// of words outside a layer's inner part, about 15 ns a rejected word, a
-// quarter of the whole, and keying a block 0.8 µs.
+// ChaCha8 of earlier versions. Of that, on the Xeon, the keystream and the
+// fast path take 0.65 ns together (0.82 ns in two loops: AES's rounds and
+// the fast path's look-ups and products run side by side, on different
+// ports), the slow paths, for the 1.5 % of words outside a layer's inner
+// part, 15 to 18 ns a rejected word, a quarter of the whole, and keying a
+// block 0.8 µs.
 type Gaussian struct {
 	secret *privacy.Secret
 	tag    string
@@ -132,10 +137,18 @@ func (g *Gaussian) draw() float64 {
 // that the values' words are made and read in bulk.
 type noiseStream struct {
 	main     kernels.AESCTR
-	buf      [4096]byte
-	rejected [64]uint8 // a bit for each word of buf (kernels.ZigguratAdd)
+	buf      [8 * noiseRead]byte
+	rejected [noiseRead / 8]uint8 // a bit for each word of buf (kernels.ZigguratAdd)
 	extra    words
 }
+
+// noiseRead is the number of values' words a noiseStream makes and draws
+// from at a time (kernels.AESCTR.ZigguratAdd), a multiple of 64 below
+// 4096: enough that the fused loop's first and last turns, which do not
+// run AES's rounds beside the fast path, are few (2048 words took 4 % less
+// CPU than 512, 1024 2 %), few enough that its 16 KiB stay in L1 beside
+// the values.
+const noiseRead = 2048
 
 // words is a counter-mode stream read one word at a time, made 4 KiB at
 // a time: a block's slow paths read about 6 KiB, and magnitude's common
@@ -212,25 +225,44 @@ func zigTables() (x [zigLayers + 1]float64, q [zigLayers]float64, f [zigLayers +
 // from a word whose low 8 bits pick the layer i, bit 8 the sign and top
 // 52 bits u (zigU), uniform on [0, 1); |z| = u·zigX[i] when that lies
 // inside the layer's part under the density (u < zigQ[i]), as for nearly
-// every word (kernels.ZigguratAdd, vectorised), else magnitude's draw with
-// extra words, for the rejected values in order.
+// every word (kernels.ZigguratAdd, vectorised, on the keystream as
+// kernels.AESCTR.ZigguratAdd makes it), else magnitude's draw with extra
+// words, for the rejected values in order.
 func (s *noiseStream) add(d []float32, std float64) {
 	for len(d) > 0 {
 		m := min(len(d), len(s.buf)/8)
 		b := s.buf[:8*m]
-		s.main.KeyStream(b)
 		rej := s.rejected[:(m+7)/8]
-		kernels.ZigguratAdd(d[:m], b, std, &zigLayer, rej)
-		clear(s.rejected[len(rej):]) // so that rejected is read 64 words at a time
-		for k := 0; k < len(rej); k += 8 {
-			for bits := binary.LittleEndian.Uint64(s.rejected[k:]); bits != 0; bits &= bits - 1 {
-				j := 8*k + mathbits.TrailingZeros64(bits)
-				w := binary.LittleEndian.Uint64(b[8*j:])
-				i := w & (zigLayers - 1)
-				x := s.extra.magnitude(i, zigU(w)*zigX[i])
-				z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<55) // the sign
-				d[j] += float32(std * z)
-			}
+		s.main.ZigguratAdd(d[:m], b, std, &zigLayer, rej) // the words into b, then kernels.ZigguratAdd
+		clear(s.rejected[len(rej):])                      // so that rejected is read 64 words at a time
+		// The rejected words in order, in a loop of one turn each, which
+		// takes the next chunk of 64 words that has any where the last
+		// is spent without a branch: a loop over each chunk's words
+		// mispredicted its start or its end on most chunks.
+		const last = noiseRead / 64 // chunks[last]: 0, and its bit in left never taken
+		var chunks [last + 1]uint64
+		left := uint64(1) << last // bit c < last: chunk c has rejected words not yet taken
+		n := 0
+		for c := range last {
+			chunks[c] = binary.LittleEndian.Uint64(s.rejected[8*c:])
+			n += mathbits.OnesCount64(chunks[c])
+			left |= uint64(b2u(chunks[c] != 0)) << c
+		}
+		var bits uint64 // the chunk's words not yet taken
+		k := 0          // the chunk's index
+		for range n {
+			next := -uint64(b2u(bits == 0)) // all ones where the chunk is spent
+			c := mathbits.TrailingZeros64(left)
+			bits |= chunks[c] & next
+			k += (c - k) & int(next)
+			left &^= left & -left & next
+			j := 64*k + mathbits.TrailingZeros64(bits)
+			bits &= bits - 1
+			w := binary.LittleEndian.Uint64(b[8*j:])
+			i := w & (zigLayers - 1)
+			x := s.extra.magnitude(i, zigU(w)*zigX[i])
+			z := math.Float64frombits(math.Float64bits(x) | (w&zigLayers)<<55) // the sign
+			d[j] += float32(std * z)
 		}
 		d = d[m:]
 	}

@@ -329,6 +329,52 @@ func TestNewDPSGDErrors(t *testing.T) {
 	}
 }
 
+// Add's draws are those of a word-by-word reference: each block's words
+// read one at a time from its own stream, a word inside its layer's part
+// taken as u·zigX[i], every other (the slow paths, about 500 a block)
+// given to magnitude in order, each draw rounded to float32 and added;
+// for blocks whole and cut short, onto values that are not 0.
+func TestGaussianAddReference(t *testing.T) {
+	for _, n := range []int{noiseBlock + 1000, 37, 4096 + 9} {
+		x := make([]float32, n)
+		for j := range x {
+			x[j] = float32(j%11) - 5
+		}
+		want := slices.Clone(x)
+		g := NewGaussian(11)
+		g.Add([][]float32{x}, 0.8)
+
+		ref := NewGaussian(11)
+		rejected := 0
+		for lo := 0; lo < n; lo += noiseBlock {
+			src := new(noiseStream)
+			src.reset(ref.secret.Key(ref.tag, ref.block, 0))
+			ref.block++
+			for j := lo; j < min(lo+noiseBlock, n); j++ {
+				src.main.KeyStream(src.buf[:8])
+				w := binary.LittleEndian.Uint64(src.buf[:8])
+				i := w & (zigLayers - 1)
+				u := zigU(w)
+				z := u * zigX[i]
+				if !(u < zigQ[i]) {
+					z = src.extra.magnitude(i, z)
+					rejected++
+				}
+				z = math.Float64frombits(math.Float64bits(z) | (w&zigLayers)<<55)
+				want[j] += float32(0.8 * z)
+			}
+		}
+		for j := range x {
+			if math.Float32bits(x[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%d values: value %d is %v, the reference's %v", n, j, x[j], want[j])
+			}
+		}
+		if n > noiseBlock && rejected < 300 {
+			t.Fatalf("%d values: %d words rejected: the test does not test the slow paths", n, rejected)
+		}
+	}
+}
+
 // draw, DPQuantile's count noise, is the first value of a block of its own
 // as Add draws it, unrounded: a one-value Add of the same stream rounds it
 // to float32.

@@ -18,6 +18,7 @@ import (
 // words from it. Its zero value is unusable: call Reset first.
 type AESCTR struct {
 	fast   ctrFunc       // the assembly in use; nil: stream
+	zig    zigAESFunc    // ZigguratAdd's kernel of keystream and fast path in one; nil: none
 	rk     [176]byte     // the 11 round keys of AES-128 (FIPS 197's w[0..43], in byte order), for fast
 	lo, hi uint64        // the next block's counter, for fast
 	stream cipher.Stream // the portable path
@@ -31,11 +32,15 @@ type AESCTR struct {
 type ctrFunc func(rk *[176]byte, dst *byte, blocks int, lo, hi uint64)
 
 // Reset starts the keystream of key at counter block iv.
-func (c *AESCTR) Reset(key, iv *[16]byte) { c.reset(key, iv, ctrFast) }
+func (c *AESCTR) Reset(key, iv *[16]byte) {
+	c.reset(key, iv, ctrFast)
+	c.zig = zigVAES
+}
 
-// reset is Reset on the assembly f (nil: crypto/cipher's stream).
+// reset is Reset on the assembly f (nil: crypto/cipher's stream), without
+// ZigguratAdd's fused kernel.
 func (c *AESCTR) reset(key, iv *[16]byte, f ctrFunc) {
-	c.fast, c.off = f, len(c.buf)
+	c.fast, c.zig, c.off = f, nil, len(c.buf)
 	if f == nil {
 		b, _ := aes.NewCipher(key[:]) // never fails for 16 bytes
 		c.stream = cipher.NewCTR(b, iv[:])

@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "ziggurat_amd64.h"
 
 // AES-128 in counter mode (AESCTR): blocks keystream blocks (a positive
 // multiple of 4) written to dst, block b the encryption of the counter
@@ -18,7 +19,8 @@ DATA bswap128<>+8(SB)/8, $0x0001020304050607
 GLOBL bswap128<>(SB), RODATA|NOPTR, $16
 
 // The increments of lo by lane: +0…+3 for a ZMM register's 4 counters, and
-// 4 and 32, the steps of the loops below, in every lane; hi's quadwords 0.
+// 4, 32 and 16, the steps of the loops below, in every lane; hi's
+// quadwords 0.
 DATA ctrLanes<>+0(SB)/8, $0
 DATA ctrLanes<>+8(SB)/8, $0
 DATA ctrLanes<>+16(SB)/8, $1
@@ -31,7 +33,9 @@ DATA ctrLanes<>+64(SB)/8, $4
 DATA ctrLanes<>+72(SB)/8, $0
 DATA ctrLanes<>+80(SB)/8, $32
 DATA ctrLanes<>+88(SB)/8, $0
-GLOBL ctrLanes<>(SB), RODATA|NOPTR, $96
+DATA ctrLanes<>+96(SB)/8, $16
+DATA ctrLanes<>+104(SB)/8, $0
+GLOBL ctrLanes<>(SB), RODATA|NOPTR, $112
 
 // ADDCTR adds inc, lo quadwords only, to the counters c (AVX-512F): K1
 // marks the lo quadwords that wrapped (c < inc unsigned after the add),
@@ -317,5 +321,167 @@ aesnitail:
 	VMOVDQU X3, 48(DI)
 
 aesnidone:
+	VZEROUPPER
+	RET
+
+// ROUND4 is one AES round with round key k on the states Z0–Z3.
+#define ROUND4(k) \
+	VAESENC k, Z0, Z0 \
+	VAESENC k, Z1, Z1 \
+	VAESENC k, Z2, Z2 \
+	VAESENC k, Z3, Z3
+
+// AES16 makes the 16 blocks of the counters Z8–Z11 into off(SI) and
+// advances the counters by 16.
+#define AES16(off) \
+	VPSHUFB Z16, Z8, Z0 \
+	VPSHUFB Z16, Z9, Z1 \
+	VPSHUFB Z16, Z10, Z2 \
+	VPSHUFB Z16, Z11, Z3 \
+	VPXORQ Z20, Z0, Z0 \
+	VPXORQ Z20, Z1, Z1 \
+	VPXORQ Z20, Z2, Z2 \
+	VPXORQ Z20, Z3, Z3 \
+	VPADDQ Z17, Z8, Z8 \
+	VPADDQ Z17, Z9, Z9 \
+	VPADDQ Z17, Z10, Z10 \
+	VPADDQ Z17, Z11, Z11 \
+	ROUND4(Z21) \
+	ROUND4(Z22) \
+	ROUND4(Z23) \
+	ROUND4(Z24) \
+	ROUND4(Z25) \
+	ROUND4(Z26) \
+	ROUND4(Z27) \
+	ROUND4(Z28) \
+	ROUND4(Z29) \
+	VAESENCLAST Z30, Z0, Z0 \
+	VAESENCLAST Z30, Z1, Z1 \
+	VAESENCLAST Z30, Z2, Z2 \
+	VAESENCLAST Z30, Z3, Z3 \
+	VMOVDQU64 Z0, (off)(SI) \
+	VMOVDQU64 Z1, (off+64)(SI) \
+	VMOVDQU64 Z2, (off+128)(SI) \
+	VMOVDQU64 Z3, (off+192)(SI)
+
+// ZIG32 is the fast path of the turn of 32 words at SI, then SI, DI and
+// R10 advanced past it, d's values 2 KiB ahead prefetched.
+#define ZIG32 \
+	PREFETCHT0 2048(DI) \
+	PREFETCHT0 2112(DI) \
+	ZIG8(0) \
+	ZIG8(64) \
+	ZIG8(128) \
+	ZIG8(192) \
+	ADDQ $256, SI \
+	ADDQ $128, DI \
+	ADDQ $4, R10
+
+// func zigguratVAES(rk *[176]byte, w *byte, n int, lo, hi uint64, d *float32, std float64, layers *[256][2]float64, rejected *uint8)
+//
+// ctrVAES's keystream of n/2 blocks from counter hi·2⁶⁴ + lo into w, n a
+// multiple of 8 words, and zigguratAVX512's fast path on its words (ZIG8,
+// ziggurat_amd64.h), in one loop: 16 blocks (32 words, 4 ZMM registers)
+// a turn, whose rounds (VAESENC, on one port) run beside the fast path's
+// work (table look-ups, products and conversions, most on the other) on
+// the words made two turns before, stored by then (the fast path on the
+// words just stored took half as long again: its byte loads waited on
+// the stores), then 4 blocks at a time. No lo quadword may wrap (the
+// caller checks that lo + n/2 + 16 < 2⁶⁴), so the counters are advanced
+// without carries. d's values are prefetched 2 KiB ahead, as in
+// zigguratAVX512. Registers: Z0–Z3 AES's states, Z8–Z11 the counters
+// (Z8 the next 4 blocks' lanes, Z9–Z11 each 4 past the one before), Z16
+// bswap128, Z17 16s, Z20–Z30 the round keys; ZIG8's Z14 (1.0), Z15 (std)
+// and Z31 (the sign bit), its scratch registers, SI w, DI d, R8 layers, R10
+// rejected.
+TEXT ·zigguratVAES(SB), NOSPLIT, $0-72
+	MOVQ rk+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ d+40(FP), DI
+	VBROADCASTSD std+48(FP), Z15
+	MOVQ layers+56(FP), R8
+	MOVQ rejected+64(FP), R10
+	MOVQ $0x3ff0000000000000, DX
+	VPBROADCASTQ DX, Z14
+	MOVQ $0x8000000000000000, DX
+	VPBROADCASTQ DX, Z31
+	VBROADCASTI32X4 bswap128<>(SB), Z16
+	VBROADCASTI32X4 ctrLanes<>+96(SB), Z17
+	VBROADCASTI32X4 0(AX), Z20
+	VBROADCASTI32X4 16(AX), Z21
+	VBROADCASTI32X4 32(AX), Z22
+	VBROADCASTI32X4 48(AX), Z23
+	VBROADCASTI32X4 64(AX), Z24
+	VBROADCASTI32X4 80(AX), Z25
+	VBROADCASTI32X4 96(AX), Z26
+	VBROADCASTI32X4 112(AX), Z27
+	VBROADCASTI32X4 128(AX), Z28
+	VBROADCASTI32X4 144(AX), Z29
+	VBROADCASTI32X4 160(AX), Z30
+
+	VMOVQ lo+24(FP), X8
+	VPINSRQ $1, hi+32(FP), X8, X8
+	VSHUFI64X2 $0, Z8, Z8, Z8
+	VPADDQ ctrLanes<>(SB), Z8, Z8
+	VBROADCASTI32X4 ctrLanes<>+64(SB), Z0
+	VPADDQ Z0, Z8, Z9
+	VPADDQ Z0, Z9, Z10
+	VPADDQ Z0, Z10, Z11
+
+	SHRQ $5, CX // turns of 32 words
+	JZ zigvaestail
+	AES16(0)
+	CMPQ CX, $1
+	JE zigvaeslast
+	AES16(256)
+	CMPQ CX, $2
+	JE zigvaeslast2
+
+zigvaesloop:
+	AES16(512)
+	ZIG32
+	DECQ CX
+	CMPQ CX, $2
+	JA zigvaesloop
+
+zigvaeslast2:
+	ZIG32
+
+zigvaeslast:
+	ZIG32
+
+zigvaestail:
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	ANDQ $3, CX
+	JZ zigvaesdone
+
+zigvaestailloop:
+	VPSHUFB Z16, Z8, Z0
+	VPXORQ Z20, Z0, Z0
+	VAESENC Z21, Z0, Z0
+	VAESENC Z22, Z0, Z0
+	VAESENC Z23, Z0, Z0
+	VAESENC Z24, Z0, Z0
+	VAESENC Z25, Z0, Z0
+	VAESENC Z26, Z0, Z0
+	VAESENC Z27, Z0, Z0
+	VAESENC Z28, Z0, Z0
+	VAESENC Z29, Z0, Z0
+	VAESENCLAST Z30, Z0, Z0
+	VMOVDQU64 Z0, 0(SI)
+	VMOVDQA64 Z9, Z8
+	VMOVDQA64 Z10, Z9
+	VMOVDQA64 Z11, Z10
+	PREFETCHT0 2048(DI)
+	ZIG8(0)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	INCQ R10
+	DECQ CX
+	JNZ zigvaestailloop
+
+zigvaesdone:
 	VZEROUPPER
 	RET

@@ -69,6 +69,8 @@
 // AESCTR the AES-128 counter-mode keystream they are drawn from:
 // crypto/cipher's bytes, made with VAES four blocks an instruction under
 // the avx512 kernel, with AES-NI under avx2, by crypto/cipher under go.
+// AESCTR.ZigguratAdd makes the keystream and runs the fast path on it, in
+// one loop with VAES under avx512 (the same bits as the two calls).
 //
 // # Speed
 //

@@ -19,10 +19,7 @@ import (
 // every kernel: each product is rounded once in float64, then to float32,
 // then added in float32. It panics if d or rejected is too short.
 func ZigguratAdd(d []float32, w []byte, std float64, layers *[256][2]float64, rejected []uint8) {
-	n := len(w) / 8
-	if len(w)%8 != 0 || len(d) < n || len(rejected) < (n+7)/8 {
-		panic(fmt.Sprintf("kernels: ZigguratAdd: %d bytes of words, %d values, %d bytes of rejected", len(w), len(d), len(rejected)))
-	}
+	n := zigCheck("ZigguratAdd", d, w, rejected)
 	m := 0
 	if zigFast != nil {
 		m = n &^ 7
@@ -31,6 +28,38 @@ func ZigguratAdd(d []float32, w []byte, std float64, layers *[256][2]float64, re
 		}
 	}
 	zigguratAddGo(d[m:n], w[8*m:], std, layers, rejected[m/8:(n+7)/8])
+}
+
+// ZigguratAdd is c.KeyStream(w), then ZigguratAdd(d, w, std, layers,
+// rejected): the same keystream in w, the same bits in d and rejected.
+// With VAES under the avx512 kernel it makes the keystream and runs the
+// fast path in one loop, 32 words a turn, so that AES's rounds and the
+// fast path's table look-ups and products, which mostly take different
+// execution ports, run side by side; elsewhere, and where the stream has
+// bytes of an earlier block left over or a counter's low 64 bits would
+// wrap within the call, it makes the two calls.
+func (c *AESCTR) ZigguratAdd(d []float32, w []byte, std float64, layers *[256][2]float64, rejected []uint8) {
+	n := zigCheck("AESCTR.ZigguratAdd", d, w, rejected)
+	m := n &^ 7 // whole groups of 8 words, 4 blocks
+	if c.zig == nil || c.off != len(c.buf) || m == 0 || c.lo > math.MaxUint64-uint64(m/2)-16 {
+		c.KeyStream(w)
+		ZigguratAdd(d, w, std, layers, rejected)
+		return
+	}
+	c.zig(&c.rk, &w[0], m, c.lo, c.hi, &d[0], std, layers, &rejected[0])
+	c.lo += uint64(m / 2)
+	c.KeyStream(w[8*m:])
+	zigguratAddGo(d[m:n], w[8*m:], std, layers, rejected[m/8:(n+7)/8])
+}
+
+// zigCheck returns the number of words in w, and panics, naming fn, if w
+// is not whole words or d or rejected is too short for them.
+func zigCheck(fn string, d []float32, w []byte, rejected []uint8) int {
+	n := len(w) / 8
+	if len(w)%8 != 0 || len(d) < n || len(rejected) < (n+7)/8 {
+		panic(fmt.Sprintf("kernels: %s: %d bytes of words, %d values, %d bytes of rejected", fn, len(w), len(d), len(rejected)))
+	}
+	return n
 }
 
 // zigguratAddGo is ZigguratAdd's portable code.
@@ -52,3 +81,8 @@ func zigguratAddGo(d []float32, w []byte, std float64, layers *[256][2]float64, 
 
 // zigFunc is an assembly ZigguratAdd on n words, n a multiple of 8.
 type zigFunc func(d *float32, w *byte, n int, std float64, layers *[256][2]float64, rejected *uint8)
+
+// zigAESFunc is an assembly AESCTR.ZigguratAdd on n words, n a multiple
+// of 8, from the counter hi·2⁶⁴ + lo, whose low 64 bits do not wrap
+// within lo + n/2 + 16.
+type zigAESFunc func(rk *[176]byte, w *byte, n int, lo, hi uint64, d *float32, std float64, layers *[256][2]float64, rejected *uint8)

@@ -2,5 +2,9 @@
 
 package kernels
 
-// zigFast is nil: ZigguratAdd runs its portable code.
-var zigFast zigFunc
+// zigFast and zigVAES are nil: ZigguratAdd runs its portable code, and
+// AESCTR.ZigguratAdd makes the keystream and runs ZigguratAdd.
+var (
+	zigFast zigFunc
+	zigVAES zigAESFunc
+)
