@@ -6,6 +6,14 @@
 // Z15 std in every lane, Z31 the sign bit in every quadword; ZIG8 writes
 // Z4–Z7, Z12, Z13, Z18, Z19, K3, AX, BX, DX, R9 and R11–R13.
 
+// ZIGCONSTS sets Z14 to 1.0 and Z31 to the sign bit in every quadword,
+// through the general register r.
+#define ZIGCONSTS(r) \
+	MOVQ $0x3ff0000000000000, r \
+	VPBROADCASTQ r, Z14 \
+	MOVQ $0x8000000000000000, r \
+	VPBROADCASTQ r, Z31
+
 // ZIGPAIR loads the layer pair of the word at byte off of SI into 128-bit
 // lane lane of register z (VINSERTF32X4): its layer, the word's low byte,
 // into r, times 16.
