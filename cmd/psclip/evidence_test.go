@@ -86,6 +86,21 @@ func firstEpoch(sel, cellSel string, fields ...string) []check {
 	return cs
 }
 
+// cleanImageCell is the drift cell of one arm of the clean-image study
+// (--augment arm): the first epoch of its PS-Clip-SGD γ = 25 run of seed
+// 1 (a 40-epoch run's first epoch is a one-epoch run's: the learning rate
+// is constant).
+func cleanImageCell(arm string) evidenceCell {
+	return evidenceCell{
+		study: "experiments/images/evidence/clean-autoaugment/" + arm + "/results.json",
+		command: []string{"psclip", "experiment", "images", "--data", fashionMNIST, "--model", "alexnet", "--width-div", "8",
+			"--augment", arm, "--seeds", "1", "--epochs", "1", "--methods", "ps-clip-sgd=25", "--out", "all"},
+		out:    "results.json",
+		checks: firstEpoch("name=PS-Clip-SGD γ=25,seed=1", "0", "train_loss", "train_acc", "val_loss", "val_acc", "test_acc", "clipped_per_batch"),
+		costly: true,
+	}
+}
+
 // The default Fashion-MNIST directory (.ci/run installs it); the cells
 // that read it are skipped where it is missing, except under CI=true.
 const fashionMNIST = "/usr/share/datasets/fashion-mnist"
@@ -155,6 +170,8 @@ var evidenceCells = []evidenceCell{
 		checks: firstEpoch("name=PS-Clip-SGD γ=30,seed=1", "0", "train_loss", "train_acc", "val_loss", "val_acc", "clipped_per_batch"),
 		costly: true,
 	},
+	cleanImageCell("autoaugment"),
+	cleanImageCell("cropflip"),
 	{
 		// DP-SGD draws its noise from crypto/rand: no rerun reproduces a
 		// private run. What is deterministic is the ε the runs recorded:

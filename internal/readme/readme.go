@@ -155,6 +155,9 @@ func Update(root string) error {
 //	pair X REF       the paired comparison of two lists (internal/stats.Pair):
 //	                 (pair X REF).Format 2 prints "+0.03 [-0.01, +0.07]",
 //	                 .Positive and .N the sign count
+//	diff X Y         X[i] − Y[i], element by element (lists of one length):
+//	                 each seed's difference, so that pair compares two
+//	                 paired differences (a difference of differences)
 //	div, mul, sub, add A B
 //
 // PATH is a dot-separated walk: a key, an index [2], [*] for every
@@ -241,10 +244,20 @@ func Funcs(root string) template.FuncMap {
 			return out
 		},
 		"pair": stats.Pair,
-		"div":  func(a, b float64) float64 { return a / b },
-		"mul":  func(a, b float64) float64 { return a * b },
-		"sub":  func(a, b float64) float64 { return a - b },
-		"add":  func(a, b float64) float64 { return a + b },
+		"diff": func(x, y []float64) ([]float64, error) {
+			if len(x) != len(y) {
+				return nil, fmt.Errorf("diff of lists of %d and %d values", len(x), len(y))
+			}
+			d := make([]float64, len(x))
+			for i := range x {
+				d[i] = x[i] - y[i]
+			}
+			return d, nil
+		},
+		"div": func(a, b float64) float64 { return a / b },
+		"mul": func(a, b float64) float64 { return a * b },
+		"sub": func(a, b float64) float64 { return a - b },
+		"add": func(a, b float64) float64 { return a + b },
 		// list makes a template's own list to range over.
 		"list": func(a ...any) []any { return a },
 	}

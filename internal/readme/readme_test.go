@@ -59,10 +59,12 @@ func TestRender(t *testing.T) {
 	// A marker in a fenced code block is an example, left as it is.
 	fence := "```\n" + beginPrefix + "ok.md" + beginSuffix + "\nexample\n" + endLine + "\n```\n"
 	files := map[string]string{
-		"e.json":  `{"r":[{"m":"a","x":0.12345,"t":[3,1,2]},{"m":"b","x":2,"t":[4]}]}`,
-		"ok.md":   `| a | {{printf "%.3f" (v "e.json" "r[m=a].x")}} | {{printf "%.2f×" (div (v "e.json" "r[m=b].x") (v "e.json" "r[m=a].x"))}} | {{median (all "e.json" "r[m=a].t[*]")}} | {{max (all "e.json" "r[*].t[*]")}} | {{(pair (scale 10 (all "e.json" "r[m=a].t[*]")) (all "e.json" "r[m=a].t[*]")).Format 1}} |` + "\n\n",
-		"bad.md":  `{{v "e.json" "r[*].x"}}`,
-		"page.md": "text\n" + beginPrefix + "ok.md" + beginSuffix + "\nstale\n" + endLine + "\nmore\n" + fence,
+		"e.json":     `{"r":[{"m":"a","x":0.12345,"t":[3,1,2]},{"m":"b","x":2,"t":[4]},{"m":"c","x":0,"t":[1,0,3]}]}`,
+		"ok.md":      `| a | {{printf "%.3f" (v "e.json" "r[m=a].x")}} | {{printf "%.2f×" (div (v "e.json" "r[m=b].x") (v "e.json" "r[m=a].x"))}} | {{median (all "e.json" "r[m=a].t[*]")}} | {{max (all "e.json" "r[*].t[*]")}} | {{(pair (scale 10 (all "e.json" "r[m=a].t[*]")) (all "e.json" "r[m=a].t[*]")).Format 1}} |` + "\n\n",
+		"bad.md":     `{{v "e.json" "r[*].x"}}`,
+		"diff.md":    `{{(pair (diff (all "e.json" "r[m=a].t[*]") (all "e.json" "r[m=c].t[*]")) (all "e.json" "r[m=c].t[*]")).Format 1}}`,
+		"diffbad.md": `{{diff (all "e.json" "r[m=a].t[*]") (all "e.json" "r[m=b].t[*]")}}`,
+		"page.md":    "text\n" + beginPrefix + "ok.md" + beginSuffix + "\nstale\n" + endLine + "\nmore\n" + fence,
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -73,8 +75,17 @@ func TestRender(t *testing.T) {
 	if want := "| a | 0.123 | 16.20× | 2 | 4 | +18.0 [-4.4, +40.4] |\n"; err != nil || got != want {
 		t.Errorf("Render = %q, %v; want %q", got, err, want)
 	}
-	if _, err := Render(dir, "bad.md"); err == nil || !strings.Contains(err.Error(), "matches 2 values") {
+	if _, err := Render(dir, "bad.md"); err == nil || !strings.Contains(err.Error(), "matches 3 values") {
 		t.Errorf("Render of an ambiguous path: %v", err)
+	}
+	// diff: a − c = 2, 1, −1, paired with c = 1, 0, 3: differences 1, 1,
+	// −4, mean −0.67, sd 2.89, half-width 4.3027·2.89/√3 = 7.17
+	// (R: t.test(c(1, 1, -4))); a list of 3 against one of 1 is an error.
+	if got, err := Render(dir, "diff.md"); err != nil || got != "-0.7 [-7.8, +6.5]\n" {
+		t.Errorf("Render(diff.md) = %q, %v; want %q", got, err, "-0.7 [-7.8, +6.5]\n")
+	}
+	if got, err := Render(dir, "diffbad.md"); err == nil || !strings.Contains(err.Error(), "diff of lists of 3 and 1 values") {
+		t.Errorf("Render(diffbad.md) = %q, %v; want an error for lists of different lengths", got, err)
 	}
 	page, used, err := Regenerate(dir, "page.md")
 	if want := "text\n" + beginPrefix + "ok.md" + beginSuffix + "\n| a | 0.123 | 16.20× | 2 | 4 | +18.0 [-4.4, +40.4] |\n" + endLine + "\nmore\n" + fence; err != nil || page != want || !slices.Equal(used, []string{"ok.md"}) {

@@ -11,11 +11,14 @@
 #   run.sh PSCLIP OUT pack     pack the finished runs into finished-runs/,
 #                              one tarball a part (results, logs, records;
 #                              no checkpoints), to be committed
-#   run.sh PSCLIP OUT merge    when every run has finished: OUT/ARM/all, the
-#                              experiment over all methods (results.json,
+#   run.sh PSCLIP OUT merge [PART…]
+#                              when the parts' runs have finished: OUT/ARM/all,
+#                              the experiment over all methods (results.json,
 #                              tables, figures), gathering the parts' runs
-#                              (--gather: read back, not trained again),
-#                              its files copied into ARM/ here
+#                              (--gather: read back, not trained again), its
+#                              files copied into ARM/ here; with PARTS (e.g.
+#                              sgd ps-clip-11), of those parts alone, in
+#                              OUT/ARM/sgd+ps-clip-11
 #
 # A start first unpacks finished-runs/ into OUT (never over a file OUT
 # holds), so that a study begun on one machine resumes on another: the
@@ -42,18 +45,30 @@ methods() {
 }
 case ${3:-} in
 merge)
+	# the parts to gather: those named after "merge", or all of them
+	shift 3
+	PARTS=${*:-$DIRS}
+	M= I=
+	for D in sgd clip-sgd ps-clip-sgd ps-clip-11 inc-ps-clip-sgd; do # the study's order
+		case " $PARTS " in *" $D "*) ;; *) continue ;; esac
+		m=$(methods "$D" | cut -d' ' -f2)
+		M="$M${M:+,}$m"
+		if [ "$D" = inc-ps-clip-sgd ]; then I="--inc-alpha 10 --inc-beta 2"; fi
+	done
+	G=all # the experiment of all parts; of some, named for them
+	if [ "$PARTS" != "$DIRS" ]; then G=$(echo "$PARTS" | tr ' ' +); fi
 	for A in $ARMS; do
 		mkdir -p "$OUT/$A"
 		P=
-		for D in $DIRS; do P="$P${P:+,}$OUT/$A/$D"; done
+		for D in $PARTS; do P="$P${P:+,}$OUT/$A/$D"; done
 		R= # a fresh gathering, or --resume one that has begun
-		if [ -d "$OUT/$A/all" ]; then R=--resume; fi
-		GOMAXPROCS=1 nice -n 19 "$B" experiment images $S --augment $A \
-			--methods sgd,clip-sgd=4,ps-clip-sgd=100,ps-clip-sgd=25,inc-ps-clip-sgd --inc-alpha 10 --inc-beta 2 \
-			--gather "$P" $R --out "$OUT/$A/all" >"$OUT/$A/all.out" 2>>"$OUT/$A/all.log"
+		if [ -d "$OUT/$A/$G" ]; then R=--resume; fi
+		# shellcheck disable=SC2086 # the flags are words
+		GOMAXPROCS=1 nice -n 19 "$B" experiment images $S --augment $A --methods "$M" $I \
+			--gather "$P" $R --out "$OUT/$A/$G" >"$OUT/$A/$G.out" 2>>"$OUT/$A/$G.log"
 		# the study's files (not its runs: finished-runs/ holds them) into ARM/ here
 		mkdir -p "$HERE/$A"
-		for f in "$OUT/$A/all"/*.json "$OUT/$A/all"/*.md "$OUT/$A/all"/*.png "$OUT/$A/all"/*.svg; do
+		for f in "$OUT/$A/$G"/*.json "$OUT/$A/$G"/*.md "$OUT/$A/$G"/*.png "$OUT/$A/$G"/*.svg; do
 			case ${f##*/} in psclip.json) continue ;; esac
 			[ -f "$f" ] && cp "$f" "$HERE/$A/"
 		done
