@@ -3,6 +3,20 @@
 #include "textflag.h"
 #include "ziggurat_amd64.h"
 
+// VAESROUNDS runs AES-128's rounds 1–10 on the four blocks of z, whose
+// round 0 (the XOR with Z20) is done, with the round keys of VAESKEYS.
+#define VAESROUNDS(z) \
+	VAESENC Z21, z, z \
+	VAESENC Z22, z, z \
+	VAESENC Z23, z, z \
+	VAESENC Z24, z, z \
+	VAESENC Z25, z, z \
+	VAESENC Z26, z, z \
+	VAESENC Z27, z, z \
+	VAESENC Z28, z, z \
+	VAESENC Z29, z, z \
+	VAESENCLAST Z30, z, z
+
 // VAESKEYS broadcasts AES-128's 11 round keys at AX into every 128-bit
 // lane of Z20–Z30, for ctrVAES and zigguratVAES.
 #define VAESKEYS \
@@ -206,16 +220,7 @@ vaestailloop:
 	VPSHUFB Z16, Z8, Z0
 	VPXORQ Z20, Z0, Z0
 	ADDCTR(Z19, Z8)
-	VAESENC Z21, Z0, Z0
-	VAESENC Z22, Z0, Z0
-	VAESENC Z23, Z0, Z0
-	VAESENC Z24, Z0, Z0
-	VAESENC Z25, Z0, Z0
-	VAESENC Z26, Z0, Z0
-	VAESENC Z27, Z0, Z0
-	VAESENC Z28, Z0, Z0
-	VAESENC Z29, Z0, Z0
-	VAESENCLAST Z30, Z0, Z0
+	VAESROUNDS(Z0)
 	VMOVDQU64 Z0, 0(DI)
 	ADDQ $64, DI
 	SUBQ $4, CX
@@ -452,16 +457,7 @@ zigvaestail:
 zigvaestailloop:
 	VPSHUFB Z16, Z8, Z0
 	VPXORQ Z20, Z0, Z0
-	VAESENC Z21, Z0, Z0
-	VAESENC Z22, Z0, Z0
-	VAESENC Z23, Z0, Z0
-	VAESENC Z24, Z0, Z0
-	VAESENC Z25, Z0, Z0
-	VAESENC Z26, Z0, Z0
-	VAESENC Z27, Z0, Z0
-	VAESENC Z28, Z0, Z0
-	VAESENC Z29, Z0, Z0
-	VAESENCLAST Z30, Z0, Z0
+	VAESROUNDS(Z0)
 	VMOVDQU64 Z0, 0(SI)
 	VMOVDQA64 Z9, Z8
 	VMOVDQA64 Z10, Z9
