@@ -106,9 +106,9 @@ func (g *Gaussian) Add(dst [][]float32, std float64) {
 	g.block += uint64(blocks)
 	var next atomic.Int64
 	kernels.Parallel(min(runtime.GOMAXPROCS(0), blocks), func(int) {
-		src := new(noiseStream)
+		src, keys := new(noiseStream), g.secret.Keys(g.tag)
 		for b := int(next.Add(1)) - 1; b < blocks; b = int(next.Add(1)) - 1 {
-			src.reset(g.secret.Key(g.tag, first+uint64(b), 0))
+			src.reset(keys.Key(first+uint64(b), 0))
 			lo, hi := b*noiseBlock, min((b+1)*noiseBlock, n)
 			for i := range dst {
 				start := ends[i] - len(dst[i])

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"math/bits"
 	"math/rand/v2"
 
@@ -68,15 +69,36 @@ func (s *Secret) Stream(tag string, a, b uint64) *rand.ChaCha8 {
 // purpose (Stream's ChaCha8, the DP noise's AES-CTR) and, as the secret's
 // key, must never be written anywhere.
 func (s *Secret) Key(tag string, a, b uint64) [32]byte {
-	m := hmac.New(sha256.New, s.key[:])
-	m.Write([]byte(tag))
-	var pos [16]byte
-	binary.LittleEndian.PutUint64(pos[:8], a)
-	binary.LittleEndian.PutUint64(pos[8:], b)
-	m.Write(pos[:])
-	var k [32]byte
-	copy(k[:], m.Sum(nil))
-	return k
+	return s.Keys(tag).Key(a, b)
+}
+
+// Keys returns the keys of purpose tag: k.Key(a, b) is s.Key(tag, a, b),
+// at a fraction of the cost of each s.Key (no HMAC to set up, nothing
+// allocated), for a goroutine that derives many keys of one purpose.
+func (s *Secret) Keys(tag string) *Keys {
+	return &Keys{mac: hmac.New(sha256.New, s.key[:]), tag: tag}
+}
+
+// Keys derives the keys of one purpose of a Secret (Secret.Keys). It is
+// for one goroutine at a time.
+type Keys struct {
+	mac  hash.Hash
+	tag  string
+	msg  []byte   // tag‖a‖b
+	sum  [32]byte // the HMAC
+	used bool     // whether mac has made a key: a fresh one needs no Reset
+}
+
+// Key returns the key of the purpose at position (a, b): Secret.Key's.
+func (k *Keys) Key(a, b uint64) [32]byte {
+	k.msg = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(append(k.msg[:0], k.tag...), a), b)
+	if k.used {
+		k.mac.Reset()
+	}
+	k.used = true
+	k.mac.Write(k.msg)
+	k.mac.Sum(k.sum[:0])
+	return k.sum
 }
 
 // Share makes every rank of c hold rank 0's key, over the communicator

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -133,14 +134,43 @@ func TestSecretKeyFixed(t *testing.T) {
 	}
 }
 
-// A Secret has no encoding: nothing that writes values (JSON, a
-// checkpoint's binary or text state) can write its key.
+// Keys derives the keys Key does, call after call and for any purpose,
+// checked against HMAC-SHA256 computed afresh for each, and allocates
+// nothing once it has made a key.
+func TestSecretKeys(t *testing.T) {
+	s := NewSecret(9)
+	var key [32]byte
+	key[0] = 9
+	copy(key[8:], "psclip dp-sgd gaussian noise")
+	for _, tag := range []string{"gaussian noise", "clip count", ""} {
+		k := s.Keys(tag)
+		for _, pos := range [][2]uint64{{0, 0}, {1, 0}, {1 << 40, 3}, {0, 0}, {7, 1<<64 - 1}} {
+			m := hmac.New(sha256.New, key[:])
+			m.Write([]byte(tag))
+			m.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, pos[0]), pos[1]))
+			if got, want := k.Key(pos[0], pos[1]), [32]byte(m.Sum(nil)); got != want {
+				t.Fatalf("tag %q, position %v: Keys gives %x, HMAC %x", tag, pos, got, want)
+			}
+			if got, want := k.Key(pos[0], pos[1]), s.Key(tag, pos[0], pos[1]); got != want {
+				t.Fatalf("tag %q, position %v: Keys gives %x, Key %x", tag, pos, got, want)
+			}
+		}
+		var a uint64
+		if n := testing.AllocsPerRun(100, func() { a++; k.Key(a, 0) }); n != 0 {
+			t.Errorf("tag %q: %v allocations a key", tag, n)
+		}
+	}
+}
+
+// A Secret has no encoding, nor have its Keys: nothing that writes values
+// (JSON, a checkpoint's binary or text state) can write its key.
 func TestSecretHasNoEncoding(t *testing.T) {
-	var s any = NewSecret(0)
-	_, bin := s.(encoding.BinaryMarshaler)
-	_, txt := s.(encoding.TextMarshaler)
-	_, js := s.(json.Marshaler)
-	if b, err := json.Marshal(s); bin || txt || js || err != nil || string(b) != "{}" {
-		t.Errorf("a secret encodes: binary %v, text %v, JSON %v %s (%v)", bin, txt, js, b, err)
+	for _, s := range []any{NewSecret(0), NewSecret(0).Keys("gaussian noise")} {
+		_, bin := s.(encoding.BinaryMarshaler)
+		_, txt := s.(encoding.TextMarshaler)
+		_, js := s.(json.Marshaler)
+		if b, err := json.Marshal(s); bin || txt || js || err != nil || string(b) != "{}" {
+			t.Errorf("%T encodes: binary %v, text %v, JSON %v %s (%v)", s, bin, txt, js, b, err)
+		}
 	}
 }
