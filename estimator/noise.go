@@ -22,8 +22,8 @@ import (
 //
 // The stream is counter-based: a call's draws are cut into blocks of
 // noiseBlock values, block k of the source drawn from a generator of its
-// own, keyed by the secret's key (privacy.Secret.Key) of the source's tag
-// at position k. A call starts at a fresh block, so the draws depend on the
+// own, keyed by the secret's key (privacy.Secret.Key, made by a
+// goroutine's privacy.Keys) of the source's tag at position k. A call starts at a fresh block, so the draws depend on the
 // blocks' positions alone, and blocks are drawn on up to GOMAXPROCS
 // goroutines (kernels.Parallel): the noise is the same bits at any thread
 // count.
@@ -54,7 +54,8 @@ import (
 // the fast path's look-ups and products run side by side, on different
 // ports), the slow paths, for the 1.5 % of words outside a layer's inner
 // part, 15 to 18 ns a rejected word, a quarter of the whole, and keying a
-// block 0.8 µs.
+// block 0.8 µs (on the EPYC, 0.18 µs of it for the HMAC with privacy.Keys,
+// against 0.73 – 0.87 µs and 8 allocations with a privacy.Secret.Key each).
 type Gaussian struct {
 	secret *privacy.Secret
 	tag    string

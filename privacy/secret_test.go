@@ -174,3 +174,23 @@ func TestSecretHasNoEncoding(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSecretKey is the cost of a key: Secret.Key sets up an HMAC for
+// each, Keys once.
+func BenchmarkSecretKey(b *testing.B) {
+	s := NewSecret(9)
+	var pos uint64
+	b.Run("Key", func(b *testing.B) {
+		for b.Loop() {
+			pos++
+			s.Key("gaussian noise", pos, 0)
+		}
+	})
+	b.Run("Keys", func(b *testing.B) {
+		k := s.Keys("gaussian noise")
+		for b.Loop() {
+			pos++
+			k.Key(pos, 0)
+		}
+	})
+}
