@@ -23,8 +23,9 @@ import (
 // The stream is counter-based: a call's draws are cut into blocks of
 // noiseBlock values, block k of the source drawn from a generator of its
 // own, keyed by the secret's key (privacy.Secret.Key, made by a
-// goroutine's privacy.Keys) of the source's tag at position k. A call starts at a fresh block, so the draws depend on the
-// blocks' positions alone, and blocks are drawn on up to GOMAXPROCS
+// goroutine's privacy.Keys) of the source's tag at position k. A call
+// starts at a fresh block, so the draws depend on the blocks' positions
+// alone, and blocks are drawn on up to GOMAXPROCS
 // goroutines (kernels.Parallel): the noise is the same bits at any thread
 // count.
 //

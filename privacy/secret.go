@@ -82,20 +82,16 @@ func (s *Secret) Keys(tag string) *Keys {
 // Keys derives the keys of one purpose of a Secret (Secret.Keys). It is
 // for one goroutine at a time.
 type Keys struct {
-	mac  hash.Hash
-	tag  string
-	msg  []byte   // tag‖a‖b
-	sum  [32]byte // the HMAC
-	used bool     // whether mac has made a key: a fresh one needs no Reset
+	mac hash.Hash
+	tag string
+	msg []byte   // tag‖a‖b
+	sum [32]byte // the HMAC
 }
 
 // Key returns the key of the purpose at position (a, b): Secret.Key's.
 func (k *Keys) Key(a, b uint64) [32]byte {
 	k.msg = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(append(k.msg[:0], k.tag...), a), b)
-	if k.used {
-		k.mac.Reset()
-	}
-	k.used = true
+	k.mac.Reset()
 	k.mac.Write(k.msg)
 	k.mac.Sum(k.sum[:0])
 	return k.sum
