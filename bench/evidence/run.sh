@@ -72,13 +72,15 @@ step() {
 }
 
 # dp: DP-SGD's step (secure noise) against the per-sample step it adds the
-# noise to, interleaved in one process.
+# noise to, interleaved in one process; at $THREADS threads, and at two
+# (<model>-dp-2threads.json), where the noise's blocks are drawn on both.
 dp() {
 	mkdir -p "$out/step"
 	local name
 	for name in alexnet char gpt6x384; do
 		local -n flags=$name
 		"$bin" bench step "${flags[@]}" --estimators ps-clip-sgd,dp-sgd --steps "${STEPS:-5}" --json >"$out/step/$name-dp.json"
+		GOMAXPROCS=2 "$bin" bench step "${flags[@]}" --estimators ps-clip-sgd,dp-sgd --steps "${STEPS:-5}" --json >"$out/step/$name-dp-2threads.json"
 	done
 }
 
