@@ -23,15 +23,15 @@ out=bench/evidence
 # OpenBLAS chooses its kernels by the CPU unless told otherwise: let it, and
 # record which it chose (provenance's kernel, against.core).
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
-# KERNEL=avx2 forces psclip's AVX2 micro-kernel (PSCLIP_KERNEL) and
-# OpenBLAS's Haswell core on an AVX-512 machine: the comparison an
-# AVX2-only machine makes, recorded as such (provenance.kernel,
-# against.core). KERNEL=avx512 names the files for psclip's AVX-512 kernel
+# KERNEL=avx2 forces psclip's AVX2 micro-kernel (PSCLIP_KERNEL),
+# OpenBLAS's Haswell core and oneDNN's AVX2 code (PyTorch's convolutions)
+# on an AVX-512 machine: the comparison an AVX2-only machine makes,
+# recorded as such (provenance.kernel, provenance.env, against.core). KERNEL=avx512 names the files for psclip's AVX-512 kernel
 # (a CPU without it runs its best; provenance.kernel says which); OpenBLAS
 # picks its core by the CPU.
 case ${KERNEL:-} in
 "") ;;
-avx2) export PSCLIP_KERNEL=avx2 OPENBLAS_CORETYPE=Haswell ;;
+avx2) export PSCLIP_KERNEL=avx2 OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 ;;
 avx512) export PSCLIP_KERNEL=avx512 ;;
 *)
 	echo "run.sh: KERNEL=$KERNEL: want avx2 or avx512" >&2
@@ -56,12 +56,13 @@ step() {
 	local name
 	for name in alexnet char gpt6x384; do
 		local -n flags=$name
-		# PS-Clip-SGD and SGD interleaved in one process: the ratio.
-		"$bin" bench step "${flags[@]}" --estimators sgd,ps-clip-sgd --steps "${STEPS:-5}" --json >"$out/step/$name.json"
+		# PS-Clip-SGD and SGD interleaved in one process: the ratio, with
+		# each layer's own rule (the default budget is default's).
+		"$bin" bench step "${flags[@]}" --persample-memory auto --estimators sgd,ps-clip-sgd --steps "${STEPS:-5}" --json >"$out/step/$name.json"
 		# Peak memory: one estimator per process.
 		local e
 		for e in sgd ps-clip-sgd; do
-			"$bin" bench step "${flags[@]}" --estimators "$e" --steps 2 --json >"$out/step/$name-memory-$e.json"
+			"$bin" bench step "${flags[@]}" --persample-memory auto --estimators "$e" --steps 2 --json >"$out/step/$name-memory-$e.json"
 		done
 	done
 	# MB-Clip against global clipping at 8 micro-batches of the char GPT.

@@ -213,8 +213,9 @@ def provenance(started, load_before, commit):
 
 
 # KERNEL_ENV are the variables that change which OpenBLAS kernel runs or
-# how it blocks; provenance records them.
-KERNEL_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# how it blocks, and which instructions oneDNN (PyTorch's convolutions)
+# uses; provenance records them.
+KERNEL_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "ONEDNN_MAX_CPU_ISA")
 
 
 def openblas_core():
