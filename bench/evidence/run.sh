@@ -60,10 +60,8 @@ step() {
 		# each layer's own rule (the default budget is default's).
 		"$bin" bench step "${flags[@]}" --persample-memory auto --estimators sgd,ps-clip-sgd --steps "${STEPS:-5}" --json >"$out/step/$name.json"
 		# Peak memory: one estimator per process.
-		local e
-		for e in sgd ps-clip-sgd; do
-			"$bin" bench step "${flags[@]}" --persample-memory auto --estimators "$e" --steps 2 --json >"$out/step/$name-memory-$e.json"
-		done
+		"$bin" bench step "${flags[@]}" --estimators sgd --steps 2 --json >"$out/step/$name-memory-sgd.json"
+		"$bin" bench step "${flags[@]}" --persample-memory auto --estimators ps-clip-sgd --steps 2 --json >"$out/step/$name-memory-ps-clip-sgd.json"
 	done
 	# MB-Clip against global clipping at 8 micro-batches of the char GPT.
 	"$bin" bench step "${char[@]}" --accum 8 --clip-modes global,micro-batch --steps "${MBSTEPS:-20}" --json >"$out/step/char-accum8.json"
