@@ -180,9 +180,14 @@ gemm() {
 torch() {
 	mkdir -p "$out/torch"
 	local name=compare${KERNEL:+-$KERNEL}
+	# The table into the build's directory first: a tracked file written
+	# while the comparison runs would make its provenance's commit dirty.
+	local txt
+	txt=$(dirname "$bin")/$name.txt
 	/usr/bin/python3 experiments/reference/bench_torch.py compare --psclip "$bin" \
 		--configs "${CONFIGS:-char,alexnet,gpt6x384}" --threads "$threads" --rounds "${ROUNDS:-2}" \
-		--estimators "${ESTIMATORS:-sgd,ps-clip-sgd}" --json "$out/torch/$name.json" | tee "$out/torch/$name.txt"
+		--estimators "${ESTIMATORS:-sgd,ps-clip-sgd}" --json "$out/torch/$name.json" | tee "$txt"
+	cp "$txt" "$out/torch/$name.txt"
 }
 
 parts=("$@")
