@@ -20,15 +20,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=bench/evidence
-# OpenBLAS chooses its kernels by the CPU unless told otherwise: let it, and
-# record which it chose (provenance's kernel, against.core).
-unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+# OpenBLAS and oneDNN choose their kernels by the CPU unless told
+# otherwise: let them, and record which OpenBLAS chose (provenance's
+# kernel, against.core).
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE ONEDNN_MAX_CPU_ISA
 # KERNEL=avx2 forces psclip's AVX2 micro-kernel (PSCLIP_KERNEL),
 # OpenBLAS's Haswell core and oneDNN's AVX2 code (PyTorch's convolutions)
 # on an AVX-512 machine: the comparison an AVX2-only machine makes,
-# recorded as such (provenance.kernel, provenance.env, against.core). KERNEL=avx512 names the files for psclip's AVX-512 kernel
-# (a CPU without it runs its best; provenance.kernel says which); OpenBLAS
-# picks its core by the CPU.
+# recorded as such (provenance.kernel, provenance.env, against.core).
+# KERNEL=avx512 names the files for psclip's AVX-512 kernel (a CPU
+# without it runs its best; provenance.kernel says which); OpenBLAS picks
+# its core by the CPU.
 case ${KERNEL:-} in
 "") ;;
 avx2) export PSCLIP_KERNEL=avx2 OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 ;;
