@@ -50,8 +50,12 @@ type stepResult struct {
 	// the first's in the same round: less sensitive to load that drifts
 	// over the run than the ratio of the medians.
 	PairedRatioToFirst float64 `json:"paired_ratio_to_first"`
-	CPURatioToFirst    float64 `json:"cpu_ratio_to_first,omitempty"`
-	AllocMBPerStep     float64 `json:"alloc_mb_per_step"`
+	// PairedRatioCI95 is a 95 % interval of that median, distribution-free
+	// (bench.MedianCI95: order statistics of the rounds' ratios); absent
+	// for fewer than 6 rounds.
+	PairedRatioCI95 []float64 `json:"paired_ratio_ci95,omitempty"`
+	CPURatioToFirst float64   `json:"cpu_ratio_to_first,omitempty"`
+	AllocMBPerStep  float64   `json:"alloc_mb_per_step"`
 	// PerSampleMB is the most per-sample gradients a micro-batch of the
 	// estimator's steps materialised (train.Stats.PerSampleBytes), in MiB.
 	PerSampleMB float64 `json:"persample_mb"`
@@ -275,9 +279,13 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 	for i, c := range cases {
 		t := timed[i]
 		med := bench.Median(t.WallMs)
+		paired := bench.Ratios(t.WallMs, first.WallMs)
 		res[i] = stepResult{Estimator: c.name, ClipMode: c.mode, StepMsMedian: med, StepMs: t.WallMs,
-			RatioToFirst: med / bench.Median(first.WallMs), PairedRatioToFirst: bench.Median(bench.Ratios(t.WallMs, first.WallMs)),
+			RatioToFirst: med / bench.Median(first.WallMs), PairedRatioToFirst: bench.Median(paired),
 			AllocMBPerStep: float64(t.AllocBytes) / float64(*steps) / (1 << 20), PerSampleMB: float64(spent[i]) / (1 << 20), MemoryRatio: 1}
+		if lo, hi, ok := bench.MedianCI95(paired); ok {
+			res[i].PairedRatioCI95 = []float64{lo, hi}
+		}
 		if cfgs[i].est.PerSample() {
 			res[i].MemoryRatio = held
 		}
@@ -323,9 +331,13 @@ func runBenchStep(fs *flag.FlagSet, args []string) error {
 		return enc.Encode(report)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tCPU vs %[2]s\tmemory vs plain\talloc MB/step\tper-sample MiB\t\n", unit, cases[0].label())
+	fmt.Fprintf(tw, "estimator\tstep ms (median)\tCPU ms\t%s\tvs %s\tpaired [95 %%]\tCPU vs %[2]s\tmemory vs plain\talloc MB/step\tper-sample MiB\t\n", unit, cases[0].label())
 	for i, r := range res {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%.3f×\t%.2f×\t%.1f\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, r.CPURatioToFirst, r.MemoryRatio, r.AllocMBPerStep, r.PerSampleMB)
+		paired := fmt.Sprintf("%.3f×", r.PairedRatioToFirst)
+		if ci := r.PairedRatioCI95; ci != nil {
+			paired += fmt.Sprintf(" [%.3f, %.3f]", ci[0], ci[1])
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.3f×\t%s\t%.3f×\t%.2f×\t%.1f\t%.1f\t\n", cases[i].label(), r.StepMsMedian, r.CPUMsMedian, items/r.StepMsMedian*1000, r.RatioToFirst, paired, r.CPURatioToFirst, r.MemoryRatio, r.AllocMBPerStep, r.PerSampleMB)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -45,6 +45,40 @@ func TestBenchStepJSON(t *testing.T) {
 	}
 }
 
+// The paired ratio comes with its 95 % interval from 6 rounds on: it
+// holds the median, and the first estimator's is [1, 1]; below 6 rounds
+// there is none.
+func TestBenchStepPairedInterval(t *testing.T) {
+	for _, tc := range []struct {
+		steps string
+		want  bool
+	}{{"6", true}, {"5", false}} {
+		code, out, stderr := runCLI("bench", "step", "--model", "tanh-cnn", "--micro-batch", "2", "--steps", tc.steps, "--warmup", "0", "--estimators", "sgd,ps-clip-sgd", "--json")
+		if code != 0 {
+			t.Fatalf("%s steps: exit %d: %s", tc.steps, code, stderr)
+		}
+		var res struct {
+			Results []struct {
+				Paired float64   `json:"paired_ratio_to_first"`
+				CI95   []float64 `json:"paired_ratio_ci95"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%s steps: %v in %q", tc.steps, err, out)
+		}
+		for i, r := range res.Results {
+			switch {
+			case !tc.want && r.CI95 != nil:
+				t.Errorf("%s steps: result %d has an interval %v", tc.steps, i, r.CI95)
+			case tc.want && (len(r.CI95) != 2 || !(r.CI95[0] <= r.Paired && r.Paired <= r.CI95[1])):
+				t.Errorf("%s steps: result %d: interval %v of the median %v", tc.steps, i, r.CI95, r.Paired)
+			case tc.want && i == 0 && (r.CI95[0] != 1 || r.CI95[1] != 1):
+				t.Errorf("%s steps: the first estimator's interval %v, want [1, 1]", tc.steps, r.CI95)
+			}
+		}
+	}
+}
+
 // A per-sample memory budget: the JSON says what it came to and what each
 // per-sample step materialised, none under "none" and within the budget
 // otherwise; by default 0.3 times the plain step's memory as measured, and
