@@ -40,6 +40,14 @@ avx512) export PSCLIP_KERNEL=avx512 ;;
 	exit 2
 	;;
 esac
+# Evidence names the commit it was made from: a tree whose tracked files
+# differ from it would make that "+dirty", which nobody can check out.
+# The commit is taken once, before the first part writes a tracked file.
+if ! git diff --quiet HEAD --; then
+	echo "run.sh: tracked files differ from HEAD: commit them first (the files record the commit)" >&2
+	exit 2
+fi
+commit=$(git rev-parse HEAD)
 bin=$(mktemp -d)/psclip
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 # One binary, with OpenBLAS linked in for gemm/ (psclip's own code is the
@@ -158,8 +166,13 @@ default() {
 	done
 }
 
+# gemm/ holds the AVX2-against-Haswell comparison (and a run without
+# KERNEL); KERNEL=avx512's goes to gemm/avx512/.
+gemmdir=$out/gemm${KERNEL:+/$KERNEL}
+[ "${KERNEL:-}" != avx2 ] || gemmdir=$out/gemm
+
 gemm() {
-	mkdir -p "$out/gemm"
+	mkdir -p "$gemmdir"
 	# name m n k trans-a trans-b: the square product and the largest product
 	# of each model (kernels/bench_test.go's modelShapes).
 	local shapes=(
@@ -173,7 +186,7 @@ gemm() {
 	for s in "${shapes[@]}"; do
 		read -r name m n k ta tb <<<"$s"
 		"$bin" bench gemm --m "$m" --n "$n" --k "$k" --trans-a="$ta" --trans-b="$tb" \
-			--threads "$threads" --runs "${RUNS:-9}" --against openblas --json >"$out/gemm/$name.json"
+			--threads "$threads" --runs "${RUNS:-9}" --against openblas --json >"$gemmdir/$name.json"
 	done
 }
 
@@ -188,17 +201,33 @@ torch() {
 	txt=$(dirname "$bin")/$name.txt
 	/usr/bin/python3 experiments/reference/bench_torch.py compare --psclip "$bin" \
 		--configs "${CONFIGS:-char,alexnet,gpt6x384}" --threads "$threads" --rounds "${ROUNDS:-2}" \
-		--estimators "${ESTIMATORS:-sgd,ps-clip-sgd}" --json "$out/torch/$name.json" | tee "$txt"
+		--estimators "${ESTIMATORS:-sgd,ps-clip-sgd}" --commit "$commit" --json "$out/torch/$name.json" | tee "$txt"
 	cp "$txt" "$out/torch/$name.txt"
+}
+
+# bound: the most psclip's plain step could gain over PyTorch's, from
+# torch/compare-$KERNEL.json and the same kernel's gemm/ files: PyTorch's
+# step time over the step's products alone at the fastest GEMM rate
+# measured (torch/bound-$KERNEL.*). Times nothing; needs KERNEL.
+bound() {
+	if [ -z "${KERNEL:-}" ]; then
+		echo "run.sh bound: set KERNEL (avx2 or avx512)" >&2
+		exit 2
+	fi
+	local txt
+	txt=$(dirname "$bin")/bound-$KERNEL.txt
+	/usr/bin/python3 experiments/reference/bench_torch.py bound --compare "$out/torch/compare-$KERNEL.json" \
+		--gemm "$gemmdir"/*.json --commit "$commit" --json "$out/torch/bound-$KERNEL.json" | tee "$txt"
+	cp "$txt" "$out/torch/bound-$KERNEL.txt"
 }
 
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(step dp budget default gemm torch)
 for p in "${parts[@]}"; do
 	case $p in
-	step | dp | noise | budget | default | gemm | torch) "$p" ;;
+	step | dp | noise | budget | default | gemm | torch | bound) "$p" ;;
 	*)
-		echo "run.sh: unknown part $p (want step, dp, noise, budget, default, gemm, torch)" >&2
+		echo "run.sh: unknown part $p (want step, dp, noise, budget, default, gemm, torch, bound)" >&2
 		exit 2
 		;;
 	esac

@@ -44,6 +44,15 @@ each side's PS-Clip/SGD ratio, per round and as medians:
     python3 experiments/reference/bench_torch.py compare --psclip /tmp/psclip \
         --configs alexnet,char,gpt6x384 --threads 1,2 --rounds 3
 
+`bound` reads a compare file and psclip bench gemm files of the same
+kernel (one thread) and prints, for each configuration, the most psclip's
+plain step could gain over PyTorch's: PyTorch's step time over the time the
+step's products alone take at the fastest GEMM rate measured (step_macs;
+for the GPTs 3·B·T·(12·L·d² + d·V) + 3·L·B·T·(T+1)·d multiply-adds):
+
+    python3 experiments/reference/bench_torch.py bound \
+        --compare bench/evidence/torch/compare-avx2.json --gemm bench/evidence/gemm/*.json
+
 psclip runs with GOMAXPROCS set to the thread count, PyTorch with
 torch.set_num_threads, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to it
 and OMP_WAIT_POLICY=PASSIVE (see thread_env; variables already set are kept;
@@ -213,9 +222,10 @@ def provenance(started, load_before, commit):
 
 
 # KERNEL_ENV are the variables that change which OpenBLAS kernel runs or
-# how it blocks, and which instructions oneDNN (PyTorch's convolutions)
-# uses; provenance records them.
-KERNEL_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "ONEDNN_MAX_CPU_ISA")
+# how it blocks, which instructions oneDNN (PyTorch's convolutions) uses,
+# and which micro-kernel psclip runs (compare's other side); provenance
+# records them.
+KERNEL_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "ONEDNN_MAX_CPU_ISA", "PSCLIP_KERNEL")
 
 
 def openblas_core():
@@ -335,7 +345,7 @@ def one(cmd, env):
 def compare(a):
     rows, medians = [], []
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    commit = checkout_commit()
+    commit = a.commit or checkout_commit()
     load = loadavg()
     for cfg in a.configs.split(","):
         if cfg not in CONFIGS:
@@ -389,6 +399,95 @@ def compare(a):
             json.dump({"rounds": rows, "medians": medians, "provenance": prov}, f, indent=1)
 
 
+def step_macs(model, x, y, loss):
+    """The multiply-adds of one training step's products on the batch x, y:
+    every linear and convolution layer's forward product, its weight
+    gradient's and, where its input needs a gradient, its input gradient's;
+    and each causal attention's two products (QKᵀ and AV) forward and
+    backward, on their lower triangles only. Elementwise work,
+    normalisation, softmax, pooling, the loss and the update are left out:
+    no implementation of the step does fewer."""
+    macs = 0
+
+    def linear(m, inp, out):
+        nonlocal macs
+        rows = inp[0].numel() // m.in_features
+        macs += rows * m.in_features * m.out_features * (3 if inp[0].requires_grad else 2)
+
+    def conv(m, inp, out):
+        nonlocal macs
+        k = m.in_channels // m.groups * m.kernel_size[0] * m.kernel_size[1]
+        macs += out.numel() * k * (3 if inp[0].requires_grad else 2)
+
+    def attention(m, inp, out):
+        nonlocal macs
+        b, t, c = inp[0].shape
+        macs += 3 * 2 * b * (t * (t + 1) // 2) * c
+
+    hooks = []
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            hooks.append(m.register_forward_hook(linear))
+        elif isinstance(m, nn.Conv2d):
+            hooks.append(m.register_forward_hook(conv))
+        elif type(m).__name__ == "CausalSelfAttention":
+            hooks.append(m.register_forward_hook(attention))
+    try:
+        model(x) if loss else model(x, y)
+    finally:
+        for h in hooks:
+            h.remove()
+    return macs
+
+
+def bound(a):
+    """The speed over PyTorch that psclip's plain step could reach at most:
+    PyTorch's step time (a compare file's medians) over the time of the
+    step's products alone (step_macs) at the fastest GEMM rate measured on
+    the machine with the same vector width (psclip bench gemm files, psclip's
+    rate or OpenBLAS's, whichever is higher), one thread."""
+    cmp = json.load(open(a.compare))
+    kernel = cmp["provenance"].get("env", {}).get("PSCLIP_KERNEL", "")
+    if not kernel:
+        sys.exit(f"bench_torch bound: {a.compare} records no PSCLIP_KERNEL: run compare with the kernel named")
+    rates = []
+    for path in a.gemm:
+        g = json.load(open(path))
+        if g["provenance"]["threads"] != 1 or g["provenance"]["kernel"] != kernel:
+            sys.exit(f"bench_torch bound: {path} ran {g['provenance']['threads']} threads of the "
+                     f"{g['provenance']['kernel']} kernel, want 1 of {a.compare}'s {kernel}")
+        shape = f"{g['m']}x{g['n']}x{g['k']}"
+        rates.append((g["gflops"], f"psclip {g['provenance']['kernel']} {shape}", path))
+        if "against" in g:
+            rates.append((g["against"]["gflops"], f"{g['against']['library']} {g['against']['core']} {shape}", path))
+    if not rates:
+        sys.exit("bench_torch bound: no --gemm files")
+    peak, peak_from, peak_file = max(rates)
+    rows = []
+    print(f"# fastest GEMM: {peak:.1f} GFLOP/s ({peak_from}, {peak_file})")
+    print("# config   | GFLOP a step | products alone at that rate ms | PyTorch ms psclip ms | speed now, at most | psclip GFLOP/s (of the rate)")
+    for m in cmp["medians"]:
+        if m["threads"] != 1:
+            continue
+        flags, batch = CONFIGS[m["config"]][:2]
+        args = parser().parse_args(["run"] + flags + ["--batch", str(batch)])
+        model, x, y, loss = build(args)
+        gflop = 2 * step_macs(model, x, y, loss) / 1e9
+        floor = gflop / peak * 1e3
+        r = {"config": m["config"], "threads": 1, "gflop_per_step": gflop, "products_ms_at_peak": floor,
+             "torch_sgd_ms": m["torch_sgd_ms"], "psclip_sgd_ms": m["psclip_sgd_ms"], "speed": m["speed"],
+             "max_speed": m["torch_sgd_ms"] / floor, "psclip_gflops": gflop / m["psclip_sgd_ms"] * 1e3}
+        r["psclip_of_peak"] = r["psclip_gflops"] / peak
+        rows.append(r)
+        print(f"{r['config']:10s} | {gflop:8.2f} | {floor:8.1f} | {r['torch_sgd_ms']:8.1f} {r['psclip_sgd_ms']:8.1f} | "
+              f"{r['speed']:.2f}x, {r['max_speed']:.2f}x | {r['psclip_gflops']:6.1f} ({r['psclip_of_peak']:.2f})")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"peak_gflops": peak, "peak_from": peak_from, "peak_file": peak_file, "compare": a.compare,
+                       "rows": rows, "provenance": provenance(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                                              loadavg(), a.commit or checkout_commit())}, f, indent=1)
+
+
 def fmt(r):
     s = (f"{r['config']:10s} {r['threads']} {r['round']!s:3s} | {r['psclip_sgd_ms']:7.1f} {r['torch_sgd_ms']:7.1f} "
          f"({r['psclip_sgd_cpu_ms']:7.1f} {r['torch_sgd_cpu_ms']:7.1f}) | {r['speed']:.2f}x ({r['cpu_speed']:.2f}x, "
@@ -409,7 +508,7 @@ def cpu_name():
     return "unknown CPU"
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="time steps of PyTorch")
@@ -440,8 +539,18 @@ def main():
     c.add_argument("--estimators", default="sgd,ps-clip-sgd")
     c.add_argument("--json", default="", help="also write every round's figures, their medians and the provenance to this file")
     c.add_argument("--keep-env", action="store_true", help="run PyTorch with its default thread pools (run --keep-env)")
-    a = ap.parse_args()
-    {"run": run, "compare": compare}[a.cmd](a)
+    c.add_argument("--commit", default="", help="the commit to record (the binary's; default: this checkout's when it starts)")
+    b = sub.add_parser("bound", help="the most psclip's plain step could gain over PyTorch's: its products alone at the fastest GEMM rate")
+    b.add_argument("--compare", required=True, help="a compare --json file")
+    b.add_argument("--gemm", nargs="+", default=[], help="psclip bench gemm --json files, one thread, of the kernel the compare ran")
+    b.add_argument("--json", default="", help="also write the bounds and the provenance to this file")
+    b.add_argument("--commit", default="", help="the commit to record (default: this checkout's)")
+    return ap
+
+
+def main():
+    a = parser().parse_args()
+    {"run": run, "compare": compare, "bound": bound}[a.cmd](a)
 
 
 if __name__ == "__main__":
