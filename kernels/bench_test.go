@@ -50,6 +50,7 @@ var modelShapes = []gemmShape{
 	{name: "gpt384/attn.qk", transB: true, m: 256, n: 256, k: 64, batch: 72},
 	{name: "gpt384/attn.av", m: 256, n: 64, k: 256, batch: 72},
 	{name: "gpt768/qkv.fwd", transB: true, m: 1024, n: 2304, k: 768, batch: 1},
+	{name: "gpt768/mlp.proj.fwd", transB: true, m: 1024, n: 768, k: 3072, batch: 1},
 	{name: "square/1024", m: 1024, n: 1024, k: 1024, batch: 1},
 	{name: "square/1024.nt", transB: true, m: 1024, n: 1024, k: 1024, batch: 1},
 	{name: "square/1024.tn", transA: true, m: 1024, n: 1024, k: 1024, batch: 1},

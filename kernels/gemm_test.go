@@ -284,7 +284,8 @@ func TestParallelChunks(t *testing.T) {
 // TestRowsA checks that the micro-kernels that read an untransposed A in
 // place give the bits of the packed path, on every shape of gemmShapes
 // (edge tiles of rows and columns, several kc slices and mc blocks) with
-// padded leading dimensions, beta 0 and not, on one and two goroutines.
+// padded leading dimensions, beta 0 and not, on one and two goroutines,
+// and with rows 4 KiB apart, which they pack (inPlaceA).
 func TestRowsA(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, kern := range available {
@@ -293,7 +294,7 @@ func TestRowsA(t *testing.T) {
 		}
 		packed := *kern
 		packed.rowsA = nil
-		for _, s := range append(gemmShapes, [3]int{768, 384, 128}, [3]int{250, 65, 300}) {
+		for _, s := range append(gemmShapes, [3]int{768, 384, 128}, [3]int{250, 65, 300}, [3]int{40, 70, 1024}) {
 			for _, g := range []gemmCase{
 				{m: s[0], n: s[1], k: s[2], alpha: 1, beta: 0, pad: 3},
 				{transB: true, m: s[0], n: s[1], k: s[2], alpha: 1, beta: 0.5},

@@ -170,7 +170,7 @@ func gemmCols(kern *microKernel, workers, chunks int, pre []float32, side func()
 	mr, nr := kern.mr, kern.nr
 	units := 0
 	var pack func(u int)
-	if pre == nil && !kern.inPlaceA(pre, transA, alpha) {
+	if pre == nil && !kern.inPlaceA(pre, transA, alpha, lda) {
 		mp := roundUp(m, mr)
 		buf := getPrepacked(mp * k)
 		defer prepacked.Put(buf)
