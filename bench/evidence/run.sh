@@ -191,10 +191,14 @@ gemm() {
 }
 
 # torch: psclip's step against PyTorch's; with KERNEL set, into
-# torch/compare-$KERNEL.* (ESTIMATORS=sgd: the plain step alone).
+# torch/compare-$KERNEL.* for the plain step alone (ESTIMATORS=sgd), else
+# torch/compare-$KERNEL-ps.* (the per-sample step too: each side's steps
+# alternate, which moves the plain step's time too, so the plain step's
+# comparison is timed alone).
 torch() {
 	mkdir -p "$out/torch"
 	local name=compare${KERNEL:+-$KERNEL}
+	[ -z "${KERNEL:-}" ] || [ "${ESTIMATORS:-}" = sgd ] || name+=-ps
 	# The table into the build's directory first: a tracked file written
 	# while the comparison runs would make its provenance's commit dirty.
 	local txt
