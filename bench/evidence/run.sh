@@ -22,8 +22,8 @@ cd "$(dirname "$0")/../.."
 out=bench/evidence
 # OpenBLAS and oneDNN choose their kernels by the CPU unless told
 # otherwise: let them, and record which OpenBLAS chose (provenance's
-# kernel, against.core).
-unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE ONEDNN_MAX_CPU_ISA
+# kernel, against.core); bench_torch.py sets glibc's malloc for PyTorch.
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE ONEDNN_MAX_CPU_ISA GLIBC_TUNABLES
 # KERNEL=avx2 forces psclip's AVX2 micro-kernel (PSCLIP_KERNEL),
 # OpenBLAS's Haswell core and oneDNN's AVX2 code (PyTorch's convolutions)
 # on an AVX-512 machine: the comparison an AVX2-only machine makes,
