@@ -218,7 +218,7 @@ def provenance(started, load_before, commit):
             "python": sys.version.split()[0], "torch": torch.__version__,
             "cpu": cpu_name(), "kernel": openblas_core(),
             "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
-            "env": {k: os.environ.get(k, "") for k in THREAD_ENV + KERNEL_ENV + ("OMP_WAIT_POLICY", "GLIBC_TUNABLES")},
+            "env": {k: os.environ.get(k, "") for k in RUN_ENV + KERNEL_ENV},
             "load_before": load_before, "load_after": loadavg(),
             "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -272,6 +272,10 @@ THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967295"
 
 
+# RUN_ENV are the variables thread_env sets: runs record them.
+RUN_ENV = THREAD_ENV + ("OMP_WAIT_POLICY", "GLIBC_TUNABLES")
+
+
 def thread_env(n):
     env = dict(os.environ)
     for k in THREAD_ENV:
@@ -317,7 +321,7 @@ def run(a):
         r["tokens_per_s" if a.model == "gpt" else "images_per_s"] = items / med[n] * 1e3
         res.append(r)
     out = {"model": a.model, "batch": a.batch, "threads": a.threads, "torch": torch.__version__,
-           "env": {k: os.environ.get(k, "") for k in THREAD_ENV + ("OMP_WAIT_POLICY", "GLIBC_TUNABLES")},
+           "env": {k: os.environ.get(k, "") for k in RUN_ENV},
            "vmap_chunk": s.chunk, "load_avg_1m": [load, loadavg()],
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "results": res,
            "provenance": provenance(started, load, commit)}
